@@ -1,0 +1,129 @@
+"""Settings with defaults and precedence (PROTOCOL §1). Resolving never raises: a bad value is a warning."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Mapping, Optional, Union
+
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+PROVIDERS = ("anthropic", "openai", "demo")
+HARD_MAX_TURNS = 100
+DEFAULT_MODEL = "claude-sonnet-5-5"
+
+Thinking = Union[int, Literal["adaptive"], None]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a chat can be configured with."""
+
+    provider: Optional[str] = None
+    """None: anthropic when ANTHROPIC_API_KEY is set, else no provider."""
+    model: Optional[str] = None
+    base_url: Optional[str] = None
+    max_turns: int = 25
+    permission_mode: str = "default"
+    thinking: Thinking = None
+    max_tokens: int = 8192
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("must be a non-empty string")
+    return value.strip()
+
+
+def _choice(options: tuple[str, ...]):
+    def check(value: Any) -> str:
+        if value not in options:
+            raise ValueError(f"must be one of {', '.join(options)}")
+        return value
+
+    return check
+
+
+def _int(low: int, high: int):
+    def check(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ValueError(f"must be an integer from {low} to {high}")
+        return value
+
+    return check
+
+
+def _thinking(value: Any) -> Thinking:
+    if value is False or value is None:
+        return None
+    if value == "adaptive":
+        return "adaptive"
+    if isinstance(value, Mapping) and isinstance(value.get("budgetTokens"), int) and value["budgetTokens"] >= 1024:
+        return int(value["budgetTokens"])
+    raise ValueError('must be {"budgetTokens": N} with N >= 1024, "adaptive", or false')
+
+
+# wire name -> (Settings field, validator)
+FIELDS = {
+    "provider": ("provider", _choice(PROVIDERS)),
+    "model": ("model", _text),
+    "baseUrl": ("base_url", _text),
+    "maxTurns": ("max_turns", _int(-1, HARD_MAX_TURNS)),
+    "permissionMode": ("permission_mode", _choice(PERMISSION_MODES)),
+    "thinking": ("thinking", _thinking),
+    "maxTokens": ("max_tokens", _int(1, 1_000_000)),
+}
+
+
+def clean(values: Any, source: str) -> tuple[dict[str, Any], list[str]]:
+    """The valid settings of one source (by Settings field), and a warning naming each bad or unknown one."""
+    if values is None:
+        return {}, []
+    if not isinstance(values, Mapping):
+        return {}, [f"agent-lsp: the settings from {source} must be an object; they are ignored."]
+    good: dict[str, Any] = {}
+    warnings = []
+    for name, value in values.items():
+        if name not in FIELDS:
+            warnings.append(f"agent-lsp: unknown setting `{name}` from {source} is ignored.")
+            continue
+        if value is None:
+            continue
+        attr, check = FIELDS[name]
+        try:
+            good[attr] = check(value)
+        except ValueError as e:
+            warnings.append(f"agent-lsp: setting `{name}` from {source} {e}; using the default instead.")
+    return good, warnings
+
+
+@dataclass
+class Layers:
+    """The cleaned settings of each source; `resolve` stacks them, the highest precedence last."""
+
+    environment: dict[str, Any] = field(default_factory=dict)
+    initialization_options: dict[str, Any] = field(default_factory=dict)
+    workspace: dict[str, Any] = field(default_factory=dict)
+
+    def resolve(self, chat: Optional[dict[str, Any]] = None) -> Settings:
+        """The settings in force for a chat whose own parameters (already valid) are `chat`."""
+        merged = {**self.environment, **self.initialization_options, **self.workspace}
+        merged.update({k: v for k, v in (chat or {}).items() if v is not None})
+        return replace(Settings(), **merged)
+
+
+def environment_layer(cli_model: Optional[str] = None, env: Mapping[str, str] = os.environ) -> dict[str, Any]:
+    """The raw settings of the environment (AGENT_LSP_PROVIDER, AGENT_LSP_MODEL) and the command line's --model."""
+    layer: dict[str, Any] = {}
+    if env.get("AGENT_LSP_PROVIDER"):
+        layer["provider"] = env["AGENT_LSP_PROVIDER"]
+    if env.get("AGENT_LSP_MODEL"):
+        layer["model"] = env["AGENT_LSP_MODEL"]
+    if cli_model:
+        layer["model"] = cli_model
+    return layer
+
+
+
+def effective_max_turns(value: int) -> int:
+    """-1 means unlimited, which is the hard cap."""
+    return HARD_MAX_TURNS if value < 0 else min(value, HARD_MAX_TURNS)

@@ -1,0 +1,1 @@
+"""The agent without an editor: transcript, update vocabulary, ports and the loop. Imports nothing outside core."""

@@ -1,0 +1,136 @@
+"""The loop's output vocabulary: the `AgentUpdate` variants of `agent/update` (PROTOCOL.md §3)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+ToolKind = Literal["read", "search", "edit", "execute", "other"]
+ToolStatus = Literal["awaiting_confirmation", "running", "completed", "failed", "rejected", "cancelled"]
+TERMINAL_STATUSES = frozenset({"completed", "failed", "rejected", "cancelled"})
+Decision = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+DECISIONS: list[Decision] = ["allow_once", "allow_always", "reject_once", "reject_always"]
+
+
+class WireModel(BaseModel):
+    """camelCase on the wire, snake_case in Python."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+    def wire(self) -> dict[str, Any]:
+        """The JSON-ready dict sent to clients (absent optionals omitted)."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class Position(WireModel):
+    """Zero-based line and character, as LSP counts them."""
+
+    line: int
+    character: int
+
+
+class Range(WireModel):
+    """An LSP range."""
+
+    start: Position
+    end: Position
+
+
+class Location(WireModel):
+    """A place a tool call touches."""
+
+    uri: str
+    range: Optional[Range] = None
+
+
+class TurnStart(WireModel):
+    """A model call of the loop begins."""
+
+    kind: Literal["turn_start"] = "turn_start"
+    turn: int
+    max_turns: int
+
+
+class TextDelta(WireModel):
+    """Streamed assistant text."""
+
+    kind: Literal["text_delta"] = "text_delta"
+    text: str
+
+
+class ThinkingDelta(WireModel):
+    """Streamed assistant thinking."""
+
+    kind: Literal["thinking_delta"] = "thinking_delta"
+    text: str
+
+
+class ToolCall(WireModel):
+    """The model asked for a tool call."""
+
+    kind: Literal["tool_call"] = "tool_call"
+    tool_call_id: str
+    name: str
+    title: str
+    tool_kind: ToolKind
+    input: dict[str, Any]
+    locations: Optional[list[Location]] = None
+
+
+class ToolCallUpdate(WireModel):
+    """A tool call changed status, or streamed output."""
+
+    kind: Literal["tool_call_update"] = "tool_call_update"
+    tool_call_id: str
+    status: ToolStatus
+    output: Optional[str] = None
+    error: Optional[str] = None
+    diff: Optional[str] = None
+
+
+class ConfirmationRequest(WireModel):
+    """The loop waits for the user to allow or reject a tool call."""
+
+    kind: Literal["confirmation_request"] = "confirmation_request"
+    tool_call_id: str
+    name: str
+    title: str
+    input: dict[str, Any]
+    diff: Optional[str] = None
+    command: Optional[str] = None
+    options: list[Decision] = Field(default_factory=lambda: list(DECISIONS))
+
+
+class Usage(WireModel):
+    """Token usage, cumulative for the chat."""
+
+    kind: Literal["usage"] = "usage"
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+    def plus(self, other: "Usage") -> "Usage":
+        """The sum of two usages."""
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
+            cache_creation_input_tokens=self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+        )
+
+
+class Notice(WireModel):
+    """Something the user should know: a retry, a compaction, a nudge."""
+
+    kind: Literal["notice"] = "notice"
+    level: Literal["info", "warning"] = "info"
+    message: str
+
+
+AgentUpdate = Annotated[
+    Union[TurnStart, TextDelta, ThinkingDelta, ToolCall, ToolCallUpdate, ConfirmationRequest, Usage, Notice],
+    Field(discriminator="kind"),
+]

@@ -1,0 +1,351 @@
+"""The ReAct loop: call the model, run the tools it asks for, feed the results back, until it is done."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass, field
+from typing import AsyncIterator, Awaitable, Callable, Optional
+
+from pydantic import ValidationError
+
+from agent_lsp.core.events import AgentUpdate, Notice, TextDelta, ThinkingDelta, ToolCall, ToolCallUpdate, TurnStart, Usage
+from agent_lsp.core.messages import (
+    AssistantMessage,
+    Message,
+    TextPart,
+    ToolResult,
+    ToolResultsMessage,
+    ToolUsePart,
+    UserMessage,
+    unanswered_tool_uses,
+)
+from agent_lsp.core.ports import (
+    Allow,
+    Deny,
+    Model,
+    ModelError,
+    ModelReply,
+    ModelRequest,
+    Permission,
+    PermissionRequest,
+    TextChunk,
+    ThinkingChunk,
+)
+from agent_lsp.core.tool import Tool, ToolContext, ToolError, ToolInput, bound
+
+NUDGE = "Please do what you described; don't just describe it."
+MAX_NUDGES = 2
+SUMMARY_REQUEST = (
+    "You have reached the turn limit for this request. Do not call any tools. Summarise what you have done "
+    "so far and what remains to be done."
+)
+CANCELLED = "Cancelled by the user before this tool call finished."
+PREVIEW_CHARS = 2000
+CONCURRENT_KINDS = frozenset({"read", "search"})
+_ANNOUNCES = re.compile(
+    r"\b(let me|i'll|i will)\s+(now\s+)?(check|look|fix|read|open|search|inspect|examine|review|run|try|update|"
+    r"edit|find|see|start|investigate)\b",
+    re.IGNORECASE,
+)
+
+Emit = Callable[[AgentUpdate], None]
+Permit = Callable[[PermissionRequest, Emit], Awaitable[Permission]]
+
+
+async def allow_all(request: PermissionRequest, emit: Emit) -> Permission:
+    """A permit that allows every call (read-only tool sets, tests)."""
+    return Allow()
+
+
+@dataclass
+class ChatConfig:
+    """What one chat may do."""
+
+    system: str
+    tools: list[Tool]
+    max_turns: int
+    max_tokens: int = 8192
+    thinking: int | str | None = None
+
+
+@dataclass
+class ChatState:
+    """How far a chat got; readable at any moment, also after the chat was cancelled."""
+
+    history: list[Message]
+    turns: int = 0
+    tool_calls: int = 0
+    denied: int = 0
+    usage: Usage = field(default_factory=Usage)
+    final_message: str = ""
+    stop_reason: Optional[str] = None
+    error: Optional[ModelError] = None
+    partial_text: str = ""
+    """Text streamed in the current model call and not yet in the history."""
+    open_calls: dict[str, str] = field(default_factory=dict)
+    """Tool calls announced without a terminal status, id -> name."""
+    results: dict[str, ToolResult] = field(default_factory=dict)
+    """Results of the current turn's calls whose terminal status was sent."""
+
+
+def needs_nudge(text: str) -> bool:
+    """A reply with no tool call that ends in ':' or '...', or announces work it did not do."""
+    tail = text.rstrip()
+    if not tail:
+        return False
+    return tail.endswith((":", "...", "…")) or bool(_ANNOUNCES.search(tail[-300:]))
+
+
+async def run_chat(
+    model: Model, user_text: str, state: ChatState, config: ChatConfig, ctx: ToolContext, permit: Permit = allow_all
+) -> AsyncIterator[AgentUpdate]:
+    """Run one user message to completion, yielding updates; `state` records the outcome."""
+    state.history.append(UserMessage(text=user_text))
+    nudges = 0
+    while True:
+        if state.turns >= config.max_turns:
+            yield Notice(message=f"Reached the limit of {config.max_turns} turns; asking the model for a summary.")
+            state.history.append(UserMessage(text=SUMMARY_REQUEST, origin="summary_request"))
+            async for update in _call_model(model, state, config, tool_choice="none"):
+                if not isinstance(update, ModelReply):
+                    yield update
+            state.stop_reason = state.stop_reason or "max_turns"
+            return
+        state.turns += 1
+        yield TurnStart(turn=state.turns, max_turns=config.max_turns)
+        reply: Optional[ModelReply] = None
+        async for update in _call_model(model, state, config):
+            if isinstance(update, ModelReply):
+                reply = update
+            else:
+                yield update
+        if reply is None:
+            return  # the model failed; _call_model set stop_reason and error
+        uses = [p for p in reply.parts if isinstance(p, ToolUsePart)]
+        if reply.stop_reason == "max_tokens":
+            _answer_all(state, "The reply was cut at max_tokens before this tool call was complete; it was not run.")
+            state.stop_reason = "max_tokens"
+            return
+        if reply.stop_reason == "refusal":
+            _answer_all(state, "The model refused; this tool call was not run.")
+            state.stop_reason = "refusal"
+            return
+        if reply.stop_reason == "pause_turn":
+            continue
+        if not uses:
+            if needs_nudge(state.final_message) and nudges < MAX_NUDGES:
+                nudges += 1
+                state.history.append(UserMessage(text=NUDGE, origin="nudge"))
+                yield Notice(message="The model described work without doing it; asking it to go on.")
+                continue
+            state.stop_reason = "end_turn"
+            return
+        nudges = 0
+        async for update in _run_tool_calls(uses, state, config, ctx, permit):
+            yield update
+        state.history.append(ToolResultsMessage(results=[state.results[u.id] for u in uses]))
+        state.results.clear()
+
+
+async def _call_model(
+    model: Model, state: ChatState, config: ChatConfig, tool_choice: str = "auto"
+) -> AsyncIterator[AgentUpdate | ModelReply]:
+    """Stream one model call; append its reply to the history and yield it last, or record the failure."""
+    request = ModelRequest(
+        system=config.system,
+        messages=list(state.history),
+        tools=[t.spec() for t in config.tools],
+        tool_choice=tool_choice,
+        max_tokens=config.max_tokens,
+        thinking=config.thinking,
+    )
+    state.partial_text = ""
+    reply: Optional[ModelReply] = None
+    try:
+        async for event in model.stream(request):
+            if isinstance(event, TextChunk):
+                state.partial_text += event.text
+                yield TextDelta(text=event.text)
+            elif isinstance(event, ThinkingChunk):
+                yield ThinkingDelta(text=event.text)
+            elif isinstance(event, ModelReply):
+                reply = event
+        if reply is None:
+            raise ModelError("llm_error", "The model stream ended without a reply.")
+    except ModelError as e:
+        commit_partial(state)
+        state.stop_reason, state.error = "error", e
+        return
+    state.usage = state.usage.plus(reply.usage)
+    yield state.usage.model_copy()
+    parts = [p for p in reply.parts if not (isinstance(p, TextPart) and not p.text.strip())]
+    state.partial_text = ""
+    if parts:
+        message = AssistantMessage(parts=parts)
+        state.history.append(message)
+        state.final_message = message.text
+    else:
+        state.final_message = ""
+    yield ModelReply(parts=parts, stop_reason=reply.stop_reason, usage=reply.usage)
+
+
+def _answer_all(state: ChatState, why: str) -> None:
+    """Answer every unanswered tool call of the last reply with an error, keeping the history valid."""
+    pending = unanswered_tool_uses(state.history)
+    if pending:
+        state.history.append(
+            ToolResultsMessage(
+                results=[state.results.get(u.id) or ToolResult(tool_use_id=u.id, content=why, is_error=True) for u in pending]
+            )
+        )
+    state.results.clear()
+
+
+def commit_partial(state: ChatState) -> None:
+    """Keep text streamed before a failure or an abort as an assistant message."""
+    if state.partial_text.strip():
+        state.history.append(AssistantMessage(parts=[TextPart(text=state.partial_text)]))
+        state.final_message = state.partial_text
+    state.partial_text = ""
+
+
+def close_aborted(state: ChatState) -> list[AgentUpdate]:
+    """After a cancel: the terminal updates still owed, and a history every next request can build on."""
+    updates: list[AgentUpdate] = [
+        ToolCallUpdate(tool_call_id=call_id, status="cancelled", error="Cancelled by the user.")
+        for call_id in state.open_calls
+    ]
+    state.open_calls.clear()
+    commit_partial(state)
+    _answer_all(state, CANCELLED)
+    state.stop_reason = "aborted"
+    return updates
+
+
+# ---- tool calls ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Prepared:
+    use: ToolUsePart
+    tool: Optional[Tool]
+    input: Optional[ToolInput]
+    problem: Optional[str]
+
+
+def _prepare(use: ToolUsePart, config: ChatConfig) -> _Prepared:
+    tool = next((t for t in config.tools if t.name == use.name), None)
+    if tool is None:
+        names = ", ".join(t.name for t in config.tools)
+        return _Prepared(use, None, None, f"Unknown tool {use.name!r}. Available tools: {names}.")
+    try:
+        return _Prepared(use, tool, tool.Input.model_validate(use.input), None)
+    except ValidationError as e:
+        problems = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'input'}: {err['msg']}" for err in e.errors())
+        return _Prepared(use, tool, None, f"Invalid input for {use.name}: {problems}.")
+
+
+def _groups(calls: list[_Prepared]) -> list[list[_Prepared]]:
+    """Consecutive read-only calls form one concurrent group; every other call runs alone, in order."""
+    groups: list[list[_Prepared]] = []
+    for call in calls:
+        concurrent = call.tool is not None and call.tool.kind in CONCURRENT_KINDS
+        if concurrent and groups and groups[-1][-1].tool is not None and groups[-1][-1].tool.kind in CONCURRENT_KINDS:
+            groups[-1].append(call)
+        else:
+            groups.append([call])
+    return groups
+
+
+async def _run_tool_calls(
+    uses: list[ToolUsePart], state: ChatState, config: ChatConfig, ctx: ToolContext, permit: Permit
+) -> AsyncIterator[AgentUpdate]:
+    """Announce every call, run them (reads concurrently), and yield terminal updates in call order."""
+    calls = [_prepare(use, config) for use in uses]
+    for call in calls:
+        state.tool_calls += 1
+        state.open_calls[call.use.id] = call.use.name
+        yield ToolCall(
+            tool_call_id=call.use.id,
+            name=call.use.name,
+            title=call.tool.title(call.input) if call.tool and call.input else call.use.name,
+            tool_kind=call.tool.kind if call.tool else "other",
+            input=call.use.input,
+            locations=call.tool.locations(ctx, call.input) if call.tool and call.input else None,
+        )
+    queue: asyncio.Queue = asyncio.Queue()
+    done = object()
+
+    async def work() -> None:
+        try:
+            for group in _groups(calls):
+                outcomes = await asyncio.gather(*(_run_one(c, state, ctx, permit, queue.put_nowait) for c in group))
+                for outcome in outcomes:
+                    queue.put_nowait(outcome)
+        finally:
+            queue.put_nowait(done)
+
+    worker = asyncio.create_task(work())
+    try:
+        while (item := await queue.get()) is not done:
+            if isinstance(item, tuple):
+                result, update = item
+                state.results[result.tool_use_id] = result
+                state.open_calls.pop(result.tool_use_id, None)
+                yield update
+            else:
+                yield item
+        await worker
+    finally:
+        if not worker.done():
+            worker.cancel()
+            await asyncio.gather(worker, return_exceptions=True)
+
+
+async def _run_one(
+    call: _Prepared, state: ChatState, ctx: ToolContext, permit: Permit, emit
+) -> tuple[ToolResult, ToolCallUpdate]:
+    """Check permission and run one call; answer its result and its terminal update."""
+    call_id = call.use.id
+
+    def failed(message: str) -> tuple[ToolResult, ToolCallUpdate]:
+        return (
+            ToolResult(tool_use_id=call_id, content=message, is_error=True),
+            ToolCallUpdate(tool_call_id=call_id, status="failed", error=message),
+        )
+
+    if call.problem or call.tool is None or call.input is None:
+        return failed(call.problem or "Invalid tool call.")
+    tool, input = call.tool, call.input
+    try:
+        preview = await tool.preview(ctx, input)
+    except ToolError as e:
+        return failed(str(e))
+    request = PermissionRequest(
+        tool_call_id=call_id, name=tool.name, kind=tool.kind, title=tool.title(input), input=call.use.input,
+        diff=preview.diff, command=preview.command,
+    )
+    decision = await permit(request, emit)
+    if isinstance(decision, Deny):
+        state.denied += 1
+        return (
+            ToolResult(tool_use_id=call_id, content=decision.message, is_error=True),
+            ToolCallUpdate(tool_call_id=call_id, status=decision.status, error=decision.message),
+        )
+    emit(ToolCallUpdate(tool_call_id=call_id, status="running"))
+    tool_ctx = ToolContext(
+        editor=ctx.editor,
+        report=lambda text: emit(ToolCallUpdate(tool_call_id=call_id, status="running", output=bound(text, PREVIEW_CHARS))),
+    )
+    try:
+        output = await tool.run(tool_ctx, input)
+    except ToolError as e:
+        return failed(str(e))
+    except Exception as e:  # a tool bug must not end the chat: the model reads it and goes on
+        return failed(f"{tool.name} failed: {type(e).__name__}: {e}")
+    text = bound(output.text)
+    return (
+        ToolResult(tool_use_id=call_id, content=text),
+        ToolCallUpdate(tool_call_id=call_id, status="completed", output=bound(text, PREVIEW_CHARS), diff=output.diff),
+    )

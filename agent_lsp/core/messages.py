@@ -1,0 +1,94 @@
+"""The transcript: what the user said, what the model answered, and what the tools returned."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, Field
+
+
+class TextPart(BaseModel):
+    """Assistant text."""
+
+    kind: Literal["text"] = "text"
+    text: str
+
+
+class ThinkingPart(BaseModel):
+    """Assistant thinking, kept byte for byte with its signature (the API rejects a modified block)."""
+
+    kind: Literal["thinking"] = "thinking"
+    thinking: str
+    signature: str = ""
+
+
+class RedactedThinkingPart(BaseModel):
+    """Thinking the provider encrypted; passed back unchanged."""
+
+    kind: Literal["redacted_thinking"] = "redacted_thinking"
+    data: str
+
+
+class ToolUsePart(BaseModel):
+    """A tool call the model made."""
+
+    kind: Literal["tool_use"] = "tool_use"
+    id: str
+    name: str
+    input: dict[str, Any] = Field(default_factory=dict)
+
+
+AssistantPart = Annotated[
+    Union[TextPart, ThinkingPart, RedactedThinkingPart, ToolUsePart], Field(discriminator="kind")
+]
+
+
+class ToolResult(BaseModel):
+    """The answer to one tool call."""
+
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+
+
+class UserMessage(BaseModel):
+    """A user turn: the user's message, or a message the loop adds on the user's behalf (nudge, summary)."""
+
+    kind: Literal["user"] = "user"
+    text: str
+    origin: Literal["user", "nudge", "summary_request"] = "user"
+    """Who wrote it: the user, or the loop on the user's behalf (hidden from a redrawn history)."""
+
+
+class AssistantMessage(BaseModel):
+    """One model reply."""
+
+    kind: Literal["assistant"] = "assistant"
+    parts: list[AssistantPart]
+
+    @property
+    def text(self) -> str:
+        """The reply's text parts joined."""
+        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+    @property
+    def tool_uses(self) -> list[ToolUsePart]:
+        """The reply's tool calls, in order."""
+        return [p for p in self.parts if isinstance(p, ToolUsePart)]
+
+
+class ToolResultsMessage(BaseModel):
+    """The results of every tool call of the previous assistant message, in call order."""
+
+    kind: Literal["tool_results"] = "tool_results"
+    results: list[ToolResult]
+
+
+Message = Annotated[Union[UserMessage, AssistantMessage, ToolResultsMessage], Field(discriminator="kind")]
+
+
+def unanswered_tool_uses(history: list[Message]) -> list[ToolUsePart]:
+    """Tool calls of the last assistant message that no tool result answers yet."""
+    if not history or not isinstance(history[-1], AssistantMessage):
+        return []
+    return history[-1].tool_uses

@@ -1,0 +1,207 @@
+"""What the loop needs from the outside world: a model, an editor, and someone to ask for permission."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, AsyncIterator, Literal, Optional, Protocol, Union
+
+from agent_lsp.core.events import Decision, Usage
+from agent_lsp.core.messages import AssistantPart, Message
+
+# ---- model -----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as the model sees it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass
+class ModelRequest:
+    """One model call: the system prompt, the history, and the tools on offer."""
+
+    system: str
+    messages: list[Message]
+    tools: list[ToolSpec]
+    tool_choice: Literal["auto", "none"] = "auto"
+    max_tokens: int = 8192
+    thinking: Union[int, Literal["adaptive"], None] = None
+    """Thinking budget in tokens, "adaptive", or None for no thinking."""
+
+
+@dataclass(frozen=True)
+class TextChunk:
+    """Streamed text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ThinkingChunk:
+    """Streamed thinking."""
+
+    text: str
+
+
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "refusal", "stop_sequence", "pause_turn"]
+
+
+@dataclass
+class ModelReply:
+    """The whole reply, last item of a stream."""
+
+    parts: list[AssistantPart]
+    stop_reason: StopReason
+    usage: Usage = field(default_factory=Usage)
+
+
+ModelEvent = Union[TextChunk, ThinkingChunk, ModelReply]
+
+
+class ModelError(Exception):
+    """A model call failed; `type` is the `error.type` the client sees."""
+
+    def __init__(self, type: str, message: str) -> None:
+        super().__init__(message)
+        self.type = type
+        self.message = message
+
+
+class Model(Protocol):
+    """A model provider. `stream` yields chunks and ends with exactly one `ModelReply`, or raises `ModelError`."""
+
+    name: str
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]: ...
+
+
+# ---- editor ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OpenDocument:
+    """A document the editor has open, with the text the user sees (saved or not)."""
+
+    uri: str
+    path: Optional[Path]
+    language_id: str
+    version: Optional[int]
+    text: str
+    unsaved: bool
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One diagnostic, 1-based line and column."""
+
+    path: Path
+    line: int
+    column: int
+    severity: Literal["error", "warning", "information", "hint"]
+    message: str
+    source: Optional[str] = None
+
+
+@dataclass
+class DiagnosticsReport:
+    """Diagnostics, and whether they came from the editor or were computed by the server."""
+
+    items: list[Diagnostic]
+    from_editor: bool
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    """Replace `[start, end)` (character offsets into the text the edit was computed on) by `new_text`."""
+
+    start: int
+    end: int
+    new_text: str
+
+
+@dataclass
+class FileEdit:
+    """A change to one file, computed against `base_text` at `version` (None: the file is not open)."""
+
+    path: Path
+    base_text: str
+    version: Optional[int]
+    edits: list[TextEdit]
+    create: bool = False
+    label: str = "agent edit"
+
+
+@dataclass(frozen=True)
+class EditOutcome:
+    """What the editor did with an edit."""
+
+    applied: bool
+    message: str = ""
+
+
+class Editor(Protocol):
+    """The editor as tools see it."""
+
+    @property
+    def roots(self) -> list[Path]:
+        """The workspace folders."""
+        ...
+
+    def open_documents(self) -> list[OpenDocument]:
+        """Every open document."""
+        ...
+
+    def open_document(self, path: Path) -> Optional[OpenDocument]:
+        """The open document for `path`, if the editor has it open."""
+        ...
+
+    async def diagnostics(self, paths: Optional[list[Path]]) -> DiagnosticsReport:
+        """Diagnostics of `paths`, or of every open document when None."""
+        ...
+
+    async def apply_edit(self, edit: FileEdit) -> EditOutcome:
+        """Ask the editor to apply an edit."""
+        ...
+
+
+# ---- permission ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Allow:
+    """Run the tool call."""
+
+
+@dataclass(frozen=True)
+class Deny:
+    """Do not run the tool call; `message` tells the model why."""
+
+    message: str
+    status: Literal["rejected", "cancelled"] = "rejected"
+
+
+Permission = Union[Allow, Deny]
+
+
+@dataclass(frozen=True)
+class PermissionRequest:
+    """A tool call that needs a decision."""
+
+    tool_call_id: str
+    name: str
+    kind: str
+    title: str
+    input: dict[str, Any]
+    diff: Optional[str] = None
+    command: Optional[str] = None
+
+
+class Confirm(Protocol):
+    """Ask the user about a tool call; answers the decision."""
+
+    async def __call__(self, request: PermissionRequest) -> Decision: ...

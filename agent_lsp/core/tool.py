@@ -1,0 +1,90 @@
+"""What a tool is: a name, a description, a pydantic input model, a kind, and an async `run`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, ClassVar, Optional
+
+from pydantic import BaseModel, ConfigDict
+
+from agent_lsp.core.events import Location, ToolKind
+from agent_lsp.core.ports import Editor, ToolSpec
+
+MAX_OUTPUT_CHARS = 30_000
+
+
+class ToolError(Exception):
+    """An expected failure; its message is what the model reads."""
+
+
+class ToolInput(BaseModel):
+    """Base of every tool's input: unknown fields are refused so typos reach the model as errors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass
+class ToolOutput:
+    """What a tool returns: text for the model, and a diff for the user when it edited."""
+
+    text: str
+    diff: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What the user sees before allowing a call: the diff of an edit, the command line of a command."""
+
+    diff: Optional[str] = None
+    command: Optional[str] = None
+
+
+@dataclass
+class ToolContext:
+    """What a running tool may use."""
+
+    editor: Editor
+    report: Callable[[str], None] = field(default=lambda text: None)
+    """Streams a preview of output while the tool runs."""
+
+
+class Tool:
+    """Base class; subclasses set the class attributes and implement `run`."""
+
+    name: ClassVar[str]
+    kind: ClassVar[ToolKind]
+    description: ClassVar[str]
+    Input: ClassVar[type[ToolInput]]
+
+    def spec(self) -> ToolSpec:
+        """The definition the model sees."""
+        schema = self.Input.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        return ToolSpec(self.name, self.description, schema)
+
+    def title(self, input: ToolInput) -> str:
+        """A short human title for the call."""
+        return self.name
+
+    def locations(self, ctx: ToolContext, input: ToolInput) -> Optional[list[Location]]:
+        """Files the call touches, for an editor to follow."""
+        return None
+
+    async def preview(self, ctx: ToolContext, input: ToolInput) -> Preview:
+        """What to show when asking the user; edits and commands override this."""
+        return Preview()
+
+    async def run(self, ctx: ToolContext, input: ToolInput) -> ToolOutput:
+        """Run the call; raise ToolError for failures the model should read."""
+        raise NotImplementedError
+
+
+def bound(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
+    """Cut `text` to `limit` characters, plus a one-line note saying what was cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    dropped_lines = text.count("\n", limit)
+    return f"{cut}\n[output truncated: {len(text) - limit} more characters, {dropped_lines} more lines]"

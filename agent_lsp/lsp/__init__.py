@@ -1,0 +1,1 @@
+"""The LSP edge: the only package that imports pygls or lsprotocol."""

@@ -1,0 +1,156 @@
+"""Claude through the official `anthropic` SDK: streaming text, thinking and tool use; the SDK's retries.
+
+The SDK is imported on the first call, not at start-up: `import anthropic` alone costs most of a second, and an
+editor spawns the server for every window.
+"""
+
+from __future__ import annotations
+
+from typing import Any, AsyncIterator, Optional
+
+from agent_lsp.core.events import Usage
+from agent_lsp.core.messages import (
+    AssistantMessage,
+    Message,
+    RedactedThinkingPart,
+    TextPart,
+    ThinkingPart,
+    ToolResultsMessage,
+    ToolUsePart,
+    UserMessage,
+)
+from agent_lsp.core.ports import ModelError, ModelEvent, ModelReply, ModelRequest, TextChunk, ThinkingChunk
+
+_OVERFLOW_HINTS = ("prompt is too long", "context window", "too many tokens", "context_length")
+
+
+class AnthropicModel:
+    """A Claude model. `base_url` None leaves the SDK's own resolution (ANTHROPIC_BASE_URL) in charge."""
+
+    def __init__(self, model: str, base_url: Optional[str] = None) -> None:
+        self.name = model
+        self.base_url = base_url
+        self._client: Any = None
+
+    def _sdk(self) -> Any:
+        if self._client is None:
+            import anthropic
+
+            kwargs = {"base_url": self.base_url} if self.base_url else {}
+            self._client = anthropic.AsyncAnthropic(**kwargs)
+        return self._client
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        import anthropic
+        import httpx2
+
+        kwargs = api_request(self.name, request)
+        try:
+            async with self._sdk().messages.stream(**kwargs) as stream:
+                async for event in stream:
+                    if event.type == "text" and event.text:
+                        yield TextChunk(event.text)
+                    elif event.type == "thinking" and event.thinking:
+                        yield ThinkingChunk(event.thinking)
+                final = await stream.get_final_message()
+        except anthropic.APIStatusError as e:
+            raise ModelError(_error_type(e), _status_message(e)) from None
+        except (anthropic.APIError, httpx2.TransportError, ValueError, AssertionError) as e:
+            raise ModelError("llm_error", f"{type(e).__name__}: {e}" if str(e) else type(e).__name__) from None
+        if final.stop_reason is None:
+            raise ModelError("llm_error", "The model stream ended before the reply was complete (no stop reason).")
+        if final.stop_reason == "model_context_window_exceeded":
+            raise ModelError("context_overflow", "The conversation no longer fits the model's context window.")
+        yield ModelReply(parts=_parts(final.content), stop_reason=final.stop_reason, usage=_usage(final.usage))
+
+
+def api_request(model: str, request: ModelRequest) -> dict[str, Any]:
+    """The keyword arguments of `messages.stream` for a request."""
+    kwargs: dict[str, Any] = {
+        "model": model,
+        "max_tokens": request.max_tokens,
+        "system": request.system,
+        "messages": api_messages(request.messages),
+    }
+    if request.tools:
+        kwargs["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools
+        ]
+        kwargs["tool_choice"] = {"type": request.tool_choice}
+    if request.thinking == "adaptive":
+        kwargs["thinking"] = {"type": "adaptive"}
+    elif isinstance(request.thinking, int):
+        kwargs["thinking"] = {"type": "enabled", "budget_tokens": request.thinking}
+    return kwargs
+
+
+def api_messages(history: list[Message]) -> list[dict[str, Any]]:
+    """The Messages API form of a transcript; consecutive user turns are merged, tool results first."""
+    out: list[dict[str, Any]] = []
+    for message in history:
+        if isinstance(message, AssistantMessage):
+            role, blocks = "assistant", [_block(p) for p in message.parts]
+        elif isinstance(message, ToolResultsMessage):
+            role, blocks = "user", [
+                {"type": "tool_result", "tool_use_id": r.tool_use_id, "content": r.content or "(no output)",
+                 **({"is_error": True} if r.is_error else {})}
+                for r in message.results
+            ]
+        elif isinstance(message, UserMessage):
+            role, blocks = "user", [{"type": "text", "text": message.text}]
+        else:  # pragma: no cover - the union is closed
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    return out
+
+
+def _block(part: Any) -> dict[str, Any]:
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    if isinstance(part, ThinkingPart):
+        return {"type": "thinking", "thinking": part.thinking, "signature": part.signature}
+    if isinstance(part, RedactedThinkingPart):
+        return {"type": "redacted_thinking", "data": part.data}
+    return {"type": "tool_use", "id": part.id, "name": part.name, "input": part.input}
+
+
+def _parts(content: list[Any]) -> list[Any]:
+    parts: list[Any] = []
+    for block in content:
+        if block.type == "text":
+            parts.append(TextPart(text=block.text))
+        elif block.type == "thinking":
+            parts.append(ThinkingPart(thinking=block.thinking, signature=block.signature))
+        elif block.type == "redacted_thinking":
+            parts.append(RedactedThinkingPart(data=block.data))
+        elif block.type == "tool_use":
+            parts.append(ToolUsePart(id=block.id, name=block.name, input=dict(block.input or {})))
+    return parts
+
+
+def _usage(usage: Any) -> Usage:
+    return Usage(
+        input_tokens=usage.input_tokens or 0,
+        output_tokens=usage.output_tokens or 0,
+        cache_read_input_tokens=usage.cache_read_input_tokens or 0,
+        cache_creation_input_tokens=usage.cache_creation_input_tokens or 0,
+    )
+
+
+def _error_type(error: Any) -> str:
+    text = str(getattr(error, "message", "") or error).lower()
+    if getattr(error, "status_code", None) in (400, 413) and any(h in text for h in _OVERFLOW_HINTS):
+        return "context_overflow"
+    return "llm_error"
+
+
+def _status_message(error: Any) -> str:
+    """"429 rate_limit_error: ..." from the API's error body, or the SDK's own words."""
+    body = error.body if isinstance(getattr(error, "body", None), dict) else {}
+    detail = body.get("error", body) if isinstance(body.get("error", body), dict) else {}
+    message = detail.get("message") or getattr(error, "message", None) or str(error)
+    prefix = " ".join(str(x) for x in (error.status_code if error.status_code != 200 else None, detail.get("type")) if x)
+    return f"{prefix}: {message}" if prefix else message

@@ -1,0 +1,54 @@
+"""Which model a chat uses, from its settings (PROTOCOL §0, §1)."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from typing import Mapping
+from urllib.parse import urlparse
+
+from agent_lsp.config import DEFAULT_MODEL, Settings
+from agent_lsp.core.ports import Model, ModelError
+
+NO_PROVIDER = (
+    "No model provider is configured. Set ANTHROPIC_API_KEY in the environment the editor starts agent-lsp with, "
+    "or choose the offline demo model with `--model demo` (or the `model` setting \"demo\")."
+)
+
+
+def build_model(settings: Settings, env: Mapping[str, str] = os.environ) -> Model:
+    """The model the settings choose; raises ModelError("initialization_failed") when none can be had."""
+    model = settings.model or ""
+    if settings.provider == "demo" or model == "demo":
+        from agent_lsp.models.demo import DemoModel
+
+        return DemoModel()
+    if model.startswith("script:"):
+        from agent_lsp.models.scripted import ScriptedModel
+
+        return ScriptedModel.from_file(model.removeprefix("script:"))
+    if settings.provider == "openai":
+        raise ModelError("initialization_failed", "The openai provider is not available in this version of "
+                         "agent-lsp; use provider \"anthropic\" or `--model demo`.")
+    has_key = bool(env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN"))
+    if settings.provider == "anthropic" or has_key:
+        if not has_key:
+            raise ModelError("initialization_failed", "The anthropic provider needs ANTHROPIC_API_KEY. " + NO_PROVIDER)
+        _refuse_paid_api_under_tests(settings.base_url or env.get("ANTHROPIC_BASE_URL"), env)
+        from agent_lsp.models.anthropic import AnthropicModel
+
+        return AnthropicModel(model or DEFAULT_MODEL, base_url=settings.base_url)
+    raise ModelError("initialization_failed", NO_PROVIDER)
+
+
+def _refuse_paid_api_under_tests(base_url: str | None, env: Mapping[str, str]) -> None:
+    """Under AGENT_LSP_OFFLINE=1 (set by the test suites) only a loopback base URL is allowed."""
+    if env.get("AGENT_LSP_OFFLINE") != "1":
+        return
+    host = urlparse(base_url or "https://api.anthropic.com").hostname or ""
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise ModelError("initialization_failed", f"AGENT_LSP_OFFLINE=1 refuses the non-loopback model API {base_url}.")

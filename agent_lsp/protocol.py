@@ -1,0 +1,209 @@
+"""Pydantic models of every agent/* message (PROTOCOL.md §1-§3, §6) — the source of `schemas/`.
+
+Parsing happens at the edge: `lsp/server.py` validates raw params with these models and answers -32602 naming
+the field when they do not fit. `python -m agent_lsp.protocol` regenerates `schemas/`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Literal, Optional, Union
+
+from pydantic import ConfigDict, Field, field_validator
+
+from agent_lsp.core.events import AgentUpdate, Decision, Range, ToolKind, ToolStatus, WireModel
+
+PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
+StopReason = Literal["end_turn", "max_turns", "max_tokens", "refusal", "aborted", "disabled", "error"]
+ErrorType = Literal["llm_error", "tool_error", "initialization_failed", "context_overflow"]
+PROTOCOL_VERSION = 1
+
+
+class Params(WireModel):
+    """Request params: strict types (a string is not a number), unknown fields ignored."""
+
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+
+class ChatContext(Params):
+    active_uri: Optional[str] = None
+    selection: Optional[Range] = None
+    uris: Optional[list[str]] = None
+
+
+class ChatParams(Params):
+    """agent/chat params."""
+
+    session_id: Optional[str] = None
+    message: str
+    context: Optional[ChatContext] = None
+    permission_mode: Optional[PermissionMode] = None
+    max_turns: Optional[int] = Field(None, ge=-1)
+    model: Optional[str] = None
+    work_done_token: Optional[Union[int, str]] = None
+
+    @field_validator("message")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+
+class ChatUsage(WireModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+
+class ChatMetadata(WireModel):
+    turns_count: int
+    tool_calls_count: int
+    denied_tool_calls: int = 0
+    duration_ms: int
+    usage: ChatUsage
+
+
+class ChatError(WireModel):
+    type: ErrorType
+    message: str
+
+
+class ChatResult(WireModel):
+    """agent/chat result: how the loop ended, always with metadata."""
+
+    session_id: str
+    stop_reason: StopReason
+    final_message: str
+    error: Optional[ChatError] = None
+    metadata: ChatMetadata
+
+
+class SessionParams(Params):
+    """Params naming one session: agent/abort, agent/history, agent/deleteSession."""
+
+    session_id: str
+
+
+class AbortResult(WireModel):
+    aborted: bool
+
+
+class ConfirmToolParams(Params):
+    session_id: str
+    tool_call_id: str
+    decision: Decision
+    message: Optional[str] = None
+
+
+class ConfirmToolResult(WireModel):
+    accepted: Literal[True] = True
+
+
+class SessionInfo(WireModel):
+    session_id: str
+    title: str
+    created_at: str
+    updated_at: str
+    turns_count: int
+
+
+class SessionsResult(WireModel):
+    sessions: list[SessionInfo]
+
+
+class HistoryToolCall(WireModel):
+    tool_call_id: str
+    name: str
+    title: str
+    tool_kind: ToolKind
+    input: dict[str, Any]
+    status: ToolStatus
+    output: Optional[str] = None
+    error: Optional[str] = None
+    diff: Optional[str] = None
+
+
+class HistoryMessage(WireModel):
+    role: Literal["user", "assistant"]
+    content: str
+    tool_calls: Optional[list[HistoryToolCall]] = None
+
+
+class HistoryResult(WireModel):
+    messages: list[HistoryMessage]
+
+
+class DeleteSessionResult(WireModel):
+    deleted: Literal[True] = True
+
+
+class UpdateParams(WireModel):
+    """agent/update notification params."""
+
+    session_id: str
+    seq: int
+    update: AgentUpdate
+
+
+class DiagnosticsParams(WireModel):
+    """agent/diagnostics (server -> client) params."""
+
+    uris: Optional[list[str]] = None
+
+
+class ClientAgentCapabilities(WireModel):
+    """capabilities.experimental.agent of initialize."""
+
+    model_config = ConfigDict(extra="ignore")
+    confirm_tool: bool = False
+    diagnostics: bool = False
+
+
+class ServerAgentCapabilities(WireModel):
+    """experimental.agent of the server's capabilities."""
+
+    protocol_version: int = PROTOCOL_VERSION
+    tools: list[str]
+    permission_modes: list[PermissionMode] = ["default", "acceptEdits", "plan", "bypassPermissions"]
+
+
+SCHEMAS: dict[str, type[WireModel]] = {
+    "agent-chat.params": ChatParams,
+    "agent-chat.result": ChatResult,
+    "agent-abort.params": SessionParams,
+    "agent-abort.result": AbortResult,
+    "agent-confirmTool.params": ConfirmToolParams,
+    "agent-confirmTool.result": ConfirmToolResult,
+    "agent-sessions.result": SessionsResult,
+    "agent-history.params": SessionParams,
+    "agent-history.result": HistoryResult,
+    "agent-deleteSession.params": SessionParams,
+    "agent-deleteSession.result": DeleteSessionResult,
+    "agent-update.params": UpdateParams,
+    "agent-diagnostics.params": DiagnosticsParams,
+    "initialize.experimental.agent.client": ClientAgentCapabilities,
+    "initialize.experimental.agent.server": ServerAgentCapabilities,
+}
+
+
+def schemas() -> dict[str, dict[str, Any]]:
+    """The JSON Schema of every message, by file stem."""
+    return {name: model.model_json_schema(by_alias=True, mode="validation" if name.endswith("params") else "serialization")
+            for name, model in SCHEMAS.items()}
+
+
+def write_schemas(directory: Path) -> None:
+    """Regenerate `directory`/*.json from the models."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*.json"):
+        stale.unlink()
+    for name, schema in schemas().items():
+        (directory / f"{name}.json").write_text(json.dumps(schema, indent=2, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+    write_schemas(Path(sys.argv[1] if len(sys.argv) > 1 else "schemas"))

@@ -1,0 +1,38 @@
+"""A transcript redrawn for a chat panel: user and assistant turns, each tool call with its outcome."""
+
+from __future__ import annotations
+
+from agent_lsp.core.messages import AssistantMessage, Message, ToolResultsMessage, UserMessage
+from agent_lsp.core.tool import Tool
+from agent_lsp.protocol import HistoryMessage, HistoryToolCall
+
+
+def render_history(history: list[Message], tools: dict[str, Tool]) -> list[HistoryMessage]:
+    """The panel's view of a transcript; messages the loop wrote on the user's behalf are left out."""
+    results = {r.tool_use_id: r for m in history if isinstance(m, ToolResultsMessage) for r in m.results}
+    out: list[HistoryMessage] = []
+    for message in history:
+        if isinstance(message, UserMessage) and message.origin == "user":
+            out.append(HistoryMessage(role="user", content=message.text))
+        elif isinstance(message, AssistantMessage):
+            calls = []
+            for use in message.tool_uses:
+                tool, result = tools.get(use.name), results.get(use.id)
+                calls.append(HistoryToolCall(
+                    tool_call_id=use.id, name=use.name, title=_title(tool, use.input) or use.name,
+                    tool_kind=tool.kind if tool else "other", input=use.input,
+                    status="completed" if result and not result.is_error else "failed",
+                    output=result.content if result and not result.is_error else None,
+                    error=result.content if result and result.is_error else None,
+                ))
+            out.append(HistoryMessage(role="assistant", content=message.text, tool_calls=calls or None))
+    return out
+
+
+def _title(tool: Tool | None, raw: dict) -> str | None:
+    if tool is None:
+        return None
+    try:
+        return tool.title(tool.Input.model_validate(raw))
+    except ValueError:
+        return None

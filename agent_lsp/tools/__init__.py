@@ -1,0 +1,13 @@
+"""The model-facing tools, one file each; `ALL` lists them in the order the model sees them."""
+
+from agent_lsp.tools import get_diagnostics, list_files, list_open_buffers, read_file, search
+from agent_lsp.core.tool import Tool
+
+ALL: list[Tool] = [
+    list_open_buffers.TOOL,
+    read_file.TOOL,
+    list_files.TOOL,
+    search.TOOL,
+    get_diagnostics.TOOL,
+]
+BY_NAME: dict[str, Tool] = {t.name: t for t in ALL}

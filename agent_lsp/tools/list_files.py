@@ -1,0 +1,49 @@
+"""list_files: files under a path, .gitignore honoured, bounded."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from pydantic import Field
+
+from agent_lsp.core.tool import Tool, ToolContext, ToolError, ToolInput, ToolOutput, bound
+from agent_lsp.tools.paths import display, resolve, root_of
+from agent_lsp.tools.walk import iter_files
+
+MAX_FILES = 1000
+
+
+class ListFilesInput(ToolInput):
+    path: Optional[str] = Field(None, description="Directory to list (default: the workspace root).")
+    pattern: Optional[str] = Field(None, description="Glob on file names, e.g. '*.py' or 'src/**/*.ts'.")
+
+
+class ListFiles(Tool):
+    name = "list_files"
+    kind = "read"
+    description = (
+        f"List files under a directory (recursively, .gitignore honoured, at most {MAX_FILES}), "
+        "optionally filtered by a glob pattern."
+    )
+    Input = ListFilesInput
+
+    def title(self, input: ListFilesInput) -> str:
+        return f"List {input.path or '.'}" + (f" ({input.pattern})" if input.pattern else "")
+
+    async def run(self, ctx: ToolContext, input: ListFilesInput) -> ToolOutput:
+        roots = ctx.editor.roots
+        start = resolve(roots, input.path)
+        if not start.exists():
+            raise ToolError(f"{input.path} does not exist.")
+        found: list[str] = []
+        for path in iter_files(root_of(roots, start), start, input.pattern):
+            found.append(display(roots, path))
+            if len(found) > MAX_FILES:
+                break
+        if not found:
+            return ToolOutput("No files found.")
+        more = f"\n[more than {MAX_FILES} files; narrow the path or pattern]" if len(found) > MAX_FILES else ""
+        return ToolOutput(bound("\n".join(found[:MAX_FILES]) + more))
+
+
+TOOL = ListFiles()

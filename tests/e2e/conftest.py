@@ -1,0 +1,157 @@
+"""End-to-end fixtures: the real server as a subprocess (pytest-lsp), the real SDK against a fake Messages API."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+import pytest_asyncio
+from lsprotocol import types
+from pygls.protocol import default_converter
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
+from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp.client import register_lsp_features
+
+from tests.fakes.messages_api import FakeMessagesAPI
+
+SERVER = [sys.executable, "-m", "agent_lsp"]
+
+
+def _dict_converter():
+    """Custom methods' params and results stay plain dicts on the test client too."""
+    converter = default_converter()
+    for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
+        converter.register_structure_hook(cls, lambda obj, cls: cls(**obj))
+    return converter
+
+
+def make_client() -> LanguageClient:
+    """A pytest-lsp client that records agent/update, answers applyEdit and agent/diagnostics."""
+    client = LanguageClient(converter_factory=_dict_converter)
+    register_lsp_features(client)
+    client.updates = []
+    client.applied = []
+    client.apply_result = {"applied": True}
+    client.editor_diagnostics = {"items": []}
+    client.diagnostics_requests = []
+    client.message_requests = []
+    client.message_answer = None
+
+    @client.feature("agent/update")
+    def on_update(ls: LanguageClient, params: Any) -> None:
+        ls.updates.append(params)
+
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def on_apply(ls: LanguageClient, params: types.ApplyWorkspaceEditParams):
+        ls.applied.append(params)
+        return types.ApplyWorkspaceEditResult(**ls.apply_result)
+
+    @client.feature("agent/diagnostics")
+    def on_diagnostics(ls: LanguageClient, params: Any):
+        ls.diagnostics_requests.append(params)
+        return ls.editor_diagnostics
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    def on_message_request(ls: LanguageClient, params: types.ShowMessageRequestParams):
+        ls.message_requests.append(params)
+        return types.MessageActionItem(title=ls.message_answer) if ls.message_answer else None
+
+    return client
+
+
+def server_env(base_url: Optional[str], key: bool = True, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AGENT_LSP_"))}
+    env["AGENT_LSP_OFFLINE"] = "1"
+    if key:
+        env["ANTHROPIC_API_KEY"] = "test-key"
+    if base_url:
+        env["ANTHROPIC_BASE_URL"] = base_url
+    env.update(extra)
+    return env
+
+
+@pytest.fixture
+def fake_api():
+    api = FakeMessagesAPI().start()
+    yield api
+    api.stop()
+
+
+@pytest.fixture
+def workspace(tmp_path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "app.py").write_text("def greet(name):\n    return 'hi ' + name\n")
+    return root.resolve()
+
+
+class Harness:
+    """Starts servers for one test and stops them all afterwards."""
+
+    def __init__(self, fake_api: FakeMessagesAPI, workspace: Path) -> None:
+        self.fake_api = fake_api
+        self.workspace = workspace
+        self.clients: list[LanguageClient] = []
+
+    async def start(self, *args: str, agent: Optional[dict] = None, progress: bool = False,
+                    init_options: Any = None, env: Optional[dict[str, str]] = None,
+                    capabilities: Optional[types.ClientCapabilities] = None) -> LanguageClient:
+        config = ClientServerConfig(server_command=[*SERVER, *args], client_factory=make_client,
+                                    server_env=env or server_env(self.fake_api.base_url))
+        client = await config.start()
+        self.clients.append(client)
+        caps = capabilities or types.ClientCapabilities(
+            window=types.WindowClientCapabilities(work_done_progress=progress),
+            workspace=types.WorkspaceClientCapabilities(apply_edit=True),
+            experimental={"agent": agent} if agent is not None else None,
+        )
+        client.initialize_result = await client.initialize_session(types.InitializeParams(
+            capabilities=caps, initialization_options=init_options, root_uri=self.workspace.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=self.workspace.as_uri(), name="ws")]))
+        return client
+
+    async def stop(self) -> None:
+        for client in self.clients:
+            await client.shutdown_session()
+            await client.stop()
+
+
+@pytest_asyncio.fixture
+async def lsp(fake_api, workspace):
+    harness = Harness(fake_api, workspace)
+    yield harness
+    await harness.stop()
+
+
+def open_doc(client: LanguageClient, path: Path, text: str, version: int = 1) -> str:
+    uri = path.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)))
+    return uri
+
+
+async def chat(client: LanguageClient, message: str = "hi", **params: Any) -> dict:
+    return await client.protocol.send_request_async("agent/chat", {"message": message, **params})
+
+
+def updates_of(client: LanguageClient, session_id: Optional[str] = None) -> list[dict]:
+    """The update payloads received, for one session."""
+    return [u["update"] for u in client.updates if session_id is None or u["sessionId"] == session_id]
+
+
+def shape(updates: list[dict]) -> list[str]:
+    """Kinds (with tool statuses); a run of text deltas counts once."""
+    kinds = [f"{u['kind']}:{u['status']}" if u["kind"] == "tool_call_update" else u["kind"] for u in updates]
+    return [k for i, k in enumerate(kinds) if not (k in ("text_delta", "thinking_delta") and i and kinds[i - 1] == k)]
+
+
+def text(t: str, **extra: Any) -> dict:
+    return {"content": [{"type": "text", "text": t}], **extra}
+
+
+def tool_use(name: str, input: dict, id: Optional[str] = None, say: str = "") -> dict:
+    content = [{"type": "text", "text": say}] if say else []
+    return {"content": content + [{"type": "tool_use", "name": name, "input": input, **({"id": id} if id else {})}]}
