@@ -155,6 +155,18 @@ class DiagnosticsParams(WireModel):
     uris: Optional[list[str]] = None
 
 
+class FileDiagnostics(WireModel):
+    uri: str
+    diagnostics: list[dict[str, Any]]
+    """LSP Diagnostic objects, as the editor has them."""
+
+
+class DiagnosticsResult(WireModel):
+    """agent/diagnostics (server -> client) result."""
+
+    items: list[FileDiagnostics]
+
+
 class ClientAgentCapabilities(WireModel):
     """capabilities.experimental.agent of initialize."""
 
@@ -185,6 +197,7 @@ SCHEMAS: dict[str, type[WireModel]] = {
     "agent-deleteSession.result": DeleteSessionResult,
     "agent-update.params": UpdateParams,
     "agent-diagnostics.params": DiagnosticsParams,
+    "agent-diagnostics.result": DiagnosticsResult,
     "initialize.experimental.agent.client": ClientAgentCapabilities,
     "initialize.experimental.agent.server": ServerAgentCapabilities,
 }
