@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import unquote, urlparse
 
-from agent_lsp.core.ports import Diagnostic
+from agent_lsp.core.ports import Diagnostic, TextEdit
 
 SEVERITIES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
 
@@ -30,3 +30,22 @@ def lsp_diagnostic(path: Path, raw: dict[str, Any]) -> Diagnostic:
         message=str(raw.get("message", "")).strip(),
         source=raw.get("source"),
     )
+
+
+def lsp_position(text: str, offset: int, encoding: str) -> dict[str, int]:
+    """The LSP position of a character offset, counting columns in the negotiated encoding (UTF-16 by default)."""
+    line = text.count("\n", 0, offset)
+    column_text = text[text.rfind("\n", 0, offset) + 1 : offset]
+    if encoding == "utf-8":
+        character = len(column_text.encode("utf-8"))
+    elif encoding == "utf-32":
+        character = len(column_text)
+    else:
+        character = len(column_text) + sum(1 for ch in column_text if ord(ch) > 0xFFFF)
+    return {"line": line, "character": character}
+
+
+def lsp_text_edits(text: str, edits: list[TextEdit], encoding: str) -> list[dict[str, Any]]:
+    """LSP TextEdits for character-offset edits computed on `text`."""
+    return [{"range": {"start": lsp_position(text, e.start, encoding), "end": lsp_position(text, e.end, encoding)},
+             "newText": e.new_text} for e in edits]

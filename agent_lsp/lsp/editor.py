@@ -5,17 +5,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import uuid
 from pathlib import Path
 from typing import Any, Optional
 
+import attrs
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from agent_lsp.core.ports import DiagnosticsReport, EditOutcome, FileEdit, OpenDocument
 from agent_lsp.core.syntax import python_syntax_errors
-from agent_lsp.lsp.convert import lsp_diagnostic, lsp_uri_to_path
+from agent_lsp.core.tool import ToolError
+from agent_lsp.lsp.convert import lsp_diagnostic, lsp_text_edits, lsp_uri_to_path
 
 log = logging.getLogger(__name__)
-CLIENT_REQUEST_TIMEOUT = 10.0
+CLIENT_REQUEST_TIMEOUT = float(os.environ.get("AGENT_LSP_CLIENT_TIMEOUT", "10"))
+DID_CHANGE_WAIT = 1.0
 
 
 class LspEditor:
@@ -73,9 +79,7 @@ class LspEditor:
 
     async def _editor_diagnostics(self, paths: Optional[list[Path]]) -> DiagnosticsReport:
         params = {"uris": [p.as_uri() for p in paths]} if paths is not None else {}
-        answer = await asyncio.wait_for(
-            self._server.protocol.send_request_async("agent/diagnostics", params), CLIENT_REQUEST_TIMEOUT
-        )
+        answer = await self.request("agent/diagnostics", params)
         items = []
         for entry in (answer or {}).get("items", []):
             path = lsp_uri_to_path(entry.get("uri", ""))
@@ -84,4 +88,62 @@ class LspEditor:
         return DiagnosticsReport(items=items, from_editor=True)
 
     async def apply_edit(self, edit: FileEdit) -> EditOutcome:
-        raise NotImplementedError("edits arrive with the edit tools")
+        """workspace/applyEdit shaped by what the client declared (PROTOCOL §4 "Edits")."""
+        uri = edit.path.as_uri()
+        caps = self._server.client_capabilities.workspace
+        workspace_edit = caps.workspace_edit if caps else None
+        versioned = bool(workspace_edit and workspace_edit.document_changes)
+        can_create = bool(versioned and types.ResourceOperationKind.Create in (workspace_edit.resource_operations or []))
+        encoding = str(getattr(self._server.workspace.position_encoding, "value", "utf-16"))
+        text_edits = lsp_text_edits(edit.base_text, edit.edits, encoding)
+        if edit.create and not can_create:
+            edit.path.parent.mkdir(parents=True, exist_ok=True)
+            edit.path.write_text(edit.edits[0].new_text, encoding="utf-8")
+            return EditOutcome(applied=True, message="The editor cannot create files, so agent-lsp wrote it to disk")
+        if versioned:
+            changes = [{"textDocument": {"uri": uri, "version": edit.version}, "edits": text_edits}]
+            if edit.create:
+                changes.insert(0, {"kind": "create", "uri": uri, "options": {"ignoreIfExists": True}})
+            payload = {"documentChanges": changes}
+        else:
+            doc = self.open_document(edit.path)
+            if (doc.version if doc else None) != edit.version:
+                return EditOutcome(applied=False, message="the document changed since it was read")
+            payload = {"changes": {uri: text_edits}}
+        answer = await self.request("workspace/applyEdit", {"label": edit.label, "edit": payload})
+        if not (answer or {}).get("applied"):
+            return EditOutcome(applied=False, message=(answer or {}).get("failureReason") or "")
+        if edit.version is not None:
+            await self._changed(edit.path, edit.version)
+        return EditOutcome(applied=True)
+
+    async def _changed(self, path: Path, version: int) -> None:
+        """Wait (briefly) for the client's didChange of an applied edit, so diagnostics see the new text."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + DID_CHANGE_WAIT
+        while loop.time() < deadline:
+            doc = self.open_document(path)
+            if doc is None or doc.version != version:
+                return
+            await asyncio.sleep(0.01)
+
+    async def request(self, method: str, params: Any) -> Any:
+        """A request to the client, bounded in time; an abort also cancels it on the client's side."""
+        msg_id = str(uuid.uuid4())
+        protocol = self._server.protocol
+        typed = protocol.get_message_type(method)
+        if typed is not None:  # an LSP method: pygls serialises only its lsprotocol params type
+            params = protocol._converter.structure(params, attrs.fields(typed).params.type)
+        future = protocol.send_request_async(method, params, msg_id=msg_id)
+        try:
+            answer = await asyncio.wait_for(future, CLIENT_REQUEST_TIMEOUT)
+        except asyncio.TimeoutError:
+            protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+            raise ToolError(f"The editor did not answer {method} within {CLIENT_REQUEST_TIMEOUT:.0f} s.") from None
+        except asyncio.CancelledError:
+            protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+            raise
+        except JsonRpcException as e:
+            raise ToolError(f"The editor answered {method} with an error: {e.message}") from None
+        return answer if not hasattr(answer, "applied") else {"applied": answer.applied,
+                                                              "failureReason": answer.failure_reason}

@@ -1,7 +1,16 @@
 """The model-facing tools, one file each; `ALL` lists them in the order the model sees them."""
 
-from agent_lsp.tools import get_diagnostics, list_files, list_open_buffers, read_file, search
 from agent_lsp.core.tool import Tool
+from agent_lsp.tools import (
+    edit_file,
+    get_diagnostics,
+    list_files,
+    list_open_buffers,
+    read_file,
+    run_command,
+    search,
+    write_file,
+)
 
 ALL: list[Tool] = [
     list_open_buffers.TOOL,
@@ -9,5 +18,8 @@ ALL: list[Tool] = [
     list_files.TOOL,
     search.TOOL,
     get_diagnostics.TOOL,
+    edit_file.TOOL,
+    write_file.TOOL,
+    run_command.TOOL,
 ]
 BY_NAME: dict[str, Tool] = {t.name: t for t in ALL}

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Optional
 
+from agent_lsp.core.events import Location
 from agent_lsp.core.tool import ToolError
 
 
@@ -45,3 +47,11 @@ def root_of(roots: list[Path], path: Path) -> Path:
         if is_inside(path, root):
             return Path(os.path.realpath(root))
     raise ToolError(f"{path} is outside the workspace folders; refused.")
+
+
+def file_location(roots: list[Path], raw: str) -> Optional[list[Location]]:
+    """The location list of a call that touches one file (None when the path is refused)."""
+    try:
+        return [Location(uri=resolve(roots, raw).as_uri())]
+    except ToolError:
+        return None

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from agent_lsp.core.events import Location
 from agent_lsp.core.tool import Tool, ToolContext, ToolError, ToolInput, ToolOutput, bound
-from agent_lsp.tools.paths import display, resolve
+from agent_lsp.tools.paths import display, file_location, resolve
 
 DEFAULT_LIMIT = 2000
 
@@ -32,10 +32,7 @@ class ReadFile(Tool):
         return f"Read {input.path}"
 
     def locations(self, ctx: ToolContext, input: ReadFileInput) -> Optional[list[Location]]:
-        try:
-            return [Location(uri=resolve(ctx.editor.roots, input.path).as_uri())]
-        except ToolError:
-            return None
+        return file_location(ctx.editor.roots, input.path)
 
     async def run(self, ctx: ToolContext, input: ReadFileInput) -> ToolOutput:
         path = resolve(ctx.editor.roots, input.path)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import asyncio
 from pathlib import Path
 from typing import Any, Optional
 
@@ -39,14 +40,19 @@ def make_client() -> LanguageClient:
     client.diagnostics_requests = []
     client.message_requests = []
     client.message_answer = None
+    client.apply_delay = 0.0
+    client.docs = {}  # uri -> [version, text]: the test editor's buffers
 
     @client.feature("agent/update")
     def on_update(ls: LanguageClient, params: Any) -> None:
         ls.updates.append(params)
 
     @client.feature(types.WORKSPACE_APPLY_EDIT)
-    def on_apply(ls: LanguageClient, params: types.ApplyWorkspaceEditParams):
+    async def on_apply(ls: LanguageClient, params: types.ApplyWorkspaceEditParams):
         ls.applied.append(params)
+        await asyncio.sleep(ls.apply_delay)
+        if ls.apply_result.get("applied"):
+            apply_to_buffers(ls, params.edit)
         return types.ApplyWorkspaceEditResult(**ls.apply_result)
 
     @client.feature("agent/diagnostics")
@@ -62,6 +68,24 @@ def make_client() -> LanguageClient:
     return client
 
 
+def apply_to_buffers(client: LanguageClient, edit: types.WorkspaceEdit) -> None:
+    """Apply an edit to the open buffers as an editor would, and tell the server with didChange."""
+    per_uri = [(c.text_document.uri, c.edits) for c in edit.document_changes or [] if hasattr(c, "edits")]
+    per_uri += list((edit.changes or {}).items())
+    for uri, edits in per_uri:
+        if uri not in client.docs:
+            continue
+        version, text = client.docs[uri]
+        lines = text.splitlines(keepends=True) + [""]
+        offset = lambda p: sum(len(line) for line in lines[: p.line]) + p.character  # noqa: E731 (ASCII tests)
+        for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+            text = text[: offset(e.range.start)] + e.new_text + text[offset(e.range.end):]
+        client.docs[uri] = [version + 1, text]
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version + 1),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+
+
 def server_env(base_url: Optional[str], key: bool = True, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AGENT_LSP_"))}
     env["AGENT_LSP_OFFLINE"] = "1"
@@ -71,6 +95,20 @@ def server_env(base_url: Optional[str], key: bool = True, **extra: str) -> dict[
         env["ANTHROPIC_BASE_URL"] = base_url
     env.update(extra)
     return env
+
+
+def confirm(client: LanguageClient, decision: str, message: Optional[str] = None, index: int = -1):
+    """Answer the latest confirmation_request (or the one at `index`)."""
+    requests = [u for u in client.updates if u["update"]["kind"] == "confirmation_request"]
+    request = requests[index]
+    params = {"sessionId": request["sessionId"], "toolCallId": request["update"]["toolCallId"], "decision": decision}
+    if message:
+        params["message"] = message
+    return client.protocol.send_request_async("agent/confirmTool", params)
+
+
+def waiting_for_confirmation(client: LanguageClient, count: int = 1):
+    return lambda: sum(u["update"]["kind"] == "confirmation_request" for u in client.updates) >= count
 
 
 @pytest.fixture
@@ -100,12 +138,14 @@ class Harness:
                     init_options: Any = None, env: Optional[dict[str, str]] = None,
                     capabilities: Optional[types.ClientCapabilities] = None) -> LanguageClient:
         config = ClientServerConfig(server_command=[*SERVER, *args], client_factory=make_client,
-                                    server_env=env or server_env(self.fake_api.base_url))
+                                    server_env=env or server_env(self.fake_api.base_url,
+                                                                 AGENT_LSP_CLIENT_TIMEOUT="1.5"))
         client = await config.start()
         self.clients.append(client)
         caps = capabilities or types.ClientCapabilities(
             window=types.WindowClientCapabilities(work_done_progress=progress),
-            workspace=types.WorkspaceClientCapabilities(apply_edit=True),
+            workspace=types.WorkspaceClientCapabilities(apply_edit=True, workspace_edit=types.WorkspaceEditClientCapabilities(
+                document_changes=True, resource_operations=[types.ResourceOperationKind.Create])),
             experimental={"agent": agent} if agent is not None else None,
         )
         client.initialize_result = await client.initialize_session(types.InitializeParams(
@@ -128,6 +168,7 @@ async def lsp(fake_api, workspace):
 
 def open_doc(client: LanguageClient, path: Path, text: str, version: int = 1) -> str:
     uri = path.as_uri()
+    client.docs[uri] = [version, text]
     client.text_document_did_open(types.DidOpenTextDocumentParams(
         text_document=types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)))
     return uri

@@ -1,0 +1,57 @@
+"""What edit_file and write_file share: the text they edit, the diff the user sees, and the editor's verdict."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from agent_lsp.core.ports import FileEdit
+from agent_lsp.core.tool import ToolContext, ToolError, ToolOutput, bound
+from agent_lsp.tools.get_diagnostics import format_diagnostics
+from agent_lsp.tools.paths import display
+from agent_lsp.tools.read_file import read_text
+
+
+@dataclass(frozen=True)
+class Current:
+    """A file's text as the editor has it now, and the document version it was read at (None: not open)."""
+
+    text: str
+    version: Optional[int]
+    exists: bool
+
+
+def current(ctx: ToolContext, path: Path) -> Current:
+    """The text an edit must be computed on: the open buffer, else the file on disk, else nothing."""
+    doc = ctx.editor.open_document(path)
+    if doc is not None:
+        return Current(doc.text, doc.version, True)
+    if not path.exists():
+        return Current("", None, False)
+    text, _ = read_text(ctx, path)
+    return Current(text, None, True)
+
+
+def unified_diff(name: str, before: str, after: str) -> str:
+    """A unified diff of the change, as `git diff` would show it."""
+    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                 fromfile=f"a/{name}", tofile=f"b/{name}")
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+async def apply(ctx: ToolContext, edit: FileEdit, summary: str, diff: str) -> ToolOutput:
+    """Send the edit to the editor; the result carries the diff and, when available, diagnostics after it."""
+    outcome = await ctx.editor.apply_edit(edit)
+    name = display(ctx.editor.roots, edit.path)
+    if not outcome.applied:
+        why = f" ({outcome.message})" if outcome.message else ""
+        raise ToolError(f"The editor did not apply the edit to {name}{why}. The file may have changed since you "
+                        "read it: read it again, then retry the edit.")
+    text = f"{summary}{f' {outcome.message}.' if outcome.message else ''}\n{diff}"
+    report = await ctx.editor.diagnostics([edit.path])
+    if report.from_editor or edit.path.suffix in (".py", ".pyi"):
+        found = format_diagnostics(ctx.editor.roots, report.items)
+        text += f"\nDiagnostics after the edit:\n{found}" if found else "\nNo diagnostics after the edit."
+    return ToolOutput(bound(text), diff=diff)
