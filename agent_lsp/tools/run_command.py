@@ -84,7 +84,7 @@ class RunCommand(Tool):
             output.add(chunk.decode("utf-8", errors="replace"))
             if time.monotonic() - last_report >= REPORT_EVERY:
                 last_report = time.monotonic()
-                ctx.report(output.tail[-2000:])
+                ctx.report(output.text()[-2000:])
 
 
 def _kill(process: asyncio.subprocess.Process) -> None:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
+
+import pytest
 
 from lsprotocol import types
 
@@ -83,3 +86,115 @@ async def test_a_second_chat_on_a_busy_session_is_session_busy(lsp):
         raise AssertionError("a chat on a busy session must fail with -32001")
     await client.protocol.send_request_async("agent/abort", {"sessionId": session_id})
     assert (await task)["stopReason"] == "aborted"
+
+
+# ---- the cancellation contract in every state (PROTOCOL §2 agent/abort) ----------------------------------
+
+from pygls.exceptions import JsonRpcInvalidParams  # noqa: E402
+
+from tests.e2e.conftest import confirm, open_doc, tool_use, waiting_for_confirmation  # noqa: E402
+
+SOURCE = "def greet(name):\n    return 'hi ' + name\n"
+EDIT = tool_use("edit_file", {"path": "app.py", "old_string": "'hi '", "new_string": "'hello '"}, id="toolu_e1")
+CANCELLED = {"type": "tool_result", "tool_use_id": "toolu_e1", "is_error": True,
+             "content": "Cancelled by the user before this tool call finished."}
+
+
+async def abort(client, session_id):
+    started = time.monotonic()
+    answer = await client.protocol.send_request_async("agent/abort", {"sessionId": session_id})
+    return answer, started
+
+
+async def next_chat_sees(lsp, client, session_id, expected_tail):
+    """The next chat works, and the history it sends ends with `expected_tail` then the new message."""
+    lsp.fake_api.add(text("Continuing."))
+    result = await chat(client, "continue", sessionId=session_id)
+    assert result["stopReason"] == "end_turn"
+    last = lsp.fake_api.requests[-1]["messages"][-1]
+    assert last == {"role": "user", "content": [*expected_tail, {"type": "text", "text": "continue"}]}
+
+
+async def test_abort_while_a_confirmation_is_pending(lsp):
+    lsp.fake_api.add(EDIT)
+    client = await lsp.start(agent={"confirmTool": True})
+    open_doc(client, lsp.workspace / "app.py", SOURCE)
+    task = asyncio.ensure_future(chat(client, "go"))
+    await until(waiting_for_confirmation(client))
+    session_id = client.updates[0]["sessionId"]
+    answer, started = await abort(client, session_id)
+    result = await task
+    assert answer == {"aborted": True} and time.monotonic() - started < 0.5
+    assert result["stopReason"] == "aborted"
+    updates = updates_of(client)
+    assert shape(updates) == ["turn_start", "usage", "tool_call", "tool_call_update:awaiting_confirmation",
+                              "confirmation_request", "tool_call_update:cancelled"]
+    assert updates[-1] == {"kind": "tool_call_update", "toolCallId": "toolu_e1", "status": "cancelled",
+                           "error": "Cancelled by the user."}
+    with pytest.raises(JsonRpcInvalidParams):
+        await confirm(client, "allow_once")
+    assert client.applied == []
+    await next_chat_sees(lsp, client, session_id, [CANCELLED])
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any process of the group is still running (zombies do not count)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
+async def test_abort_while_a_command_runs_kills_its_process_group(lsp):
+    command = "echo $$ > shell.pid; echo started; sleep 30; echo never"
+    lsp.fake_api.add(tool_use("run_command", {"command": command}, id="toolu_c1"))
+    client = await lsp.start()
+    task = asyncio.ensure_future(chat(client, "go", permissionMode="bypassPermissions"))
+    await until(lambda: any(u["update"].get("output") == "started\n" for u in client.updates))
+    pgid = int((lsp.workspace / "shell.pid").read_text())
+    assert group_alive(pgid)
+    answer, started = await abort(client, client.updates[0]["sessionId"])
+    result = await task
+    assert time.monotonic() - started < 0.5 and result["stopReason"] == "aborted"
+    assert not group_alive(pgid)
+    assert shape(updates_of(client)) == ["turn_start", "usage", "tool_call", "tool_call_update:running",
+                                         "tool_call_update:running", "tool_call_update:cancelled"]
+    await next_chat_sees(lsp, client, result["sessionId"], [dict(CANCELLED, tool_use_id="toolu_c1")])
+
+
+async def test_abort_while_an_edit_awaits_the_clients_answer(lsp):
+    lsp.fake_api.add(EDIT)
+    client = await lsp.start()
+    client.apply_delay = 1.0
+    open_doc(client, lsp.workspace / "app.py", SOURCE)
+    task = asyncio.ensure_future(chat(client, "go", permissionMode="acceptEdits"))
+    await until(lambda: len(client.applied) == 1)
+    answer, started = await abort(client, client.updates[0]["sessionId"])
+    result = await task
+    assert time.monotonic() - started < 0.5 and result["stopReason"] == "aborted"
+    assert shape(updates_of(client)) == ["turn_start", "usage", "tool_call", "tool_call_update:running",
+                                         "tool_call_update:cancelled"]
+    await asyncio.sleep(1.2)  # the late applyEdit answer arrives and is ignored quietly
+    assert client.messages == []
+    await next_chat_sees(lsp, client, result["sessionId"], [CANCELLED])
+
+
+async def test_abort_between_turns(lsp):
+    lsp.fake_api.add(tool_use("list_open_buffers", {}, id="toolu_l1"), dict(text("late"), stall=3))
+    client = await lsp.start()
+    task = asyncio.ensure_future(chat(client, "go"))
+    await until(lambda: [u["update"]["kind"] for u in client.updates][-1:] == ["turn_start"]
+                and len(client.updates) > 1)
+    answer, started = await abort(client, client.updates[0]["sessionId"])
+    result = await task
+    assert time.monotonic() - started < 0.5 and result["stopReason"] == "aborted"
+    assert result["metadata"]["turnsCount"] == 2 and result["metadata"]["toolCallsCount"] == 1
+    assert shape(updates_of(client)) == ["turn_start", "usage", "tool_call", "tool_call_update:running",
+                                         "tool_call_update:completed", "turn_start"]
+    lsp.fake_api.script.clear()
+    await next_chat_sees(lsp, client, result["sessionId"], [
+        {"type": "tool_result", "tool_use_id": "toolu_l1", "content": "No documents are open in the editor."}])
