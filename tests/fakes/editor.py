@@ -61,5 +61,6 @@ class FakeEditor:
             self.buffers[path] = text
             self.versions[path] += 1
         else:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
         return EditOutcome(applied=True)
