@@ -13,18 +13,18 @@ from typing import Any, Literal, Optional, Union
 
 from pydantic import ConfigDict, Field, field_validator
 
+from agent_lsp.capabilities import PROTOCOL_VERSION
 from agent_lsp.core.events import AgentUpdate, Decision, Range, ToolKind, ToolStatus, WireModel
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 StopReason = Literal["end_turn", "max_turns", "max_tokens", "refusal", "aborted", "disabled", "error"]
 ErrorType = Literal["llm_error", "tool_error", "initialization_failed", "context_overflow"]
-PROTOCOL_VERSION = 1
 
 
 class Params(WireModel):
     """Request params: strict types (a string is not a number), unknown fields ignored."""
 
-    model_config = ConfigDict(strict=True, extra="ignore")
+    model_config = ConfigDict(strict=True, extra="ignore", defer_build=True)
 
 
 class ChatContext(Params):
@@ -170,7 +170,7 @@ class DiagnosticsResult(WireModel):
 class ClientAgentCapabilities(WireModel):
     """capabilities.experimental.agent of initialize."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
     confirm_tool: bool = False
     diagnostics: bool = False
 

@@ -17,7 +17,7 @@ DECISIONS: list[Decision] = ["allow_once", "allow_always", "reject_once", "rejec
 class WireModel(BaseModel):
     """camelCase on the wire, snake_case in Python."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, defer_build=True)
 
     def wire(self) -> dict[str, Any]:
         """The JSON-ready dict sent to clients (absent optionals omitted)."""

@@ -4,17 +4,23 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
-class TextPart(BaseModel):
+class _Model(BaseModel):
+    """Transcript models build their validators on first use, not at import (start-up matters)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class TextPart(_Model):
     """Assistant text."""
 
     kind: Literal["text"] = "text"
     text: str
 
 
-class ThinkingPart(BaseModel):
+class ThinkingPart(_Model):
     """Assistant thinking, kept byte for byte with its signature (the API rejects a modified block)."""
 
     kind: Literal["thinking"] = "thinking"
@@ -22,14 +28,14 @@ class ThinkingPart(BaseModel):
     signature: str = ""
 
 
-class RedactedThinkingPart(BaseModel):
+class RedactedThinkingPart(_Model):
     """Thinking the provider encrypted; passed back unchanged."""
 
     kind: Literal["redacted_thinking"] = "redacted_thinking"
     data: str
 
 
-class ToolUsePart(BaseModel):
+class ToolUsePart(_Model):
     """A tool call the model made."""
 
     kind: Literal["tool_use"] = "tool_use"
@@ -43,7 +49,7 @@ AssistantPart = Annotated[
 ]
 
 
-class ToolResult(BaseModel):
+class ToolResult(_Model):
     """The answer to one tool call."""
 
     tool_use_id: str
@@ -51,7 +57,7 @@ class ToolResult(BaseModel):
     is_error: bool = False
 
 
-class UserMessage(BaseModel):
+class UserMessage(_Model):
     """A user turn: the user's message, or a message the loop adds on the user's behalf (nudge, summary)."""
 
     kind: Literal["user"] = "user"
@@ -60,7 +66,7 @@ class UserMessage(BaseModel):
     """Who wrote it: the user, or the loop on the user's behalf (hidden from a redrawn history)."""
 
 
-class AssistantMessage(BaseModel):
+class AssistantMessage(_Model):
     """One model reply."""
 
     kind: Literal["assistant"] = "assistant"
@@ -77,7 +83,7 @@ class AssistantMessage(BaseModel):
         return [p for p in self.parts if isinstance(p, ToolUsePart)]
 
 
-class ToolResultsMessage(BaseModel):
+class ToolResultsMessage(_Model):
     """The results of every tool call of the previous assistant message, in call order."""
 
     kind: Literal["tool_results"] = "tool_results"

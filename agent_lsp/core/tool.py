@@ -20,7 +20,7 @@ class ToolError(Exception):
 class ToolInput(BaseModel):
     """Base of every tool's input: unknown fields are refused so typos reach the model as errors."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 @dataclass

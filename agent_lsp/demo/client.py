@@ -22,9 +22,9 @@ class LspClient:
         self._reader: Optional[asyncio.Task] = None
 
     @classmethod
-    async def spawn(cls, *command: str, env: Optional[dict[str, str]] = None) -> "LspClient":
+    async def spawn(cls, *command: str, env: Optional[dict[str, str]] = None, stderr: Any = None) -> "LspClient":
         process = await asyncio.create_subprocess_exec(
-            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env)
+            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=stderr, env=env)
         client = cls(process)
         client._reader = asyncio.create_task(client._read())
         return client
@@ -52,12 +52,12 @@ class LspClient:
             if not line:
                 break
             message = json.loads(await stdout.readexactly(length))
-            await self._dispatch(message)
+            self._dispatch(message)
         for future in self._waiting.values():
             if not future.done():
                 future.set_exception(ConnectionError("the server exited"))
 
-    async def _dispatch(self, message: dict[str, Any]) -> None:
+    def _dispatch(self, message: dict[str, Any]) -> None:
         method = message.get("method")
         if method is None:
             future = self._waiting.pop(message["id"], None)
@@ -66,14 +66,17 @@ class LspClient:
                     future.set_exception(RuntimeError(message["error"].get("message")))
                 else:
                     future.set_result(message.get("result"))
-        elif "id" in message:
-            handler = self.on_request.get(method, lambda params: None)
-            result = handler(message.get("params"))
-            if isinstance(result, Awaitable):
-                result = await result
-            self._write({"id": message["id"], "result": result})
+        elif "id" in message:  # answered in a task: a slow answer must not stop the reading
+            asyncio.ensure_future(self._answer(message))
         elif method in self.on_notification:
             self.on_notification[method](message.get("params"))
+
+    async def _answer(self, message: dict[str, Any]) -> None:
+        handler = self.on_request.get(message["method"], lambda params: None)
+        result = handler(message.get("params"))
+        if isinstance(result, Awaitable):
+            result = await result
+        self._write({"id": message["id"], "result": result})
 
     async def close(self) -> int:
         await self.request("shutdown", None)

@@ -7,14 +7,14 @@ import os
 from pathlib import Path
 from typing import Iterator, Optional
 
-import pathspec
-
 from agent_lsp.tools.paths import is_inside
 
 ALWAYS_SKIPPED = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache"}
 
 
-def _ignore_spec(directory: Path) -> Optional[pathspec.PathSpec]:
+def _ignore_spec(directory: Path) -> Optional["pathspec.PathSpec"]:
+    import pathspec  # on first use: start-up stays light
+
     gitignore = directory / ".gitignore"
     try:
         lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -25,7 +25,7 @@ def _ignore_spec(directory: Path) -> Optional[pathspec.PathSpec]:
 
 def iter_files(root: Path, start: Path, pattern: Optional[str] = None) -> Iterator[Path]:
     """Files under `start` (inside `root`), sorted per directory, that git would not ignore and match `pattern`."""
-    specs: list[tuple[Path, pathspec.PathSpec]] = []
+    specs: list = []  # (directory, its .gitignore spec), outermost first
     above = [p for p in reversed(start.parents) if is_inside(p, root)]  # root .. start's parent
     for directory in above:
         spec = _ignore_spec(directory)

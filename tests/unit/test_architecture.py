@@ -39,8 +39,21 @@ def test_only_the_lsp_edge_imports_pygls(path):
     assert [m for m in imports(path) if m.split(".")[0] in ("pygls", "lsprotocol") or m.startswith("agent_lsp.lsp")] == []
 
 
-def test_starting_the_server_does_not_import_the_sdk():
+def test_starting_the_server_imports_no_sdk_and_no_models():
     code = ("import sys; from agent_lsp.lsp.server import create_server; create_server({}); "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('anthropic', 'httpx2')))")
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'anthropic', 'httpx2', 'pydantic', 'pathspec'}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_advertised_capabilities_match_the_tools_and_the_protocol():
+    from typing import get_args
+
+    from agent_lsp import tools
+    from agent_lsp.capabilities import TOOL_NAMES, server_agent_capabilities
+    from agent_lsp.protocol import PermissionMode, ServerAgentCapabilities
+
+    assert TOOL_NAMES == [t.name for t in tools.ALL]
+    caps = server_agent_capabilities()
+    assert caps["permissionModes"] == list(get_args(PermissionMode))
+    assert ServerAgentCapabilities.model_validate(caps).wire() == caps

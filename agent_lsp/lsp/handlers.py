@@ -1,0 +1,203 @@
+"""The bodies of the agent/* handlers: parse the params, call the sessions, convert the answer.
+
+Imported on the first agent request (see server.py), with everything the agent needs behind it.
+"""
+
+from __future__ import annotations
+
+import platform
+from typing import Any, Optional
+
+from lsprotocol import types
+from pydantic import BaseModel, ValidationError
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+
+from agent_lsp import tools
+from agent_lsp.config import Settings
+from agent_lsp.core.events import AgentUpdate
+from agent_lsp.core.prompt import Environment, project_instructions, system_prompt
+from agent_lsp.core.tool import ToolContext
+from agent_lsp.lsp.editor import LspEditor
+from agent_lsp.lsp.progress import ChatProgress
+from agent_lsp.lsp.server import AgentServer
+from agent_lsp.lsp.updates import UpdateStream
+from agent_lsp.models.registry import build_model
+from agent_lsp.protocol import (
+    AbortResult,
+    ChatParams,
+    ChatResult,
+    ConfirmToolParams,
+    ConfirmToolResult,
+    DeleteSessionResult,
+    HistoryResult,
+    SessionInfo,
+    SessionParams,
+    SessionsResult,
+    UpdateParams,
+)
+from agent_lsp.sessions.history import render_history
+from agent_lsp.sessions.permissions import Ask
+from agent_lsp.sessions.runtime import ChatRequest, Session, SessionBusy, Sessions, UnknownSession, UnknownToolCall
+from agent_lsp.tools.paths import display
+
+SESSION_BUSY = -32001
+CONFIRM_ACTIONS = {"Allow once": "allow_once", "Allow always": "allow_always", "Reject": "reject_once"}
+
+
+class Agent:
+    """The agent side of the server: sessions, and how their updates and progress reach the client."""
+
+    def __init__(self, server: AgentServer) -> None:
+        self.server = server
+        self.sessions = Sessions(build_model, self.emit)
+        self.streams: dict[str, UpdateStream] = {}
+        self.progress: dict[str, ChatProgress] = {}
+
+    def emit(self, session: Session, update: AgentUpdate) -> None:
+        """Send an update of `session` (coalescing text) and move its progress along."""
+        stream = self.streams.get(session.id)
+        if stream is None:
+            stream = self.streams[session.id] = UpdateStream(lambda u: self._notify(session, u))
+        stream.push(update)
+        if session.id in self.progress:
+            self.progress[session.id].report(update)
+
+    def _notify(self, session: Session, update: AgentUpdate) -> None:
+        params = UpdateParams(session_id=session.id, seq=session.next_seq(), update=update)
+        self.server.protocol.notify("agent/update", params.wire())
+
+    def editor(self) -> LspEditor:
+        return LspEditor(self.server, client_diagnostics=self.server.agent_caps["diagnostics"])
+
+    def ask_by_message(self) -> Ask:
+        """Confirmation through window/showMessageRequest, for clients without agent/confirmTool."""
+
+        async def ask(request):
+            what = f"`{request.command}`" if request.command else request.title
+            answer = await self.server.window_show_message_request_async(types.ShowMessageRequestParams(
+                type=types.MessageType.Warning, message=f"agent-lsp wants to run {request.name}: {what}. Allow?",
+                actions=[types.MessageActionItem(title=t) for t in CONFIRM_ACTIONS]))
+            title = answer.get("title") if isinstance(answer, dict) else getattr(answer, "title", None)
+            return CONFIRM_ACTIONS.get(title, "reject_once"), None
+
+        return ask
+
+
+def agent_of(server: AgentServer) -> Agent:
+    if server.agent is None:
+        server.agent = Agent(server)
+    return server.agent
+
+
+def parse(model: type[BaseModel], params: Any) -> Any:
+    """Validate raw params; a mismatch is -32602 naming each field."""
+    try:
+        return model.model_validate({} if params is None else params)
+    except ValidationError as e:
+        problems = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'params'}: {err['msg']}" for err in e.errors())
+        fields = [".".join(map(str, err["loc"])) for err in e.errors()]
+        raise JsonRpcInvalidParams(f"Invalid params: {problems}", data={"fields": fields}) from None
+
+
+def session_of(agent: Agent, session_id: str) -> Session:
+    """The session, or -32602 naming sessionId."""
+    try:
+        return agent.sessions.get(session_id)
+    except UnknownSession:
+        raise JsonRpcInvalidParams(f"Invalid params: sessionId: unknown session {session_id!r}",
+                                   data={"fields": ["sessionId"]}) from None
+
+
+def environment(editor: LspEditor, params: ChatParams) -> Environment:
+    """What the system prompt tells the model about the editor."""
+    roots = editor.roots
+    docs = editor.open_documents()
+    env = Environment(os_name=f"{platform.system()} {platform.release()}", roots=roots,
+                      open_buffers=[(display(roots, d.path) if d.path else d.uri, d.unsaved) for d in docs])
+    context = params.context
+    if context and context.active_uri:
+        active = next((d for d in docs if d.uri == context.active_uri), None)
+        env.active_file = display(roots, active.path) if active and active.path else context.active_uri
+        if active and context.selection:
+            lines = active.text.splitlines()
+            first, last = context.selection.start.line, context.selection.end.line
+            env.selection = (first + 1, last + 1, "\n".join(lines[first:last + 1]))
+    return env
+
+
+def summary(result: ChatResult) -> str:
+    """The progress end message."""
+    meta = result.metadata
+    done = f"{meta.turns_count} turns, {meta.tool_calls_count} tool calls"
+    if result.stop_reason == "error":
+        return "Failed: " + (result.error.message if result.error else "")
+    return {"end_turn": f"Done: {done}", "aborted": f"Stopped: {done}"}.get(result.stop_reason,
+                                                                           f"{result.stop_reason}: {done}")
+
+
+async def agent_chat(ls: AgentServer, params: Any) -> dict:
+    p = parse(ChatParams, params)
+    agent = agent_of(ls)
+    session = session_of(agent, p.session_id) if p.session_id else agent.sessions.start(p.message)
+    try:
+        agent.sessions.reserve(session)
+    except SessionBusy:
+        raise JsonRpcException(code=SESSION_BUSY, message=f"Session {session.id} is busy: a chat is running.")
+    progress: Optional[ChatProgress] = None
+    try:
+        settings: Settings = ls.layers.resolve(
+            {"permission_mode": p.permission_mode, "max_turns": p.max_turns, "model": p.model})
+        editor = agent.editor()
+        request = ChatRequest(message=p.message, settings=settings,
+                              system=system_prompt(environment(editor, p), project_instructions(editor.roots)),
+                              tools=list(tools.ALL), ctx=ToolContext(editor=editor))
+        progress = await ChatProgress.open(ls, p.work_done_token, lambda: agent.sessions.abort(session.id))
+        if progress:
+            agent.progress[session.id] = progress
+        ask = None if ls.agent_caps["confirmTool"] else agent.ask_by_message()
+        result = await agent.sessions.chat(session, request, ask)
+    finally:
+        agent.sessions.release(session)
+        stream = agent.streams.get(session.id)
+        if stream:
+            stream.flush()
+        agent.progress.pop(session.id, None)
+    if progress:
+        progress.end(summary(result))
+    return result.wire()
+
+
+def agent_abort(ls: AgentServer, params: Any) -> dict:
+    agent = agent_of(ls)
+    session = session_of(agent, parse(SessionParams, params).session_id)
+    return AbortResult(aborted=agent.sessions.abort(session.id)).wire()
+
+
+def agent_confirm_tool(ls: AgentServer, params: Any) -> dict:
+    p = parse(ConfirmToolParams, params)
+    agent = agent_of(ls)
+    session_of(agent, p.session_id)
+    try:
+        agent.sessions.confirm(p.session_id, p.tool_call_id, p.decision, p.message)
+    except UnknownToolCall:
+        raise JsonRpcInvalidParams(f"Invalid params: toolCallId: no confirmation is pending for {p.tool_call_id!r}",
+                                   data={"fields": ["toolCallId"]}) from None
+    return ConfirmToolResult().wire()
+
+
+def agent_sessions(ls: AgentServer, params: Any) -> dict:
+    return SessionsResult(sessions=[
+        SessionInfo(session_id=s.id, title=s.title, created_at=s.created_at, updated_at=s.updated_at,
+                    turns_count=s.turns_count) for s in agent_of(ls).sessions.all()]).wire()
+
+
+def agent_history(ls: AgentServer, params: Any) -> dict:
+    session = session_of(agent_of(ls), parse(SessionParams, params).session_id)
+    return HistoryResult(messages=render_history(session.history, tools.BY_NAME)).wire()
+
+
+def agent_delete_session(ls: AgentServer, params: Any) -> dict:
+    agent = agent_of(ls)
+    session = session_of(agent, parse(SessionParams, params).session_id)
+    agent.sessions.delete(session.id)
+    return DeleteSessionResult().wire()

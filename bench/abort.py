@@ -1,0 +1,96 @@
+"""Abort → `agent/chat` answered, in each state a chat can be in: p50 and p99 over N aborts per state.
+
+Run: python bench/abort.py [--runs 50]. One real server over stdio, the real SDK against the fake Messages API,
+a raw LSP client; the clock runs from sending agent/abort to receiving the chat's answer. Goal: p99 ≤ 50 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parents[1]))
+from agent_lsp.demo.client import LspClient  # noqa: E402
+from tests.fakes.messages_api import FakeMessagesAPI  # noqa: E402
+
+EDIT = {"content": [{"type": "tool_use", "name": "edit_file",
+                     "input": {"path": "app.py", "old_string": "hi", "new_string": "hello"}}]}
+STATES = {
+    # state: (fake replies per chat, permissionMode, the update kind / request that says the state is reached)
+    "model streaming": ([{"content": [{"type": "text", "text": "Working"}], "hang": True}], "default", "text_delta"),
+    "confirmation pending": ([EDIT], "default", "confirmation_request"),
+    "command running": ([{"content": [{"type": "tool_use", "name": "run_command",
+                                       "input": {"command": "echo go; sleep 30"}}]}], "bypassPermissions", "output"),
+    "edit awaiting applyEdit": ([EDIT], "acceptEdits", "applyEdit"),
+    "between turns": ([{"content": [{"type": "tool_use", "name": "list_open_buffers", "input": {}}]},
+                       {"content": [{"type": "text", "text": "late"}], "stall": 2}], "default", "turn_start:2"),
+}
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+async def main(runs: int) -> None:
+    api = FakeMessagesAPI().start()
+    root = Path(tempfile.mkdtemp(prefix="agent-lsp-bench-"))
+    (root / "app.py").write_text("print('hi')\n")
+    env = {**os.environ, "ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": api.base_url, "AGENT_LSP_OFFLINE": "1"}
+    client = await LspClient.spawn(sys.executable, "-m", "agent_lsp", env=env, stderr=asyncio.subprocess.DEVNULL)
+    seen: list[str] = []
+    sessions: list[str] = []
+
+    def on_update(params):
+        update = params["update"]
+        sessions.append(params["sessionId"])
+        seen.append("output" if update.get("output") else
+                    f"turn_start:{update['turn']}" if update["kind"] == "turn_start" else update["kind"])
+
+    client.on_notification["agent/update"] = on_update
+    never = asyncio.get_running_loop().create_future()
+
+    async def apply_edit(params):
+        seen.append("applyEdit")
+        return await never  # the editor never answers: only the abort ends the wait
+
+    client.on_request["workspace/applyEdit"] = apply_edit
+    await client.request("initialize", {
+        "processId": os.getpid(), "rootUri": root.as_uri(), "workspaceFolders": [{"uri": root.as_uri(), "name": "b"}],
+        "capabilities": {"workspace": {"applyEdit": True, "workspaceEdit": {"documentChanges": True}},
+                         "experimental": {"agent": {"confirmTool": True}}}})
+    client.notify("initialized", {})
+    print(f"{'state':<26} {'p50 (ms)':>9} {'p99 (ms)':>9} {'max (ms)':>9}   ({runs} aborts each)")
+    for state, (replies, mode, marker) in STATES.items():
+        samples, session = [], None
+        for _ in range(runs):
+            seen.clear()
+            api.add(*replies)
+            params = {"message": "go", "permissionMode": mode, **({"sessionId": session} if session else {})}
+            chat = asyncio.ensure_future(client.request("agent/chat", params))
+            while marker not in seen:
+                await asyncio.sleep(0.002)
+            session = sessions[-1]
+            started = time.perf_counter()
+            abort = asyncio.ensure_future(client.request("agent/abort", {"sessionId": session}))
+            result = await chat
+            samples.append((time.perf_counter() - started) * 1000)
+            await abort
+            assert result["stopReason"] == "aborted", result
+            api.script.clear()
+        print(f"{state:<26} {statistics.median(samples):>9.1f} {percentile(samples, 0.99):>9.1f} "
+              f"{max(samples):>9.1f}")
+    await client.close()
+    api.stop()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=50)
+    asyncio.run(main(parser.parse_args().runs))
