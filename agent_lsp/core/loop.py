@@ -98,10 +98,11 @@ def needs_nudge(text: str) -> bool:
 
 
 async def run_chat(
-    model: Model, user_text: str, state: ChatState, config: ChatConfig, ctx: ToolContext, permit: Permit = allow_all
+    model: Model, message: UserMessage, state: ChatState, config: ChatConfig, ctx: ToolContext,
+    permit: Permit = allow_all,
 ) -> AsyncIterator[AgentUpdate]:
     """Run one user message to completion, yielding updates; `state` records the outcome."""
-    state.history.append(UserMessage(text=user_text))
+    state.history.append(message)
     nudges = 0
     while True:
         if state.turns >= config.max_turns:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -64,6 +64,9 @@ class UserMessage(_Model):
     text: str
     origin: Literal["user", "nudge", "summary_request"] = "user"
     """Who wrote it: the user, or the loop on the user's behalf (hidden from a redrawn history)."""
+    context: Optional[str] = None
+    """What the editor showed when the user wrote it (open buffers, active file, selection): sent to the model
+    with the message, so the system prompt stays the same from chat to chat and the prompt cache holds."""
 
 
 class AssistantMessage(_Model):

@@ -48,9 +48,18 @@ def project_instructions(roots: list[Path]) -> Optional[tuple[str, str]]:
 
 
 def system_prompt(env: Environment, instructions: Optional[tuple[str, str]] = None) -> str:
-    """The whole system prompt."""
+    """The system prompt: only what holds for the whole session, so consecutive requests share their prefix."""
     lines = [BASE, "", "# Environment", f"Operating system: {env.os_name}"]
     lines += [f"Workspace folder: {root}" for root in env.roots] or ["Workspace folder: (none)"]
+    if instructions:
+        name, text = instructions
+        lines += ["", f"# Project instructions ({name})", text.strip()]
+    return "\n".join(lines)
+
+
+def editor_context(env: Environment) -> Optional[str]:
+    """What the editor shows right now, sent along with the user's message."""
+    lines = []
     if env.open_buffers:
         lines.append("Open buffers: " + ", ".join(f"{p} (unsaved)" if dirty else p for p, dirty in env.open_buffers))
     if env.active_file:
@@ -58,7 +67,4 @@ def system_prompt(env: Environment, instructions: Optional[tuple[str, str]] = No
     if env.selection:
         first, last, text = env.selection
         lines.append(f"Selection: lines {first}-{last} of the active file:\n```\n{text[:MAX_SELECTION]}\n```")
-    if instructions:
-        name, text = instructions
-        lines += ["", f"# Project instructions ({name})", text.strip()]
-    return "\n".join(lines)
+    return "\n".join(["<editor-context>", *lines, "</editor-context>"]) if lines else None

@@ -15,7 +15,8 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from agent_lsp import tools
 from agent_lsp.config import Settings
 from agent_lsp.core.events import AgentUpdate
-from agent_lsp.core.prompt import Environment, project_instructions, system_prompt
+from agent_lsp.core.messages import UserMessage
+from agent_lsp.core.prompt import Environment, editor_context, project_instructions, system_prompt
 from agent_lsp.core.tool import ToolContext
 from agent_lsp.lsp.editor import LspEditor
 from agent_lsp.lsp.progress import ChatProgress
@@ -148,8 +149,9 @@ async def agent_chat(ls: AgentServer, params: Any) -> dict:
         settings: Settings = ls.layers.resolve(
             {"permission_mode": p.permission_mode, "max_turns": p.max_turns, "model": p.model})
         editor = agent.editor()
-        request = ChatRequest(message=p.message, settings=settings,
-                              system=system_prompt(environment(editor, p), project_instructions(editor.roots)),
+        env = environment(editor, p)
+        request = ChatRequest(message=UserMessage(text=p.message, context=editor_context(env)), settings=settings,
+                              system=system_prompt(env, project_instructions(editor.roots)),
                               tools=list(tools.ALL), ctx=ToolContext(editor=editor))
         progress = await ChatProgress.open(ls, p.work_done_token, lambda: agent.sessions.abort(session.id))
         if progress:

@@ -97,7 +97,8 @@ def api_messages(history: list[Message]) -> list[dict[str, Any]]:
                 for r in message.results
             ]
         elif isinstance(message, UserMessage):
-            role, blocks = "user", [{"type": "text", "text": message.text}]
+            context = [{"type": "text", "text": message.context}] if message.context else []
+            role, blocks = "user", [*context, {"type": "text", "text": message.text}]
         else:  # pragma: no cover - the union is closed
             continue
         if out and out[-1]["role"] == role:

@@ -64,7 +64,8 @@ def _progress(request: ModelRequest) -> tuple[int, dict[str, str]]:
 
 def _target(request: ModelRequest, results: dict[str, str]) -> Optional[str]:
     """The active file from the environment, else the first open buffer."""
-    active = re.search(r"^Active file: (\S+)", request.system, re.MULTILINE)
+    context = next((m.context for m in reversed(request.messages) if isinstance(m, UserMessage) and m.context), "")
+    active = re.search(r"^Active file: (\S+)", context, re.MULTILINE)
     if active:
         return active.group(1)
     first = re.search(r"^(file://\S+)", results.get("list_open_buffers", ""), re.MULTILINE)

@@ -12,7 +12,7 @@ from typing import Callable, Optional
 from agent_lsp.config import Settings, effective_max_turns
 from agent_lsp.core.events import AgentUpdate, Decision
 from agent_lsp.core.loop import ChatConfig, ChatState, close_aborted, run_chat
-from agent_lsp.core.messages import Message
+from agent_lsp.core.messages import Message, UserMessage
 from agent_lsp.core.ports import Model, ModelError, PermissionRequest
 from agent_lsp.core.tool import Tool, ToolContext
 from agent_lsp.protocol import ChatError, ChatMetadata, ChatResult, ChatUsage
@@ -61,7 +61,7 @@ class Session:
 class ChatRequest:
     """A parsed agent/chat, with what the edge knows about the editor."""
 
-    message: str
+    message: UserMessage
     settings: Settings
     system: str
     tools: list[Tool]

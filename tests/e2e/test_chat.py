@@ -42,8 +42,10 @@ async def test_read_file_sends_the_unsaved_buffer_to_the_model(lsp):
                    "     1\tdef greet(name):\n     2\t    return 'hello ' + name  # unsaved edit"}
     assert shape(updates_of(client)) == ["turn_start", "text_delta", "usage", "tool_call", "tool_call_update:running",
                                          "tool_call_update:completed", "turn_start", "text_delta", "usage"]
-    system = lsp.fake_api.requests[0]["system"]
-    assert "Active file: app.py" in system and "Open buffers: app.py (unsaved)" in system
+    context, message = lsp.fake_api.requests[0]["messages"][0]["content"]
+    assert context == {"type": "text", "text": "<editor-context>\nOpen buffers: app.py (unsaved)\n"
+                                               "Active file: app.py\n</editor-context>"}
+    assert message == {"type": "text", "text": "what does app.py do?"}
 
 
 async def test_progress_begin_report_end_with_a_server_token(lsp):

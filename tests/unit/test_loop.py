@@ -30,7 +30,7 @@ async def run(script: list[dict], editor: FakeEditor, max_turns: int = 10, extra
     model = ScriptedModel(script)
     state = ChatState(history=[])
     config = ChatConfig(system="sys", tools=[*tools.ALL, *extra_tools], max_turns=max_turns)
-    updates = [u async for u in run_chat(model, "hello", state, config, ToolContext(editor=editor))]
+    updates = [u async for u in run_chat(model, UserMessage(text="hello"), state, config, ToolContext(editor=editor))]
     return updates, state, model
 
 

@@ -1,0 +1,158 @@
+"""The session store: an embedded SQLite database (WAL), one per data directory, shared by every server process.
+
+Schema versions only move forward. A database that cannot be read is moved aside and a new one started; one
+written by a newer agent-lsp is left untouched and sessions stay in memory. Either way the server starts and
+says which.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+SCHEMA_VERSION = 1
+MIGRATIONS = {
+    1: """
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY, title TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+            turns_count INTEGER NOT NULL DEFAULT 0, compaction TEXT);
+        CREATE TABLE messages (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE, position INTEGER NOT NULL,
+            body TEXT NOT NULL, PRIMARY KEY (session_id, position));
+        CREATE TABLE tool_calls (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE, tool_call_id TEXT NOT NULL,
+            record TEXT NOT NULL, PRIMARY KEY (session_id, tool_call_id));
+    """,
+}
+
+
+def default_data_dir() -> Path:
+    """$XDG_STATE_HOME/agent-lsp, else ~/.local/state/agent-lsp."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "agent-lsp"
+
+
+@dataclass
+class SessionRow:
+    id: str
+    title: str
+    created_at: str
+    updated_at: str
+    turns_count: int
+    compaction: Optional[list[Any]]
+
+
+class StoreUnavailable(Exception):
+    """The database exists but must not be written (a newer schema)."""
+
+
+class Store:
+    """Sessions, their messages (JSON, in order) and their tool calls' outcomes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=5.0)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db.execute("PRAGMA busy_timeout=5000")
+        self._migrate()
+
+    def _migrate(self) -> None:
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            self._db.close()
+            raise StoreUnavailable(f"schema {version}, newer than this agent-lsp's {SCHEMA_VERSION}")
+        for target in range(version + 1, SCHEMA_VERSION + 1):
+            with self.transaction():
+                self._db.executescript(MIGRATIONS[target])
+                self._db.execute(f"PRAGMA user_version={target}")
+
+    def transaction(self):
+        """`with store.transaction():` — one atomic write."""
+        return _Transaction(self._db)
+
+    def sessions(self) -> list[SessionRow]:
+        """Every session, newest first."""
+        rows = self._db.execute("SELECT id, title, created_at, updated_at, turns_count, compaction FROM sessions "
+                                "ORDER BY updated_at DESC, rowid DESC").fetchall()
+        return [_row(r) for r in rows]
+
+    def session(self, session_id: str) -> Optional[SessionRow]:
+        row = self._db.execute("SELECT id, title, created_at, updated_at, turns_count, compaction FROM sessions "
+                               "WHERE id = ?", (session_id,)).fetchone()
+        return _row(row) if row else None
+
+    def messages(self, session_id: str) -> list[str]:
+        """The session's messages as stored (JSON), oldest first."""
+        rows = self._db.execute("SELECT body FROM messages WHERE session_id = ? ORDER BY position", (session_id,))
+        return [r[0] for r in rows]
+
+    def tool_calls(self, session_id: str) -> dict[str, dict[str, Any]]:
+        rows = self._db.execute("SELECT tool_call_id, record FROM tool_calls WHERE session_id = ?", (session_id,))
+        return {r[0]: json.loads(r[1]) for r in rows}
+
+    def create(self, row: SessionRow) -> None:
+        self._db.execute("INSERT INTO sessions (id, title, created_at, updated_at, turns_count) VALUES (?,?,?,?,?)",
+                         (row.id, row.title, row.created_at, row.updated_at, row.turns_count))
+
+    def save(self, row: SessionRow, first_position: int, bodies: list[str], tool_calls: dict[str, dict]) -> None:
+        """Append messages from `first_position` and update the session, in one transaction."""
+        with self.transaction():
+            self._db.execute("UPDATE sessions SET title=?, updated_at=?, turns_count=?, compaction=? WHERE id=?",
+                             (row.title, row.updated_at, row.turns_count,
+                              json.dumps(row.compaction) if row.compaction else None, row.id))
+            self._db.executemany("INSERT OR REPLACE INTO messages (session_id, position, body) VALUES (?,?,?)",
+                                 [(row.id, first_position + i, b) for i, b in enumerate(bodies)])
+            self._db.executemany("INSERT OR REPLACE INTO tool_calls (session_id, tool_call_id, record) VALUES (?,?,?)",
+                                 [(row.id, k, json.dumps(v)) for k, v in tool_calls.items()])
+
+    def delete(self, session_id: str) -> None:
+        self._db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __enter__(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind, value, traceback) -> None:
+        self._db.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+def _row(r: tuple) -> SessionRow:
+    return SessionRow(id=r[0], title=r[1], created_at=r[2], updated_at=r[3], turns_count=r[4],
+                      compaction=json.loads(r[5]) if r[5] else None)
+
+
+def open_store(data_dir: Path) -> tuple[Optional[Store], Optional[str]]:
+    """The store under `data_dir`, and a warning for the user when it could not be used as it was."""
+    path = data_dir / "sessions.db"
+    try:
+        return Store(path), None
+    except StoreUnavailable as e:
+        return None, (f"agent-lsp: the session store {path} was written by a newer agent-lsp ({e}); it is left "
+                      "untouched, and sessions are kept in memory only until agent-lsp is updated.")
+    except sqlite3.DatabaseError as e:
+        aside = path.with_name(f"sessions.db.unreadable-{time.strftime('%Y%m%d-%H%M%S')}")
+        for suffix in ("", "-wal", "-shm"):
+            if Path(f"{path}{suffix}").exists():
+                os.replace(f"{path}{suffix}", f"{aside}{suffix}")
+        try:
+            store = Store(path)
+        except sqlite3.Error as again:
+            return None, f"agent-lsp: the session store {path} cannot be used ({again}); sessions stay in memory."
+        return store, (f"agent-lsp: the session store {path} could not be read ({e}); it was moved aside to "
+                       f"{aside} and a new one started.")
+    except OSError as e:
+        return None, f"agent-lsp: the session store {path} cannot be opened ({e}); sessions stay in memory."
