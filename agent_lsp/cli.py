@@ -24,7 +24,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="TCP host (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=2087, help="TCP port (default 2087)")
     p.add_argument("--model", help='model name; "demo" for the offline demo model, "script:FILE" for a scripted one')
-    p.add_argument("--data-dir", type=Path, help="where sessions are stored")
+    p.add_argument("--data-dir", type=Path, help="where sessions are stored (default $XDG_STATE_HOME/agent-lsp)")
     p.add_argument("--log-file", type=Path, help="write logs to this file (never to stdout: it is the wire)")
     p.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     return p
@@ -38,10 +38,10 @@ def main(argv: Optional[list[str]] = None) -> None:
         sys.exit(demo())
     target = {"filename": args.log_file} if args.log_file else {"stream": sys.stderr}
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", **target)
-    from agent_lsp.config import environment_layer
+    from agent_lsp.config import default_data_dir, environment_layer
     from agent_lsp.lsp.server import create_server
 
-    server = create_server(environment_layer(args.model))
+    server = create_server(environment_layer(args.model), args.data_dir or default_data_dir())
     if args.tcp:
         server.start_tcp(args.host, args.port)
     else:

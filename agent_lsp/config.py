@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Literal, Mapping, Optional, Union
 
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
@@ -26,6 +27,10 @@ class Settings:
     permission_mode: str = "default"
     thinking: Thinking = None
     max_tokens: int = 8192
+    context_window: int = 200_000
+    """The model's context window in tokens."""
+    compact_threshold: float = 0.8
+    """Compact the conversation when a request would pass this share of the context window."""
 
 
 def _text(value: Any) -> str:
@@ -52,6 +57,12 @@ def _int(low: int, high: int):
     return check
 
 
+def _share(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.05 <= value <= 1:
+        raise ValueError("must be a number from 0.05 to 1")
+    return float(value)
+
+
 def _thinking(value: Any) -> Thinking:
     if value is False or value is None:
         return None
@@ -71,6 +82,8 @@ FIELDS = {
     "permissionMode": ("permission_mode", _choice(PERMISSION_MODES)),
     "thinking": ("thinking", _thinking),
     "maxTokens": ("max_tokens", _int(1, 1_000_000)),
+    "contextWindow": ("context_window", _int(1_000, 10_000_000)),
+    "compactThreshold": ("compact_threshold", _share),
 }
 
 
@@ -122,6 +135,12 @@ def environment_layer(cli_model: Optional[str] = None, env: Mapping[str, str] = 
         layer["model"] = cli_model
     return layer
 
+
+
+def default_data_dir(env: Mapping[str, str] = os.environ) -> Path:
+    """Where sessions are stored by default: $XDG_STATE_HOME/agent-lsp, else ~/.local/state/agent-lsp."""
+    base = env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "agent-lsp"
 
 
 def effective_max_turns(value: int) -> int:

@@ -9,6 +9,7 @@ from typing import AsyncIterator, Awaitable, Callable, Optional
 
 from pydantic import ValidationError
 
+from agent_lsp.core.compaction import SUMMARY_SYSTEM, KEEP_SHARE, cut_point, size, transcript, view
 from agent_lsp.core.events import AgentUpdate, Notice, TextDelta, ThinkingDelta, ToolCall, ToolCallUpdate, TurnStart, Usage
 from agent_lsp.core.messages import (
     AssistantMessage,
@@ -67,6 +68,9 @@ class ChatConfig:
     max_turns: int
     max_tokens: int = 8192
     thinking: int | str | None = None
+    context_window: int = 200_000
+    compact_threshold: float = 0.8
+    """Compact when a request would pass this share of the context window."""
 
 
 @dataclass
@@ -87,6 +91,8 @@ class ChatState:
     """Tool calls announced without a terminal status, id -> name."""
     results: dict[str, ToolResult] = field(default_factory=dict)
     """Results of the current turn's calls whose terminal status was sent."""
+    compaction: Optional[tuple[int, str]] = None
+    """(cut, summary): the model is sent the summary, then history[cut:]."""
 
 
 def needs_nudge(text: str) -> bool:
@@ -153,9 +159,12 @@ async def _call_model(
     model: Model, state: ChatState, config: ChatConfig, tool_choice: str = "auto"
 ) -> AsyncIterator[AgentUpdate | ModelReply]:
     """Stream one model call; append its reply to the history and yield it last, or record the failure."""
+    if tool_choice == "auto":
+        async for update in _compact_if_needed(model, state, config):
+            yield update
     request = ModelRequest(
         system=config.system,
-        messages=list(state.history),
+        messages=view(state.history, state.compaction),
         tools=[t.spec() for t in config.tools],
         tool_choice=tool_choice,
         max_tokens=config.max_tokens,
@@ -176,6 +185,9 @@ async def _call_model(
             raise ModelError("llm_error", "The model stream ended without a reply.")
     except ModelError as e:
         commit_partial(state)
+        if e.type == "context_overflow":
+            e = ModelError(e.type, f"{e.message} Start a new session, or lower the compactThreshold setting so that "
+                                   "agent-lsp compacts the conversation sooner.")
         state.stop_reason, state.error = "error", e
         return
     state.usage = state.usage.plus(reply.usage)
@@ -189,6 +201,34 @@ async def _call_model(
     else:
         state.final_message = ""
     yield ModelReply(parts=parts, stop_reason=reply.stop_reason, usage=reply.usage)
+
+
+async def _compact_if_needed(model: Model, state: ChatState, config: ChatConfig) -> AsyncIterator[AgentUpdate]:
+    """Summarise the older turns with one model call when the next request would pass the threshold."""
+    threshold_chars = int(config.context_window * config.compact_threshold * 4)
+    sent = view(state.history, state.compaction)
+    if len(config.system) + size(sent) <= threshold_chars:
+        return
+    after = state.compaction[0] if state.compaction else 0
+    cut = cut_point(state.history, after, int(threshold_chars * KEEP_SHARE))
+    if cut is None:
+        return  # nothing older than the current message: the request goes as it is
+    older = view(state.history[:cut], state.compaction) if state.compaction else state.history[:cut]
+    request = ModelRequest(system=SUMMARY_SYSTEM, messages=[UserMessage(text=transcript(older))], tools=[],
+                           max_tokens=config.max_tokens)
+    summary, usage = "", None
+    try:
+        async for event in model.stream(request):
+            if isinstance(event, ModelReply):
+                summary, usage = "".join(p.text for p in event.parts if isinstance(p, TextPart)), event.usage
+    except ModelError as e:
+        yield Notice(level="warning", message=f"Compacting the conversation failed ({e.message}); going on without.")
+        return
+    if usage:
+        state.usage = state.usage.plus(usage)
+    state.compaction = (cut, summary.strip() or "(no summary)")
+    yield Notice(message=f"Compacted the conversation: {len(older)} earlier messages were summarised to stay within "
+                         "the model's context window; the full transcript is kept.")
 
 
 def _answer_all(state: ChatState, why: str) -> None:

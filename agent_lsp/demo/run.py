@@ -71,7 +71,8 @@ async def demo(out: TextIO = sys.stdout) -> int:
         target = root / "inventory.py"
         printer = Printer(out)
         env = {**os.environ, "AGENT_LSP_OFFLINE": "1"}
-        client = await LspClient.spawn(sys.executable, "-m", "agent_lsp", "--model", "demo", env=env)
+        client = await LspClient.spawn(sys.executable, "-m", "agent_lsp", "--model", "demo",
+                                       "--data-dir", str(Path(tmp) / "state"), env=env)
         client.on_notification["agent/update"] = printer.update
         client.on_notification["$/progress"] = printer.progress
         client.on_notification["window/showMessage"] = lambda p: printer.line(f"message  │ {p['message']}")

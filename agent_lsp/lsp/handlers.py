@@ -38,6 +38,7 @@ from agent_lsp.protocol import (
 )
 from agent_lsp.sessions.history import render_history
 from agent_lsp.sessions.permissions import Ask
+from agent_lsp.sessions.store import open_store
 from agent_lsp.sessions.runtime import ChatRequest, Session, SessionBusy, Sessions, UnknownSession, UnknownToolCall
 from agent_lsp.tools.paths import display
 
@@ -50,7 +51,11 @@ class Agent:
 
     def __init__(self, server: AgentServer) -> None:
         self.server = server
-        self.sessions = Sessions(build_model, self.emit)
+        store = None
+        if server.data_dir is not None:
+            store, warning = open_store(server.data_dir)
+            server.warn([warning] if warning else [])
+        self.sessions = Sessions(build_model, self.emit, store)
         self.streams: dict[str, UpdateStream] = {}
         self.progress: dict[str, ChatProgress] = {}
 
@@ -195,7 +200,7 @@ def agent_sessions(ls: AgentServer, params: Any) -> dict:
 
 def agent_history(ls: AgentServer, params: Any) -> dict:
     session = session_of(agent_of(ls), parse(SessionParams, params).session_id)
-    return HistoryResult(messages=render_history(session.history, tools.BY_NAME)).wire()
+    return HistoryResult(messages=render_history(session.history, tools.BY_NAME, session.tool_calls)).wire()
 
 
 def agent_delete_session(ls: AgentServer, params: Any) -> dict:

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from pathlib import Path
+from typing import Any, Optional
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -47,8 +48,10 @@ class AgentProtocol(LanguageServerProtocol):
 class AgentServer(LanguageServer):
     """The agent-lsp server: its settings layers, the client's agent capabilities, and the agent state."""
 
-    def __init__(self, launch_settings: dict[str, Any]) -> None:
+    def __init__(self, launch_settings: dict[str, Any], data_dir: Optional[Path]) -> None:
         super().__init__("agent-lsp", __version__, protocol_cls=AgentProtocol, converter_factory=_dict_converter)
+        self.data_dir = data_dir
+        """Where the session store lives; None keeps sessions in memory."""
         layer, self.pending_warnings = clean(launch_settings, "the environment")
         self.layers = Layers(environment=layer)
         self.agent_caps = {"confirmTool": False, "diagnostics": False}
@@ -67,9 +70,9 @@ def _handlers():
     return handlers
 
 
-def create_server(launch_settings: dict[str, Any] | None = None) -> AgentServer:
+def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Optional[Path] = None) -> AgentServer:
     """The server with every handler registered."""
-    server = AgentServer(launch_settings or {})
+    server = AgentServer(launch_settings or {}, data_dir)
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: AgentServer, params: types.InitializeParams) -> None:

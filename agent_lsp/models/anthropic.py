@@ -21,6 +21,7 @@ from agent_lsp.core.messages import (
 )
 from agent_lsp.core.ports import ModelError, ModelEvent, ModelReply, ModelRequest, TextChunk, ThinkingChunk
 
+EPHEMERAL = {"type": "ephemeral"}
 _OVERFLOW_HINTS = ("prompt is too long", "context window", "too many tokens", "context_length")
 
 
@@ -66,11 +67,15 @@ class AnthropicModel:
 
 def api_request(model: str, request: ModelRequest) -> dict[str, Any]:
     """The keyword arguments of `messages.stream` for a request."""
+    messages = api_messages(request.messages)
+    # Prompt caching: one breakpoint after the system prompt (it covers the tools, which come first) and one on
+    # the last block, so the next request of the session, which only appends, reads this one's prefix from cache.
+    messages[-1]["content"][-1] = {**messages[-1]["content"][-1], "cache_control": EPHEMERAL}
     kwargs: dict[str, Any] = {
         "model": model,
         "max_tokens": request.max_tokens,
-        "system": request.system,
-        "messages": api_messages(request.messages),
+        "system": [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}],
+        "messages": messages,
     }
     if request.tools:
         kwargs["tools"] = [

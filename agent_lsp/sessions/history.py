@@ -7,8 +7,11 @@ from agent_lsp.core.tool import Tool
 from agent_lsp.protocol import HistoryMessage, HistoryToolCall
 
 
-def render_history(history: list[Message], tools: dict[str, Tool]) -> list[HistoryMessage]:
-    """The panel's view of a transcript; messages the loop wrote on the user's behalf are left out."""
+def render_history(history: list[Message], tools: dict[str, Tool], records: dict[str, dict]) -> list[HistoryMessage]:
+    """The panel's view of a transcript; messages the loop wrote on the user's behalf are left out.
+
+    `records` are the tool calls as their updates described them (title, status, diff…); a call without one is
+    described from its tool and result."""
     results = {r.tool_use_id: r for m in history if isinstance(m, ToolResultsMessage) for r in m.results}
     out: list[HistoryMessage] = []
     for message in history:
@@ -17,6 +20,9 @@ def render_history(history: list[Message], tools: dict[str, Tool]) -> list[Histo
         elif isinstance(message, AssistantMessage):
             calls = []
             for use in message.tool_uses:
+                if use.id in records:
+                    calls.append(HistoryToolCall.model_validate(records[use.id]))
+                    continue
                 tool, result = tools.get(use.name), results.get(use.id)
                 calls.append(HistoryToolCall(
                     tool_call_id=use.id, name=use.name, title=_title(tool, use.input) or use.name,

@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import sqlite3
 import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Callable, Optional
 
+from pydantic import TypeAdapter
+
 from agent_lsp.config import Settings, effective_max_turns
-from agent_lsp.core.events import AgentUpdate, Decision
+from agent_lsp.core.events import AgentUpdate, Decision, ToolCall, ToolCallUpdate
 from agent_lsp.core.loop import ChatConfig, ChatState, close_aborted, run_chat
 from agent_lsp.core.messages import Message, UserMessage
 from agent_lsp.core.ports import Model, ModelError, PermissionRequest
 from agent_lsp.core.tool import Tool, ToolContext
 from agent_lsp.protocol import ChatError, ChatMetadata, ChatResult, ChatUsage
 from agent_lsp.sessions.permissions import Ask, Grants, make_permit, offered
+from agent_lsp.sessions.store import SessionRow, Store
+
+log = logging.getLogger(__name__)
+_MESSAGE: TypeAdapter = TypeAdapter(Message)
 
 
 class UnknownSession(KeyError):
@@ -51,6 +59,16 @@ class Session:
     grants: Grants = field(default_factory=Grants)
     pending: dict[str, asyncio.Future] = field(default_factory=dict)
     """Confirmations awaiting agent/confirmTool, by toolCallId."""
+    compaction: Optional[tuple[int, str]] = None
+    """(cut, summary) when older turns are sent to the model as a summary."""
+    tool_calls: dict[str, dict] = field(default_factory=dict)
+    """How each tool call went, as the updates said (for agent/history), by toolCallId."""
+    saved: int = 0
+    """How many messages of `history` the store has."""
+
+    def row(self) -> SessionRow:
+        return SessionRow(id=self.id, title=self.title, created_at=self.created_at, updated_at=self.updated_at,
+                          turns_count=self.turns_count, compaction=list(self.compaction) if self.compaction else None)
 
     def next_seq(self) -> int:
         self.seq += 1
@@ -73,35 +91,64 @@ BuildModel = Callable[[Settings], Model]
 
 
 class Sessions:
-    """Every session of this server process."""
+    """Every session: those this process runs, and those the store keeps (any process's, any day's)."""
 
-    def __init__(self, build_model: BuildModel, emit: Emit) -> None:
+    def __init__(self, build_model: BuildModel, emit: Emit, store: Optional[Store] = None) -> None:
         self._build_model = build_model
         self._emit = emit
+        self._store = store
         self._sessions: dict[str, Session] = {}
 
     def get(self, session_id: str) -> Session:
-        """The session, or UnknownSession."""
-        try:
+        """The session (loaded from the store when this process has not seen it yet), or UnknownSession."""
+        if session_id in self._sessions:
             return self._sessions[session_id]
-        except KeyError:
-            raise UnknownSession(session_id) from None
+        row = self._store.session(session_id) if self._store else None
+        if row is None:
+            raise UnknownSession(session_id)
+        history = [_MESSAGE.validate_json(body) for body in self._store.messages(session_id)]
+        session = Session(id=row.id, title=row.title, created_at=row.created_at, updated_at=row.updated_at,
+                          turns_count=row.turns_count, history=history, saved=len(history),
+                          compaction=tuple(row.compaction) if row.compaction else None,
+                          tool_calls=self._store.tool_calls(session_id))
+        self._sessions[session_id] = session
+        return session
 
     def start(self, title: str) -> Session:
         """A new session titled by its first message."""
         session = Session(id=f"s-{uuid.uuid4().hex[:12]}", title=" ".join(title.split())[:120])
         self._sessions[session.id] = session
+        if self._store:
+            self._write(lambda: self._store.create(session.row()))
         return session
 
-    def all(self) -> list[Session]:
+    def all(self) -> list[SessionRow]:
         """Every session, newest first."""
-        return sorted(self._sessions.values(), key=lambda s: s.updated_at, reverse=True)
+        rows = {r.id: r for r in (self._store.sessions() if self._store else [])}
+        rows.update({s.id: s.row() for s in self._sessions.values() if s.id not in rows or s.busy})
+        return sorted(rows.values(), key=lambda r: r.updated_at, reverse=True)
 
     def delete(self, session_id: str) -> None:
         session = self.get(session_id)
         if session.task:
             session.task.cancel()
         del self._sessions[session_id]
+        if self._store:
+            self._write(lambda: self._store.delete(session_id))
+
+    def _save(self, session: Session) -> None:
+        """Commit what the chat appended, before it answers."""
+        if not self._store:
+            return
+        bodies = [_MESSAGE.dump_json(m).decode() for m in session.history[session.saved:]]
+        self._write(lambda: self._store.save(session.row(), session.saved, bodies, session.tool_calls))
+        session.saved = len(session.history)
+
+    def _write(self, action: Callable[[], None]) -> None:
+        try:
+            action()
+        except sqlite3.Error as e:  # the chat's answer matters more than its record: log and go on
+            log.error("the session store could not be written: %r", e)
 
     def reserve(self, session: Session) -> None:
         """Mark the session as running a chat; SessionBusy when it already is."""
@@ -160,12 +207,15 @@ class Sessions:
             max_turns=effective_max_turns(settings.max_turns),
             max_tokens=settings.max_tokens,
             thinking=settings.thinking,
+            context_window=settings.context_window,
+            compact_threshold=settings.compact_threshold,
         )
+        state.compaction = session.compaction
         permit = make_permit(mode, session.grants, ask or self.asker(session))
 
         async def drive() -> None:
             async for update in run_chat(model, request.message, state, config, request.ctx, permit):
-                self._emit(session, update)
+                self._publish(session, update)
 
         task = asyncio.create_task(drive())
         session.task = task
@@ -179,17 +229,27 @@ class Sessions:
             session.task = None
             for future in session.pending.values():
                 future.cancel()
-        if task.cancelled():
+        if task.cancelled() or task.exception() is not None:
             for update in close_aborted(state):
-                self._emit(session, update)
-        elif task.exception() is not None:
-            for update in close_aborted(state):
-                self._emit(session, update)
-            error = task.exception()
-            state.stop_reason, state.error = "error", ModelError("tool_error", f"internal error: {error!r}")
+                self._publish(session, update)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("chat failed", exc_info=task.exception())
+            state.stop_reason = "error"
+            state.error = ModelError("tool_error", f"internal error: {task.exception()!r}")
         session.turns_count += state.turns
         session.updated_at = _now()
+        session.compaction = state.compaction
+        self._save(session)
         return _result(session, state, state.stop_reason or "end_turn", started)
+
+    def _publish(self, session: Session, update: AgentUpdate) -> None:
+        """Send an update, and remember how tool calls went for agent/history."""
+        if isinstance(update, ToolCall):
+            session.tool_calls[update.tool_call_id] = {**update.wire(), "status": "running"}
+        elif isinstance(update, ToolCallUpdate) and update.tool_call_id in session.tool_calls:
+            record = session.tool_calls[update.tool_call_id]
+            record.update({k: v for k, v in update.wire().items() if k in ("status", "output", "error", "diff")})
+        self._emit(session, update)
 
 
 def _result(session: Session, state: ChatState, stop_reason: str, started: float) -> ChatResult:

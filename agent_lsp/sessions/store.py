@@ -31,12 +31,6 @@ MIGRATIONS = {
 }
 
 
-def default_data_dir() -> Path:
-    """$XDG_STATE_HOME/agent-lsp, else ~/.local/state/agent-lsp."""
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(base) / "agent-lsp"
-
-
 @dataclass
 class SessionRow:
     id: str
@@ -68,10 +62,8 @@ class Store:
         if version > SCHEMA_VERSION:
             self._db.close()
             raise StoreUnavailable(f"schema {version}, newer than this agent-lsp's {SCHEMA_VERSION}")
-        for target in range(version + 1, SCHEMA_VERSION + 1):
-            with self.transaction():
-                self._db.executescript(MIGRATIONS[target])
-                self._db.execute(f"PRAGMA user_version={target}")
+        for target in range(version + 1, SCHEMA_VERSION + 1):  # each step atomic: a crash leaves a whole version
+            self._db.executescript(f"BEGIN IMMEDIATE; {MIGRATIONS[target]}; PRAGMA user_version={target}; COMMIT;")
 
     def transaction(self):
         """`with store.transaction():` — one atomic write."""

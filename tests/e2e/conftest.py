@@ -86,6 +86,16 @@ def apply_to_buffers(client: LanguageClient, edit: types.WorkspaceEdit) -> None:
             content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
 
 
+def sent(fake_api: FakeMessagesAPI, index: int) -> list[dict]:
+    """The messages of request `index` as the model read them (prompt-cache markers left out)."""
+    def strip(value):
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k != "cache_control"}
+        return [strip(v) for v in value] if isinstance(value, list) else value
+
+    return strip(fake_api.requests[index]["messages"])
+
+
 def server_env(base_url: Optional[str], key: bool = True, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AGENT_LSP_"))}
     env["AGENT_LSP_OFFLINE"] = "1"
@@ -132,12 +142,14 @@ class Harness:
     def __init__(self, fake_api: FakeMessagesAPI, workspace: Path) -> None:
         self.fake_api = fake_api
         self.workspace = workspace
+        self.data_dir = workspace.parent / "state"
         self.clients: list[LanguageClient] = []
 
     async def start(self, *args: str, agent: Optional[dict] = None, progress: bool = False,
                     init_options: Any = None, env: Optional[dict[str, str]] = None,
                     capabilities: Optional[types.ClientCapabilities] = None) -> LanguageClient:
-        config = ClientServerConfig(server_command=[*SERVER, *args], client_factory=make_client,
+        config = ClientServerConfig(server_command=[*SERVER, "--data-dir", str(self.data_dir), *args],
+                                    client_factory=make_client,
                                     server_env=env or server_env(self.fake_api.base_url,
                                                                  AGENT_LSP_CLIENT_TIMEOUT="1.5"))
         client = await config.start()
@@ -153,10 +165,15 @@ class Harness:
             workspace_folders=[types.WorkspaceFolder(uri=self.workspace.as_uri(), name="ws")]))
         return client
 
+    async def stop_client(self, client: LanguageClient) -> None:
+        """Shut one server down the way an editor does (shutdown, exit)."""
+        self.clients.remove(client)
+        await client.shutdown_session()
+        await client.stop()
+
     async def stop(self) -> None:
-        for client in self.clients:
-            await client.shutdown_session()
-            await client.stop()
+        for client in list(self.clients):
+            await self.stop_client(client)
 
 
 @pytest_asyncio.fixture

@@ -10,7 +10,7 @@ import pytest
 
 from lsprotocol import types
 
-from tests.e2e.conftest import chat, shape, text, until, updates_of
+from tests.e2e.conftest import sent, chat, shape, text, until, updates_of
 
 HANGING = dict(text("Working on it"), hang=True)
 
@@ -25,7 +25,7 @@ async def assert_session_usable(lsp, client, session_id):
     lsp.fake_api.add(text("Back again."))
     result = await chat(client, "continue", sessionId=session_id)
     assert result["finalMessage"] == "Back again."
-    messages = lsp.fake_api.requests[-1]["messages"]
+    messages = sent(lsp.fake_api, -1)
     assert messages == [
         {"role": "user", "content": [{"type": "text", "text": "go"}]},
         {"role": "assistant", "content": [{"type": "text", "text": "Working on it"}]},
@@ -111,8 +111,9 @@ async def next_chat_sees(lsp, client, session_id, expected_tail):
     lsp.fake_api.add(text("Continuing."))
     result = await chat(client, "continue", sessionId=session_id)
     assert result["stopReason"] == "end_turn"
-    last = lsp.fake_api.requests[-1]["messages"][-1]
-    assert last == {"role": "user", "content": [*expected_tail, {"type": "text", "text": "continue"}]}
+    last = sent(lsp.fake_api, -1)[-1]
+    content = [b for b in last["content"] if not b.get("text", "").startswith("<editor-context>")]
+    assert last["role"] == "user" and content == [*expected_tail, {"type": "text", "text": "continue"}]
 
 
 async def test_abort_while_a_confirmation_is_pending(lsp):

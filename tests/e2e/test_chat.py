@@ -6,7 +6,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from tests.e2e.conftest import chat, open_doc, server_env, shape, text, tool_use, updates_of
+from tests.e2e.conftest import sent, chat, open_doc, server_env, shape, text, tool_use, updates_of
 
 
 async def test_text_deltas_concatenate_to_final_message_and_seq_has_no_gaps(lsp):
@@ -25,7 +25,7 @@ async def test_text_deltas_concatenate_to_final_message_and_seq_has_no_gaps(lsp)
     assert first["metadata"]["usage"] == {"inputTokens": 10, "outputTokens": 5, "cacheReadInputTokens": 0,
                                           "cacheCreationInputTokens": 0}
     # the second chat continued the session: the model saw the first exchange
-    assert [m["role"] for m in lsp.fake_api.requests[1]["messages"]] == ["user", "assistant", "user"]
+    assert [m["role"] for m in sent(lsp.fake_api, 1)] == ["user", "assistant", "user"]
 
 
 async def test_read_file_sends_the_unsaved_buffer_to_the_model(lsp):
@@ -35,14 +35,14 @@ async def test_read_file_sends_the_unsaved_buffer_to_the_model(lsp):
     open_doc(client, path, "def greet(name):\n    return 'hello ' + name  # unsaved edit\n")
     result = await chat(client, "what does app.py do?", context={"activeUri": path.as_uri()})
     assert result["stopReason"] == "end_turn" and result["finalMessage"] == "It greets."
-    tool_result = lsp.fake_api.requests[1]["messages"][2]["content"][0]
+    tool_result = sent(lsp.fake_api, 1)[2]["content"][0]
     assert tool_result == {
         "type": "tool_result", "tool_use_id": "toolu_r1",
         "content": "app.py (2 lines, open in the editor with unsaved changes)\n"
                    "     1\tdef greet(name):\n     2\t    return 'hello ' + name  # unsaved edit"}
     assert shape(updates_of(client)) == ["turn_start", "text_delta", "usage", "tool_call", "tool_call_update:running",
                                          "tool_call_update:completed", "turn_start", "text_delta", "usage"]
-    context, message = lsp.fake_api.requests[0]["messages"][0]["content"]
+    context, message = sent(lsp.fake_api, 0)[0]["content"]
     assert context == {"type": "text", "text": "<editor-context>\nOpen buffers: app.py (unsaved)\n"
                                                "Active file: app.py\n</editor-context>"}
     assert message == {"type": "text", "text": "what does app.py do?"}
@@ -93,7 +93,7 @@ async def test_a_stream_cut_before_message_delta_is_an_llm_error_and_the_session
     assert "stop reason" in result["error"]["message"]
     again = await chat(client, "retry", sessionId=result["sessionId"])
     assert again["finalMessage"] == "Fine now."
-    assert [m["role"] for m in lsp.fake_api.requests[1]["messages"]] == ["user", "assistant", "user"]
+    assert [m["role"] for m in sent(lsp.fake_api, 1)] == ["user", "assistant", "user"]
 
 
 async def test_an_error_status_is_an_llm_error_result_with_the_sdk_message(lsp):

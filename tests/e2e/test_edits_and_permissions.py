@@ -8,7 +8,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from tests.e2e.conftest import chat, confirm, open_doc, shape, text, tool_use, until, updates_of, waiting_for_confirmation
+from tests.e2e.conftest import sent, chat, confirm, open_doc, shape, text, tool_use, until, updates_of, waiting_for_confirmation
 
 SOURCE = "def greet(name):\n    return 'hi ' + name\n"
 EDIT = tool_use("edit_file", {"path": "app.py", "old_string": "'hi '", "new_string": "'hello '"}, id="toolu_e1")
@@ -18,7 +18,7 @@ DIFF = ("--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n def greet(name):\n-    re
 
 def result_of(fake_api, request: int, index: int = 0) -> dict:
     """The tool_result block the model received in request number `request`."""
-    return [b for b in fake_api.requests[request]["messages"][-1]["content"] if b["type"] == "tool_result"][index]
+    return [b for b in sent(fake_api, request)[-1]["content"] if b["type"] == "tool_result"][index]
 
 
 async def test_default_mode_asks_and_allow_once_edits_the_buffer(lsp):
