@@ -168,3 +168,32 @@ async def test_max_turns_zero_disables_the_chat(lsp):
     result = await chat(client, maxTurns=0)
     assert (result["stopReason"], result["finalMessage"], result["metadata"]["turnsCount"]) == ("disabled", "", 0)
     assert lsp.fake_api.requests == [] and client.updates == []
+
+
+async def test_thinking_streams_and_goes_back_unchanged_with_its_signature(lsp):
+    thinking = {"type": "thinking", "thinking": "The user wants the buffers.", "signature": "EqQBsig=="}
+    lsp.fake_api.add({"content": [thinking, {"type": "tool_use", "id": "toolu_t1", "name": "list_open_buffers",
+                                             "input": {}}]}, text("None open."))
+    client = await lsp.start(init_options={"thinking": {"budgetTokens": 2048}, "maxTokens": 4096})
+    await chat(client)
+    assert lsp.fake_api.requests[0]["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert lsp.fake_api.requests[0]["max_tokens"] == 4096
+    assert shape(updates_of(client))[:3] == ["turn_start", "thinking_delta", "usage"]
+    assert updates_of(client)[1] == {"kind": "thinking_delta", "text": "The user wants the buffers."}
+    assert sent(lsp.fake_api, 1)[1] == {"role": "assistant", "content": [
+        thinking, {"type": "tool_use", "id": "toolu_t1", "name": "list_open_buffers", "input": {}}]}
+
+
+async def test_max_tokens_answers_a_half_written_tool_call_as_an_error(lsp):
+    cut = {"content": [{"type": "text", "text": "Writing"}, {"type": "tool_use", "id": "toolu_m1",
+                                                             "name": "write_file", "input": {}}],
+           "stop_reason": "max_tokens"}
+    lsp.fake_api.add(cut, text("Shorter now."))
+    client = await lsp.start()
+    result = await chat(client)
+    assert (result["stopReason"], result["finalMessage"]) == ("max_tokens", "Writing")
+    assert "tool_call" not in [u["kind"] for u in updates_of(client)]
+    await chat(client, "go on", sessionId=result["sessionId"])
+    assert sent(lsp.fake_api, 1)[2]["content"][0] == {
+        "type": "tool_result", "tool_use_id": "toolu_m1", "is_error": True,
+        "content": "The reply was cut at max_tokens before this tool call was complete; it was not run."}
