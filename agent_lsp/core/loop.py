@@ -9,8 +9,17 @@ from typing import AsyncIterator, Awaitable, Callable, Optional
 
 from pydantic import ValidationError
 
-from agent_lsp.core.compaction import SUMMARY_SYSTEM, KEEP_SHARE, cut_point, size, transcript, view
-from agent_lsp.core.events import AgentUpdate, Notice, TextDelta, ThinkingDelta, ToolCall, ToolCallUpdate, TurnStart, Usage
+from agent_lsp.core.compaction import KEEP_SHARE, SUMMARY_SYSTEM, cut_point, size, transcript, view
+from agent_lsp.core.events import (
+    AgentUpdate,
+    Notice,
+    TextDelta,
+    ThinkingDelta,
+    ToolCall,
+    ToolCallUpdate,
+    TurnStart,
+    Usage,
+)
 from agent_lsp.core.messages import (
     AssistantMessage,
     Message,

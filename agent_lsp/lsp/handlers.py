@@ -38,8 +38,15 @@ from agent_lsp.protocol import (
 )
 from agent_lsp.sessions.history import render_history
 from agent_lsp.sessions.permissions import Ask
+from agent_lsp.sessions.runtime import (
+    ChatRequest,
+    Session,
+    SessionBusy,
+    Sessions,
+    UnknownSession,
+    UnknownToolCall,
+)
 from agent_lsp.sessions.store import open_store
-from agent_lsp.sessions.runtime import ChatRequest, Session, SessionBusy, Sessions, UnknownSession, UnknownToolCall
 from agent_lsp.tools.paths import display
 
 SESSION_BUSY = -32001

@@ -8,8 +8,8 @@ each reply has `content` blocks (text, thinking, tool_use), an optional `stop_re
 from __future__ import annotations
 
 import asyncio
-import re
 import json
+import re
 from pathlib import Path
 from typing import Any, AsyncIterator
 

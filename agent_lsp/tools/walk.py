@@ -5,9 +5,12 @@ from __future__ import annotations
 import fnmatch
 import os
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 from agent_lsp.tools.paths import is_inside
+
+if TYPE_CHECKING:
+    import pathspec
 
 ALWAYS_SKIPPED = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache"}
 

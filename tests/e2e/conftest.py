@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
-import asyncio
 from pathlib import Path
 from typing import Any, Optional
 

@@ -7,10 +7,9 @@ import time
 from pathlib import Path
 
 import pytest
-
 from lsprotocol import types
 
-from tests.e2e.conftest import sent, chat, shape, text, until, updates_of
+from tests.e2e.conftest import chat, sent, shape, text, until, updates_of
 
 HANGING = dict(text("Working on it"), hang=True)
 

@@ -6,7 +6,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from tests.e2e.conftest import sent, chat, open_doc, server_env, shape, text, tool_use, updates_of
+from tests.e2e.conftest import chat, open_doc, sent, server_env, shape, text, tool_use, updates_of
 
 
 async def test_text_deltas_concatenate_to_final_message_and_seq_has_no_gaps(lsp):

@@ -5,10 +5,20 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from tests.e2e.conftest import sent, chat, confirm, open_doc, shape, text, tool_use, until, updates_of, waiting_for_confirmation
+from tests.e2e.conftest import (
+    chat,
+    confirm,
+    open_doc,
+    sent,
+    shape,
+    text,
+    tool_use,
+    until,
+    updates_of,
+    waiting_for_confirmation,
+)
 
 SOURCE = "def greet(name):\n    return 'hi ' + name\n"
 EDIT = tool_use("edit_file", {"path": "app.py", "old_string": "'hi '", "new_string": "'hello '"}, id="toolu_e1")

@@ -10,7 +10,7 @@ import signal
 import pytest
 from pygls.exceptions import JsonRpcInvalidParams
 
-from tests.e2e.conftest import chat, open_doc, sent, shape, text, tool_use, until, updates_of
+from tests.e2e.conftest import chat, sent, shape, text, tool_use, until, updates_of
 
 
 async def test_a_restarted_server_continues_a_session_by_id(lsp):
@@ -84,7 +84,7 @@ async def test_compaction_summarises_older_turns_and_keeps_the_transcript(lsp):
     one = await chat(client, "one")
     await chat(client, "two", sessionId=one["sessionId"])
     third = await chat(client, "three", sessionId=one["sessionId"])
-    summary_request, main_request = lsp.fake_api.requests[2], lsp.fake_api.requests[3]
+    summary_request = lsp.fake_api.requests[2]
     assert summary_request["system"][0]["text"].startswith("You summarise the earlier part of a coding session")
     assert "tools" not in summary_request
     assert sent(lsp.fake_api, 2) == [{"role": "user", "content": [{"type": "text", "text": f"USER: one\nAGENT: First {long}"}]}]

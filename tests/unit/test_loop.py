@@ -10,7 +10,13 @@ import pytest
 from agent_lsp import tools
 from agent_lsp.core.events import Notice, TextDelta, ToolCall, ToolCallUpdate, TurnStart, Usage
 from agent_lsp.core.loop import NUDGE, SUMMARY_REQUEST, ChatConfig, ChatState, run_chat
-from agent_lsp.core.messages import AssistantMessage, TextPart, ToolResult, ToolResultsMessage, ToolUsePart, UserMessage
+from agent_lsp.core.messages import (
+    AssistantMessage,
+    TextPart,
+    ToolResult,
+    ToolResultsMessage,
+    UserMessage,
+)
 from agent_lsp.core.tool import Tool, ToolContext, ToolInput, ToolOutput
 from agent_lsp.models.scripted import ScriptedModel
 from tests.fakes.editor import FakeEditor
