@@ -197,3 +197,15 @@ async def test_max_tokens_answers_a_half_written_tool_call_as_an_error(lsp):
     assert sent(lsp.fake_api, 1)[2]["content"][0] == {
         "type": "tool_result", "tool_use_id": "toolu_m1", "is_error": True,
         "content": "The reply was cut at max_tokens before this tool call was complete; it was not run."}
+
+
+async def test_workspace_configuration_beats_initialization_options_and_chat_params_beat_both(lsp):
+    lsp.fake_api.add(text("a"), text("b"))
+    client = await lsp.start(init_options={"permissionMode": "bypassPermissions"})
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"agentLsp": {"permissionMode": "plan", "maxTurns": 1}}))
+    await chat(client)
+    assert "edit_file" not in [t["name"] for t in lsp.fake_api.requests[0]["tools"]]
+    assert updates_of(client)[0] == {"kind": "turn_start", "turn": 1, "maxTurns": 1}
+    await chat(client, permissionMode="default")
+    assert "edit_file" in [t["name"] for t in lsp.fake_api.requests[1]["tools"]]
