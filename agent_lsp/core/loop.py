@@ -126,6 +126,7 @@ async def run_chat(
             async for update in _call_model(model, state, config, tool_choice="none"):
                 if not isinstance(update, ModelReply):
                     yield update
+            _answer_all(state, "Not run: the turn limit was reached.")  # a model may call tools even so
             state.stop_reason = state.stop_reason or "max_turns"
             return
         state.turns += 1

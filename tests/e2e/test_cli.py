@@ -1,0 +1,62 @@
+"""The command line: --version and --help start nothing; --tcp serves LSP on loopback; logs never go to stdout."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+
+from agent_lsp import __version__
+
+SERVER = [sys.executable, "-m", "agent_lsp"]
+
+
+def test_version_and_help():
+    version = subprocess.run([*SERVER, "--version"], capture_output=True, text=True, timeout=30)
+    assert (version.returncode, version.stdout) == (0, f"agent-lsp {__version__}\n")
+    usage = subprocess.run([*SERVER, "--help"], capture_output=True, text=True, timeout=30)
+    assert usage.returncode == 0
+    for option in ("--tcp", "--host", "--port", "--model", "--data-dir", "--log-file", "--log-level", "demo"):
+        assert option in usage.stdout
+
+
+def framed(message: dict) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+async def read_message(reader: asyncio.StreamReader) -> dict:
+    length = 0
+    while (line := await reader.readline()) != b"\r\n":
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    return json.loads(await reader.readexactly(length))
+
+
+async def test_tcp_serves_lsp_and_logs_go_to_the_log_file(tmp_path):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = tmp_path / "agent-lsp.log"
+    server = await asyncio.create_subprocess_exec(
+        *SERVER, "--tcp", "--port", str(port), "--log-file", str(log), "--log-level", "DEBUG",
+        "--data-dir", str(tmp_path / "state"), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        for _ in range(100):
+            try:
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                break
+            except OSError:
+                await asyncio.sleep(0.1)
+        writer.write(framed({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                             "params": {"processId": None, "rootUri": None, "capabilities": {}}}))
+        answer = await asyncio.wait_for(read_message(reader), 20)
+        assert answer["result"]["serverInfo"] == {"name": "agent-lsp", "version": __version__}
+        writer.close()
+    finally:
+        server.kill()
+        stdout, _ = await server.communicate()
+    assert stdout == b""
+    assert "initialize" in log.read_text()
