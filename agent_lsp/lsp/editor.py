@@ -94,7 +94,8 @@ class LspEditor:
         workspace_edit = caps.workspace_edit if caps else None
         versioned = bool(workspace_edit and workspace_edit.document_changes)
         can_create = bool(versioned and types.ResourceOperationKind.Create in (workspace_edit.resource_operations or []))
-        encoding = str(getattr(self._server.workspace.position_encoding, "value", "utf-16"))
+        negotiated = self._server.workspace.position_encoding
+        encoding = str(getattr(negotiated, "value", negotiated) or "utf-16")
         text_edits = lsp_text_edits(edit.base_text, edit.edits, encoding)
         if edit.create and not can_create:
             edit.path.parent.mkdir(parents=True, exist_ok=True)

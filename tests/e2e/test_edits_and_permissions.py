@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from tests.e2e.conftest import (
@@ -222,3 +223,18 @@ async def test_without_the_capability_the_server_finds_python_syntax_errors(lsp)
     assert result_of(lsp.fake_api, 1)["content"] == (
         "The editor's diagnostics were not available (the client did not declare experimental.agent.diagnostics); "
         "these are the syntax errors agent-lsp found itself.\napp.py:1:12: error: invalid syntax [agent-lsp]")
+
+
+@pytest.mark.parametrize("encodings, column", [(None, 12), (["utf-8"], 15), (["utf-32"], 11)])
+async def test_edit_columns_follow_the_negotiated_position_encoding(lsp, encodings, column):
+    line = "s = '😀é' + old\n"  # 😀 is 2 UTF-16 units and 4 UTF-8 bytes; é is 1 and 2
+    lsp.fake_api.add(tool_use("edit_file", {"path": "u.py", "old_string": "old", "new_string": "new"}), text("ok"))
+    caps = types.ClientCapabilities(
+        general=types.GeneralClientCapabilities(position_encodings=encodings) if encodings else None,
+        workspace=types.WorkspaceClientCapabilities(apply_edit=True, workspace_edit=types.WorkspaceEditClientCapabilities(
+            document_changes=True)))
+    client = await lsp.start(capabilities=caps)
+    open_doc(client, lsp.workspace / "u.py", line)
+    await chat(client, permissionMode="acceptEdits")
+    (change,) = client.applied[0].edit.document_changes
+    assert [(e.range.start.character, e.range.end.character) for e in change.edits] == [(column, column + 3)]
