@@ -41,6 +41,8 @@ def make_client() -> LanguageClient:
     client.message_requests = []
     client.message_answer = None
     client.apply_delay = 0.0
+    client.change_after_answer = 0.0  # > 0: send didChange that long after answering applyEdit (as VS Code may)
+    client.versions_seen_by_diagnostics = []
     client.docs = {}  # uri -> [version, text]: the test editor's buffers
 
     @client.feature("agent/update")
@@ -52,12 +54,16 @@ def make_client() -> LanguageClient:
         ls.applied.append(params)
         await asyncio.sleep(ls.apply_delay)
         if ls.apply_result.get("applied"):
-            apply_to_buffers(ls, params.edit)
+            if ls.change_after_answer:
+                asyncio.get_running_loop().call_later(ls.change_after_answer, apply_to_buffers, ls, params.edit)
+            else:
+                apply_to_buffers(ls, params.edit)
         return types.ApplyWorkspaceEditResult(**ls.apply_result)
 
     @client.feature("agent/diagnostics")
     def on_diagnostics(ls: LanguageClient, params: Any):
         ls.diagnostics_requests.append(params)
+        ls.versions_seen_by_diagnostics.append({uri: version for uri, (version, _) in ls.docs.items()})
         return ls.editor_diagnostics
 
     @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)

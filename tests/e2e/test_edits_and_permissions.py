@@ -243,12 +243,14 @@ async def test_edit_columns_follow_the_negotiated_position_encoding(lsp, encodin
 async def test_an_edit_result_carries_the_editors_diagnostics_after_the_edit(lsp):
     lsp.fake_api.add(EDIT, text("ok"))
     client = await lsp.start(agent={"diagnostics": True})
+    client.change_after_answer = 0.3  # the editor answers applyEdit first and sends didChange later
     uri = open_doc(client, lsp.workspace / "app.py", SOURCE)
     client.editor_diagnostics = {"items": [{"uri": uri, "diagnostics": [{
         "range": {"start": {"line": 1, "character": 11}, "end": {"line": 1, "character": 19}},
         "severity": 1, "message": "greeting too long", "source": "lint"}]}]}
     await chat(client, permissionMode="acceptEdits")
     assert client.diagnostics_requests == [{"uris": [uri]}]
+    assert client.versions_seen_by_diagnostics == [{uri: 2}]  # asked once the edit's didChange had arrived
     assert result_of(lsp.fake_api, 1)["content"] == (
         f"Edited app.py: replaced 1 occurrence.\n{DIFF}\nDiagnostics after the edit:\n"
         "app.py:2:12: error: greeting too long [lint]")
