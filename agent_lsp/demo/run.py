@@ -44,6 +44,8 @@ class Printer:
                 self.write("assistant │ ")
                 self.in_text = True
             self.write(update["text"].replace("\n", "\n          │ "))
+        elif kind == "thinking_delta":
+            self.line(f"thinking │ {update['text']}")
         elif kind == "turn_start":
             self.line(f"── turn {update['turn']} of at most {update['maxTurns']}")
         elif kind == "tool_call":

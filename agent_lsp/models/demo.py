@@ -27,15 +27,18 @@ class DemoModel:
         tools = {t.name for t in request.tools}
         if request.tool_choice == "none":
             step = 99
-        yield ThinkingChunk(f"Step {step + 1}: deciding what to look at next.")
         if step == 0 and {"list_open_buffers", "get_diagnostics"} <= tools:
+            thought = "First, what does the editor have open, and what do its diagnostics say?"
             text, calls = "I'll look at what you have open and at the diagnostics.", [
                 ("list_open_buffers", {}), ("get_diagnostics", {})]
         elif step == 1 and {"read_file", "search"} <= tools and (target := _target(request, results)):
+            thought = f"{target} is the active file; read it as the buffer has it, and look for TODOs."
             text, calls = f"Reading {target} and searching it for TODOs.", [
                 ("read_file", {"path": target}), ("search", {"pattern": r"TODO|FIXME", "path": target})]
         else:
+            thought = "I have what I need; answer from what the tools returned."
             text, calls = _answer(request, results), []
+        yield ThinkingChunk(thought)
         for word in re.findall(r"\s*\S+\s*", text):
             await asyncio.sleep(CHUNK_DELAY)
             yield TextChunk(word)
