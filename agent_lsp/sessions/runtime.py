@@ -100,17 +100,25 @@ class Sessions:
         self._sessions: dict[str, Session] = {}
 
     def get(self, session_id: str) -> Session:
-        """The session (loaded from the store when this process has not seen it yet), or UnknownSession."""
-        if session_id in self._sessions:
-            return self._sessions[session_id]
+        """The session, or UnknownSession. It is (re)loaded from the store when this process has not seen it
+        yet, or when another process (another editor window) has added to it since."""
+        cached = self._sessions.get(session_id)
+        if cached is not None and (cached.busy or self._store is None):
+            return cached
         row = self._store.session(session_id) if self._store else None
         if row is None:
+            if cached is not None:  # never stored (the store failed): this process's copy is all there is
+                return cached
             raise UnknownSession(session_id)
+        if cached is not None and cached.updated_at == row.updated_at:
+            return cached
         history = [_MESSAGE.validate_json(body) for body in self._store.messages(session_id)]
         session = Session(id=row.id, title=row.title, created_at=row.created_at, updated_at=row.updated_at,
                           turns_count=row.turns_count, history=history, saved=len(history),
                           compaction=tuple(row.compaction) if row.compaction else None,
                           tool_calls=self._store.tool_calls(session_id))
+        if cached is not None:  # what lives only in this process carries over: the seq, the standing answers
+            session.seq, session.grants = cached.seq, cached.grants
         self._sessions[session_id] = session
         return session
 

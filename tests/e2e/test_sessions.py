@@ -131,3 +131,15 @@ async def test_a_corrupt_store_is_moved_aside_and_the_server_starts(lsp):
     (warning,) = [m.message for m in client.messages]
     assert "could not be read" in warning and "moved aside" in warning
     assert [p.name.startswith("sessions.db.unreadable-") for p in lsp.data_dir.iterdir()].count(True) == 1
+
+
+async def test_two_editor_windows_see_each_others_turns(lsp):
+    lsp.fake_api.add(text("From window one."), text("From window two."), text("Window one again."))
+    one = await lsp.start()
+    two = await lsp.start()
+    first = await chat(one, "hello from one")
+    await chat(two, "hello from two", sessionId=first["sessionId"])
+    await chat(one, "back in one", sessionId=first["sessionId"])
+    assert [m["content"][-1]["text"] for m in sent(lsp.fake_api, 2)] == [
+        "hello from one", "From window one.", "hello from two", "From window two.", "back in one"]
+    assert [u["seq"] for u in one.updates] == list(range(1, 7))  # seq is per process, and carries over a reload
