@@ -52,16 +52,16 @@ class Store:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=5.0)
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:  # checked before anything is written, even the journal mode
+            self._db.close()
+            raise StoreUnavailable(f"schema {version}, newer than this agent-lsp's {SCHEMA_VERSION}")
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.execute("PRAGMA busy_timeout=5000")
-        self._migrate()
+        self._migrate(version)
 
-    def _migrate(self) -> None:
-        version = self._db.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            self._db.close()
-            raise StoreUnavailable(f"schema {version}, newer than this agent-lsp's {SCHEMA_VERSION}")
+    def _migrate(self, version: int) -> None:
         for target in range(version + 1, SCHEMA_VERSION + 1):  # each step atomic: a crash leaves a whole version
             self._db.executescript(f"BEGIN IMMEDIATE; {MIGRATIONS[target]}; PRAGMA user_version={target}; COMMIT;")
 

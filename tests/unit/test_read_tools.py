@@ -1,0 +1,79 @@
+"""The read tools against a FakeEditor: confinement, .gitignore, unsaved buffers, bounds."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from agent_lsp.core.prompt import Environment, editor_context, project_instructions, system_prompt
+from agent_lsp.core.tool import ToolContext, ToolError, bound
+from agent_lsp.tools import list_files, read_file, search
+from tests.fakes.editor import FakeEditor
+
+
+@pytest.fixture
+def ws(tmp_path):
+    root = (tmp_path / "ws").resolve()
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("def a():\n    return 1  # TODO tidy\n")
+    (root / "build").mkdir()
+    (root / "build" / "out.py").write_text("TODO generated\n")
+    (root / ".gitignore").write_text("build/\n*.log\n")
+    (root / "debug.log").write_text("TODO in a log\n")
+    (tmp_path / "secret.txt").write_text("secret TODO\n")
+    os.symlink(tmp_path / "secret.txt", root / "link.txt")
+    return root
+
+
+def ctx(root) -> ToolContext:
+    return ToolContext(editor=FakeEditor(root=root))
+
+
+@pytest.mark.parametrize("path", ["../secret.txt", "/etc/passwd", "link.txt", "src/../../secret.txt"])
+async def test_paths_outside_the_workspace_are_refused(ws, path):
+    with pytest.raises(ToolError, match="outside the workspace folders"):
+        await read_file.TOOL.run(ctx(ws), read_file.ReadFileInput(path=path))
+
+
+async def test_list_files_honours_gitignore_and_skips_links_out(ws):
+    out = await list_files.TOOL.run(ctx(ws), list_files.ListFilesInput())
+    assert out.text.splitlines() == [".gitignore", "src/a.py"]
+    out = await list_files.TOOL.run(ctx(ws), list_files.ListFilesInput(pattern="*.py"))
+    assert out.text == "src/a.py"
+
+
+async def test_search_sees_unsaved_buffers_and_not_ignored_files(ws):
+    context = ctx(ws)
+    context.editor.open("src/a.py", "def a():\n    return 2  # TODO unsaved\n")
+    out = await search.TOOL.run(context, search.SearchInput(pattern="TODO"))
+    assert out.text == "src/a.py:2: return 2  # TODO unsaved"
+    with pytest.raises(ToolError, match="not a valid regular expression"):
+        await search.TOOL.run(context, search.SearchInput(pattern="("))
+
+
+async def test_read_file_offset_and_limit(ws):
+    (ws / "long.txt").write_text("".join(f"line {n}\n" for n in range(1, 11)))
+    out = await read_file.TOOL.run(ctx(ws), read_file.ReadFileInput(path="long.txt", offset=3, limit=2))
+    assert out.text == "long.txt (10 lines)\n     3\tline 3\n     4\tline 4\n[6 more lines; read on with offset=5]"
+    with pytest.raises(ToolError, match="past the end"):
+        await read_file.TOOL.run(ctx(ws), read_file.ReadFileInput(path="long.txt", offset=20))
+
+
+def test_output_is_bounded_with_a_note():
+    assert bound("abc\ndef\nghi", 5) == "abc\nd\n[output truncated: 6 more characters, 1 more lines]"
+    assert bound("short", 5) == "short"
+
+
+def test_system_prompt_layers(ws):
+    (ws / "AGENTS.md").write_text("Use tabs.\n")
+    env = Environment(os_name="Linux 6", roots=[ws], open_buffers=[("src/a.py", True)], active_file="src/a.py",
+                      selection=(1, 2, "def a():\n    return 1"))
+    prompt = system_prompt(env, project_instructions([ws]))
+    assert prompt.startswith("You are agent-lsp, a coding agent")
+    assert prompt.endswith(f"# Environment\nOperating system: Linux 6\nWorkspace folder: {ws}\n\n"
+                           "# Project instructions (AGENTS.md)\nUse tabs.")
+    assert editor_context(env) == ("<editor-context>\nOpen buffers: src/a.py (unsaved)\nActive file: src/a.py\n"
+                                   "Selection: lines 1-2 of the active file:\n```\ndef a():\n    return 1\n```\n"
+                                   "</editor-context>")
+    assert editor_context(Environment(os_name="x", roots=[ws])) is None

@@ -1,0 +1,41 @@
+"""The store refuses nothing silently: newer schemas are left alone, unreadable files are moved aside."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from agent_lsp.sessions.store import SCHEMA_VERSION, SessionRow, open_store
+
+
+def test_round_trip_and_reopen(tmp_path):
+    store, warning = open_store(tmp_path)
+    assert warning is None
+    store.create(SessionRow("s1", "title", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z", 0, None))
+    store.save(SessionRow("s1", "title", "2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z", 2, [1, "summary"]), 0,
+               ['{"kind": "user", "text": "hi"}'], {"t1": {"status": "completed"}})
+    store.close()
+    store, _ = open_store(tmp_path)
+    assert store.sessions() == [SessionRow("s1", "title", "2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z", 2,
+                                           [1, "summary"])]
+    assert store.messages("s1") == ['{"kind": "user", "text": "hi"}']
+    assert store.tool_calls("s1") == {"t1": {"status": "completed"}}
+    store.delete("s1")
+    assert store.sessions() == [] and store.messages("s1") == []
+
+
+def test_a_newer_schema_is_left_untouched(tmp_path):
+    db = sqlite3.connect(tmp_path / "sessions.db")
+    db.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    db.close()
+    before = (tmp_path / "sessions.db").read_bytes()
+    store, warning = open_store(tmp_path)
+    assert store is None and "written by a newer agent-lsp" in warning and "in memory" in warning
+    assert (tmp_path / "sessions.db").read_bytes() == before
+
+
+def test_an_unreadable_file_is_moved_aside(tmp_path):
+    (tmp_path / "sessions.db").write_bytes(b"garbage" * 200)
+    store, warning = open_store(tmp_path)
+    assert store is not None and "moved aside" in warning
+    (aside,) = [p for p in tmp_path.iterdir() if p.name.startswith("sessions.db.unreadable-")]
+    assert aside.read_bytes() == b"garbage" * 200
