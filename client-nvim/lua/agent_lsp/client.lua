@@ -1,0 +1,148 @@
+-- The one agent-lsp client of this Neovim: starting it (0.7 and 0.11 APIs), attaching workspace buffers,
+-- sending requests, and what happens when the server is missing or dies.
+local config = require('agent_lsp.config')
+
+local M = {}
+
+local state = {
+  id = nil,       -- client id while a server runs (or is starting)
+  root = nil,     -- the workspace folder: Neovim's cwd when the server started
+  ready = false,  -- initialize answered
+  waiting = {},   -- functions to call with the client once it is ready
+}
+
+local function notify_error(msg)
+  vim.notify('agent-lsp: ' .. msg, vim.log.levels.ERROR)
+end
+
+-- 0.11 clients are objects whose methods take self (dot calls are deprecated there); 0.7 clients hold
+-- closures. Detect which by the metatable rather than by version.
+local function call(client, method, ...)
+  local mt = getmetatable(client)
+  if mt and mt[method] then
+    return client[method](client, ...)
+  end
+  return client[method](...)
+end
+
+function M.request(client, method, params, callback)
+  local ok, id = call(client, 'request', method, params, function(err, result)
+    callback(err, result)
+  end)
+  return ok and id or nil
+end
+
+function M.cancel(client, request_id)
+  call(client, 'cancel_request', request_id)
+end
+
+local function in_workspace(buf)
+  if not vim.api.nvim_buf_is_loaded(buf) or vim.bo[buf].buftype ~= '' then
+    return false
+  end
+  local name = vim.api.nvim_buf_get_name(buf)
+  return name ~= '' and name:sub(1, #state.root + 1) == state.root .. '/'
+end
+
+-- Attach a buffer so the server sees its text, unsaved changes included.
+function M.attach(buf)
+  if state.id and in_workspace(buf) and not vim.lsp.buf_is_attached(buf, state.id) then
+    vim.lsp.buf_attach_client(buf, state.id)
+  end
+end
+
+local function capabilities()
+  local caps = vim.lsp.protocol.make_client_capabilities()
+  caps.experimental = caps.experimental or {}
+  caps.experimental.agent = { confirmTool = true, diagnostics = true }
+  return caps
+end
+
+local function on_exit(code, signal)
+  -- 0.7 calls this from a libuv callback, where buffers cannot be touched.
+  vim.schedule(function()
+    local was_ready = state.ready
+    state.id, state.ready, state.waiting = nil, false, {}
+    local what = was_ready and 'the agent-lsp server exited' or 'the agent-lsp server did not start'
+    local msg = string.format('%s (exit code %d, signal %d); its log is in %s', what, code, signal,
+      vim.lsp.get_log_path())
+    if code ~= 0 or signal ~= 0 then  -- a clean exit is a shutdown someone asked for
+      notify_error(msg)
+    end
+    require('agent_lsp.chat').on_server_exit(what)
+  end)
+end
+
+local function start()
+  local opts = config.options
+  if vim.fn.executable(opts.cmd[1]) ~= 1 then
+    notify_error(string.format('`%s` not found on PATH: install it with `pip install agent-lsp`, or set `cmd` '
+      .. 'in require("agent_lsp").setup()', opts.cmd[1]))
+    return false
+  end
+  state.root = vim.loop.cwd()
+  local lsp_config = {
+    name = 'agent-lsp',
+    cmd = opts.cmd,
+    root_dir = state.root,
+    capabilities = capabilities(),
+    init_options = config.wire_settings(),
+    settings = { agentLsp = config.wire_settings() },
+    handlers = {
+      ['agent/update'] = function(_, params)
+        require('agent_lsp.chat').on_update(params)
+      end,
+      ['agent/diagnostics'] = function(_, params, ctx)
+        return require('agent_lsp.diagnostics').collect(params, vim.lsp.get_client_by_id(ctx.client_id))
+      end,
+    },
+    on_init = function(client)
+      -- Neovim sends the didOpen of already attached buffers only after on_init returns: the first chat
+      -- waits for that, so the server knows the open buffers (and the active one) when it starts.
+      vim.schedule(function()
+        state.ready = true
+        local waiting = state.waiting
+        state.waiting = {}
+        for _, fn in ipairs(waiting) do
+          fn(client)
+        end
+      end)
+    end,
+    on_exit = on_exit,
+  }
+  if vim.lsp.start then
+    -- attach = false: the chat buffer is not a file; workspace buffers are attached below.
+    state.id = vim.lsp.start(lsp_config, { attach = false, silent = true })
+  else
+    state.id = vim.lsp.start_client(lsp_config)
+  end
+  if not state.id then
+    notify_error('could not start `' .. table.concat(opts.cmd, ' ') .. '`; see ' .. vim.lsp.get_log_path())
+    return false
+  end
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    M.attach(buf)
+  end
+  return true
+end
+
+-- Call fn(client) once the server is initialized, starting it if needed. Returns false when it cannot start
+-- (the user has been told why).
+function M.when_ready(fn)
+  if not state.id and not start() then
+    return false
+  end
+  if state.ready then
+    fn(vim.lsp.get_client_by_id(state.id))
+  else
+    table.insert(state.waiting, fn)
+  end
+  return true
+end
+
+-- The running client, or nil.
+function M.get()
+  return state.ready and vim.lsp.get_client_by_id(state.id) or nil
+end
+
+return M

@@ -1,0 +1,28 @@
+-- The plugin's options: defaults merged with what setup() was given.
+local M = {}
+
+M.defaults = {
+  -- The server command. A list, so paths with spaces need no quoting.
+  cmd = { 'agent-lsp' },
+  -- The `agentLsp` settings of the protocol (model, permissionMode, maxTurns, thinking, …). Sent both as
+  -- initializationOptions and as the answer to workspace/configuration, so either way the server gets them.
+  settings = {},
+  -- Where the chat window opens: any command that makes a window ('botright vsplit', 'tabnew', …).
+  split = 'botright vsplit',
+}
+
+M.options = vim.deepcopy(M.defaults)
+
+function M.set(opts)
+  M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts or {})
+end
+
+-- The settings table as it must go on the wire: an empty Lua table would encode as a JSON array.
+function M.wire_settings()
+  if next(M.options.settings) == nil then
+    return vim.empty_dict()
+  end
+  return M.options.settings
+end
+
+return M

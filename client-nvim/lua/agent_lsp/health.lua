@@ -1,0 +1,70 @@
+-- `:checkhealth agent_lsp`, and the same checks for :AgentHealth.
+local config = require('agent_lsp.config')
+
+local M = {}
+
+-- The checks as {level = 'ok' | 'error', message}.
+function M.results()
+  local cmd = config.options.cmd
+  local settings = config.options.settings
+  local results = {}
+  local function add(level, message)
+    table.insert(results, { level = level, message = message })
+  end
+
+  if vim.fn.executable(cmd[1]) == 1 then
+    local argv = vim.list_extend(vim.deepcopy(cmd), { '--version' })
+    local version = vim.trim(vim.fn.system(argv))
+    if vim.v.shell_error == 0 then
+      add('ok', string.format('`%s` is %s (%s)', cmd[1], vim.fn.exepath(cmd[1]), version))
+    else
+      add('error', string.format('`%s --version` failed: %s', table.concat(cmd, ' '), version))
+    end
+  else
+    add('error', string.format('`%s` is not on PATH: `pip install agent-lsp`, or set `cmd` in setup()', cmd[1]))
+  end
+
+  local cmd_model = table.concat(cmd, ' '):match('%-%-model[ =](%S+)')
+  local model = settings.model or cmd_model or vim.env.AGENT_LSP_MODEL
+  if model == 'demo' or settings.provider == 'demo' or vim.env.AGENT_LSP_PROVIDER == 'demo' then
+    add('ok', 'the offline demo model is configured')
+  elseif vim.env.ANTHROPIC_API_KEY and vim.env.ANTHROPIC_API_KEY ~= '' then
+    add('ok', 'ANTHROPIC_API_KEY is set' .. (model and ' (model ' .. model .. ')' or ''))
+  elseif cmd_model then
+    add('ok', 'the server command chooses the model: ' .. cmd_model)
+  else
+    add('error', 'no model: export ANTHROPIC_API_KEY before starting Neovim, or use the offline demo with '
+      .. 'setup({ settings = { model = "demo" } })')
+  end
+
+  local running = require('agent_lsp.client').get()
+  add('ok', running and 'the server is running (client id ' .. running.id .. ')'
+    or 'the server is not running yet: it starts with the first :AgentChat')
+  return results
+end
+
+function M.check()
+  local h = vim.health or require('health')  -- vim.health since 0.8; the `health` module before
+  local report = {
+    ok = h.ok or h.report_ok,
+    error = h.error or h.report_error,
+  }
+  ;(h.start or h.report_start)('agent-lsp')
+  for _, r in ipairs(M.results()) do
+    report[r.level](r.message)
+  end
+end
+
+-- :AgentHealth: the same checks as one notification, for editors without a Lua :checkhealth.
+function M.notify()
+  local lines, level = {}, vim.log.levels.INFO
+  for _, r in ipairs(M.results()) do
+    table.insert(lines, r.level:upper() .. ': ' .. r.message)
+    if r.level == 'error' then
+      level = vim.log.levels.ERROR
+    end
+  end
+  vim.notify('agent-lsp health\n' .. table.concat(lines, '\n'), level)
+end
+
+return M

@@ -1,0 +1,91 @@
+-- require('agent_lsp').setup(opts) and the commands' entry points (plugin/agent_lsp.lua defines the commands).
+local config = require('agent_lsp.config')
+local client = require('agent_lsp.client')
+local chat = require('agent_lsp.chat')
+
+local M = {}
+
+M.modes = { 'default', 'acceptEdits', 'plan', 'bypassPermissions' }
+
+local last_file  -- the file buffer the user was in last: the chat's activeUri
+
+local function is_file(buf)
+  return vim.bo[buf].buftype == '' and vim.api.nvim_buf_get_name(buf) ~= ''
+end
+
+function M.setup(opts)
+  config.set(opts)
+  local group = vim.api.nvim_create_augroup('agent_lsp', { clear = true })
+  vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile', 'BufEnter' }, {
+    group = group,
+    callback = function(args)
+      if is_file(args.buf) then
+        last_file = args.buf
+        client.attach(args.buf)  -- only once the server runs; starting it attaches every loaded buffer
+      end
+    end,
+  })
+end
+
+-- What the editor shows, for the model: the active file, and the lines of a range given to :AgentChat.
+local function context(range)
+  local current = vim.api.nvim_get_current_buf()
+  local buf = is_file(current) and current or last_file
+  if not (buf and vim.api.nvim_buf_is_valid(buf)) then
+    return nil
+  end
+  local ctx = { activeUri = vim.uri_from_bufnr(buf) }
+  if range and buf == current then
+    ctx.selection = { start = { line = range[1] - 1, character = 0 }, ['end'] = { line = range[2], character = 0 } }
+  end
+  return ctx
+end
+
+-- :AgentChat[!] [message]: `!` starts a new session; no message asks for one.
+function M.chat(message, new, range)
+  local ctx = context(range)  -- before the chat window takes the focus
+  local c = chat.open(new)
+  if message ~= '' then
+    return c:send(message, ctx)
+  end
+  vim.ui.input({ prompt = 'Ask agent-lsp: ' }, function(input)
+    if input and vim.trim(input) ~= '' then
+      c:send(input, ctx)
+    end
+  end)
+end
+
+function M.stop()
+  chat.stop()
+end
+
+-- :AgentMode [mode]: the permission mode of the next chats; no argument picks one.
+function M.mode(mode)
+  local function set(m)
+    chat.mode = m
+    vim.notify('agent-lsp: permission mode ' .. m, vim.log.levels.INFO)
+  end
+  if mode == '' then
+    return vim.ui.select(M.modes, { prompt = 'agent-lsp permission mode (now ' .. (chat.mode or 'the server\'s') .. ')' },
+      function(m)
+        if m then
+          set(m)
+        end
+      end)
+  end
+  if not vim.tbl_contains(M.modes, mode) then
+    return vim.notify('agent-lsp: unknown mode ' .. mode .. '; one of ' .. table.concat(M.modes, ', '),
+      vim.log.levels.ERROR)
+  end
+  set(mode)
+end
+
+function M.sessions()
+  require('agent_lsp.sessions').pick()
+end
+
+function M.health()
+  require('agent_lsp.health').notify()
+end
+
+return M

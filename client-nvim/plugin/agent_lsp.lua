@@ -1,0 +1,34 @@
+-- The :Agent* commands. Nothing starts until one is used; require('agent_lsp').setup() sets options and
+-- attaches the buffers opened later.
+if vim.g.loaded_agent_lsp then
+  return
+end
+vim.g.loaded_agent_lsp = true
+
+local command = vim.api.nvim_create_user_command
+
+command('AgentChat', function(o)
+  require('agent_lsp').chat(o.args, o.bang, o.range > 0 and { o.line1, o.line2 } or nil)
+end, { nargs = '*', bang = true, range = true, desc = 'agent-lsp: chat (! = new session)' })
+
+command('AgentStop', function()
+  require('agent_lsp').stop()
+end, { desc = 'agent-lsp: stop the running chat' })
+
+command('AgentMode', function(o)
+  require('agent_lsp').mode(o.args)
+end, {
+  nargs = '?',
+  complete = function()
+    return require('agent_lsp').modes
+  end,
+  desc = 'agent-lsp: permission mode of the next chats',
+})
+
+command('AgentSessions', function()
+  require('agent_lsp').sessions()
+end, { desc = 'agent-lsp: reopen an earlier session' })
+
+command('AgentHealth', function()
+  require('agent_lsp').health()
+end, { desc = 'agent-lsp: check the setup' })

@@ -1,0 +1,123 @@
+-- Shared by the headless tests: a scratch workspace, the scripted Messages API, waiting, asserting, and
+-- exiting with a status (an uncaught error would leave headless Neovim running forever).
+-- Each test file is run as: nvim --headless -u NONE -i NONE -n -c "luafile tests/test_x.lua"
+local H = {}
+
+local here = debug.getinfo(1, 'S').source:sub(2)
+H.plugin = vim.fn.fnamemodify(here, ':p:h:h')  -- client-nvim/
+H.repo = vim.fn.fnamemodify(H.plugin, ':h')
+
+local jobs = {}
+
+-- A new directory with `files` ({relative path = text}), made the current directory; the plugin loaded as
+-- a user would have it (the runtimepath entry and its plugin/ file).
+function H.workspace(files)
+  H.dir = vim.fn.resolve(vim.fn.tempname())
+  vim.fn.mkdir(H.dir, 'p')
+  for path, text in pairs(files or {}) do
+    vim.fn.writefile(vim.split(text, '\n', { plain = true }), H.dir .. '/' .. path, 'b')
+  end
+  vim.cmd('cd ' .. vim.fn.fnameescape(H.dir))
+  vim.opt.runtimepath:prepend(H.plugin)
+  vim.cmd('runtime plugin/agent_lsp.lua')
+  return H.dir
+end
+
+-- Start tests/fakes/messages_api.py with this script and point the server's anthropic SDK at it.
+function H.fake_api(script)
+  local script_file = H.dir .. '/.script.json'
+  H.record = H.dir .. '/.requests.json'
+  vim.fn.writefile({ vim.fn.json_encode(script) }, script_file)
+  local url
+  table.insert(jobs, vim.fn.jobstart({ 'python3', H.repo .. '/tests/fakes/messages_api.py', script_file,
+    '--record', H.record }, {
+    on_stdout = function(_, data)
+      url = url or (data[1] ~= '' and data[1] or nil)
+    end,
+  }))
+  H.wait(5000, function() return url ~= nil end, 'the fake Messages API to start')
+  vim.env.ANTHROPIC_API_KEY = 'test'
+  vim.env.ANTHROPIC_BASE_URL = url
+end
+
+-- The request bodies the fake received, in order.
+function H.requests()
+  return vim.fn.json_decode(table.concat(vim.fn.readfile(H.record), '\n'))
+end
+
+-- setup() with a server that keeps its sessions in the workspace, not in the user's state directory.
+function H.setup(opts)
+  opts = opts or {}
+  opts.cmd = opts.cmd or { 'agent-lsp', '--data-dir', H.dir .. '/.data' }
+  require('agent_lsp').setup(opts)
+end
+
+function H.wait(ms, cond, what)
+  if not vim.wait(ms, cond, 10) then
+    error('timed out after ' .. ms .. ' ms waiting for ' .. what, 2)
+  end
+end
+
+function H.eq(expected, actual, what)
+  if not vim.deep_equal(expected, actual) then
+    error(string.format('%s\nexpected: %s\nactual:   %s', what, vim.inspect(expected), vim.inspect(actual)), 2)
+  end
+end
+
+function H.truthy(value, what)
+  if not value then
+    error(what, 2)
+  end
+end
+
+-- Replace vim.ui.select: answers[i] is the item picked at the i-th call (nil dismisses), or a function of
+-- (items, opts) that returns it; every call is recorded as {items, prompt}. The answer comes later, as from a
+-- real picker.
+function H.stub_select(answers)
+  local calls = {}
+  vim.ui.select = function(items, opts, on_choice)
+    table.insert(calls, { items = items, prompt = opts.prompt })
+    local answer = answers[#calls]
+    if type(answer) == 'function' then
+      answer = answer(items, opts)
+    end
+    vim.schedule(function()
+      on_choice(answer)
+    end)
+  end
+  return calls
+end
+
+-- Replace vim.notify; returns the recorded {msg, level} list.
+function H.stub_notify()
+  local seen = {}
+  vim.notify = function(msg, level)
+    table.insert(seen, { msg = msg, level = level })
+  end
+  return seen
+end
+
+-- Wait until the chat has answered; returns its result.
+function H.wait_chat(chat, ms)
+  H.wait(ms or 10000, function() return not chat.running end, 'agent/chat to answer')
+  return chat.result
+end
+
+-- Run the test body; exit 0 when it passed, 1 with the error on stderr when it did not.
+function H.run(name, body)
+  local t0 = vim.loop.hrtime()
+  local ok, err = xpcall(body, debug.traceback)
+  for _, job in ipairs(jobs) do
+    vim.fn.jobstop(job)
+  end
+  local ms = math.floor((vim.loop.hrtime() - t0) / 1e6)
+  if ok then
+    io.stdout:write(string.format('ok - %s (%d ms)\n', name, ms))
+  else
+    io.stdout:write(string.format('not ok - %s (%d ms)\n%s\n', name, ms, err))
+  end
+  io.stdout:flush()
+  vim.cmd('cquit ' .. (ok and 0 or 1))  -- :cquit exits even with modified buffers
+end
+
+return H

@@ -1,0 +1,37 @@
+-- :AgentHealth and :checkhealth agent_lsp say whether agent-lsp is on PATH and whether a key or the demo
+-- model is configured.
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/helpers.lua')
+
+H.run('health checks', function()
+  H.workspace()
+  for _, name in ipairs({ 'ANTHROPIC_API_KEY', 'AGENT_LSP_MODEL', 'AGENT_LSP_PROVIDER' }) do
+    vim.env[name] = nil
+  end
+  local version = vim.trim(vim.fn.system({ 'agent-lsp', '--version' }))
+  local path = vim.fn.exepath('agent-lsp')
+
+  local notes = H.stub_notify()
+  H.setup({ cmd = { 'agent-lsp' }, settings = { model = 'demo' } })
+  vim.cmd('AgentHealth')
+  H.eq({ { level = vim.log.levels.INFO, msg = table.concat({
+    'agent-lsp health',
+    'OK: `agent-lsp` is ' .. path .. ' (' .. version .. ')',
+    'OK: the offline demo model is configured',
+    'OK: the server is not running yet: it starts with the first :AgentChat',
+  }, '\n') } }, notes, 'demo model')
+
+  notes = H.stub_notify()
+  H.setup({ cmd = { 'no-such-agent-lsp' } })
+  vim.cmd('AgentHealth')
+  H.eq(vim.log.levels.ERROR, notes[1].level, 'nothing configured: level')
+  local lines = vim.split(notes[1].msg, '\n')
+  H.truthy(lines[2]:find('^ERROR: `no%-such%-agent%-lsp` is not on PATH'), lines[2])
+  H.truthy(lines[3]:find('^ERROR: no model: export ANTHROPIC_API_KEY'), lines[3])
+
+  vim.env.ANTHROPIC_API_KEY = 'sk-test'
+  H.setup({ cmd = { 'agent-lsp' }, settings = { model = 'claude-sonnet-4-5' } })
+  vim.cmd('checkhealth agent_lsp')
+  local report = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  H.truthy(report:find('OK:? ANTHROPIC_API_KEY is set %(model claude%-sonnet%-4%-5%)'), 'checkhealth: ' .. report)
+  H.truthy(not report:find('ERROR'), 'checkhealth has no error: ' .. report)
+end)

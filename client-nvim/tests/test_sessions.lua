@@ -1,0 +1,41 @@
+-- :AgentSessions lists the server's sessions (agent/sessions) through vim.ui.select and reopens the one picked
+-- from its agent/history, in a chat buffer that continues that session.
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/helpers.lua')
+
+H.run(':AgentSessions reopens a session from its history', function()
+  H.workspace({ ['a.py'] = 'x = 1\n' })
+  H.fake_api({
+    { content = { { type = 'text', text = 'Reading.' }, { type = 'tool_use', id = 'toolu_read', name = 'read_file',
+      input = { path = 'a.py' } } } },
+    { content = { { type = 'text', text = 'x is 1.' } } },
+    { content = { { type = 'text', text = 'Still here.' } } },
+  })
+  H.setup()
+  vim.cmd('edit a.py')
+  vim.cmd('AgentChat what is x?')
+  local chats = require('agent_lsp.chat')
+  local first = chats.current()
+  local session = H.wait_chat(first).sessionId
+  vim.cmd('bwipeout ' .. first.view.buf)  -- forget it on the client side: only the server knows it now
+
+  local labels
+  local asked = H.stub_select({ function(items, opts)
+    labels = vim.tbl_map(opts.format_item, items)
+    return items[1]
+  end })
+  vim.cmd('AgentSessions')
+  H.wait(5000, function() return chats.current() and chats.current() ~= first end, 'the session to reopen')
+  H.eq(1, #asked, 'pickers shown')
+  H.eq(1, #labels, 'sessions listed')
+  H.truthy(labels[1]:match('^what is x%?  %(%d%d%d%d%-%d%d%-%d%dT.*%)$'), 'the label: ' .. labels[1])
+
+  local chat = chats.current()
+  H.eq(vim.api.nvim_get_current_buf(), chat.view.buf, 'the reopened chat has the focus')
+  H.eq(session, chat.session_id, 'the reopened chat\'s session')
+  H.eq({ '> what is x?', 'Reading.', '● Read a.py [completed]', 'x is 1.' }, chat.view:lines(), 'the history')
+
+  vim.cmd('AgentChat still there?')
+  H.eq(session, H.wait_chat(chat).sessionId, 'a message continues that session')
+  H.eq({ '', '> still there?', 'Still here.', '-- done (1 turn, 0 tool calls)' },
+    vim.list_slice(chat.view:lines(), 5), 'the new exchange')
+end)

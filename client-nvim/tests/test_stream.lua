@@ -1,0 +1,61 @@
+-- A chat streams into the chat buffer: thinking (dimmed), then text delta by delta, then the closing line;
+-- a second message in the same buffer continues the same session.
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/helpers.lua')
+
+H.run('chat streams into the chat buffer', function()
+  H.workspace({ ['a.py'] = 'x = 1\n' })
+  H.fake_api({
+    { content = { { type = 'thinking', thinking = 'The user says hi.' },
+      { type = 'text', text = 'Hello from the fake model.\nSecond line of the answer.' } }, delay = 0.03 },
+    { content = { { type = 'text', text = 'Same session.' } } },
+  })
+  H.setup()
+  vim.cmd('edit a.py')
+  vim.cmd('AgentChat hi')
+  local chat = require('agent_lsp.chat').current()
+  local buf = chat.view.buf
+  H.eq(buf, vim.api.nvim_get_current_buf(), 'the chat window has the focus')
+
+  -- Every state the buffer went through while the chat ran.
+  local states = {}
+  vim.api.nvim_buf_attach(buf, false, {
+    on_lines = function()
+      vim.schedule(function()
+        if chat.running then
+          table.insert(states, table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n'))
+        end
+      end)
+    end,
+  })
+  local result = H.wait_chat(chat)
+  H.eq('end_turn', result.stopReason, 'stopReason')
+  H.eq({
+    '> hi',
+    '│ The user says hi.',
+    'Hello from the fake model.',
+    'Second line of the answer.',
+    '-- done (1 turn, 0 tool calls)',
+  }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), 'chat buffer')
+
+  local partial = vim.tbl_filter(function(s)
+    return s:find('Hello from', 1, true) and not s:find('answer.', 1, true)
+  end, states)
+  H.truthy(#partial > 0, 'the answer was never shown half-streamed: ' .. vim.inspect(states))
+
+  local ns = vim.api.nvim_create_namespace('agent_lsp_hl')
+  local groups = {}
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
+    groups[m[2]] = m[4].hl_group
+  end
+  H.eq({ [0] = 'AgentLspUser', [1] = 'AgentLspThinking', [4] = 'AgentLspEnd' }, groups, 'highlights by row')
+
+  vim.cmd('AgentChat and again')
+  local second = H.wait_chat(chat)
+  H.eq(result.sessionId, second.sessionId, 'the second message continues the session')
+  H.eq({ '', '> and again', 'Same session.', '-- done (1 turn, 0 tool calls)' },
+    vim.api.nvim_buf_get_lines(buf, 5, -1, false), 'chat buffer after the second message')
+  local requests = H.requests()
+  H.eq(2, #requests, 'model calls')
+  H.eq({ 'user', 'assistant', 'user' }, vim.tbl_map(function(m) return m.role end, requests[2].messages),
+    'the second model call carries the first exchange')
+end)

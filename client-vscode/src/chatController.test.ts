@@ -1,0 +1,219 @@
+import { describe, expect, it, vi } from 'vitest';
+import { ResponseError } from 'vscode-jsonrpc';
+import { type AgentConnection, type ChatHost, ChatController } from './chatController';
+import type { ToWebview } from './messages';
+import type { AgentUpdate, ChatResult, UpdateParams } from './protocol';
+
+const RESULT: ChatResult = {
+  sessionId: 's1', stopReason: 'end_turn', finalMessage: 'Hello there',
+  metadata: { turnsCount: 1, toolCallsCount: 0, durationMs: 12, usage: { inputTokens: 10, outputTokens: 5 } },
+};
+
+/** A server double: answers by method, records every request, and lets the test push agent/update. */
+function fakeServer(answers: Record<string, (params: any) => unknown>) {
+  const requests: [string, unknown][] = [];
+  let listener: ((p: UpdateParams) => void) | undefined;
+  const connection: AgentConnection = {
+    async sendRequest(type, params) {
+      requests.push([type.method, params]);
+      const answer = answers[type.method];
+      if (!answer) throw new ResponseError(-32601, `Unhandled method ${type.method}`);
+      return answer(params) as any;
+    },
+    onNotification(type, handler) {
+      expect(type.method).toBe('agent/update');
+      listener = handler as (p: UpdateParams) => void;
+      return { dispose: () => { listener = undefined; } };
+    },
+  };
+  let seq = 0;
+  const emit = (sessionId: string, update: AgentUpdate) => listener?.({ sessionId, seq: ++seq, update });
+  return { connection, requests, emit };
+}
+
+function deferred<T>() {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => { resolve = r; });
+  return { promise, resolve };
+}
+
+function setup(answers: Record<string, (params: any) => unknown>, context?: ReturnType<ChatHost['context']>) {
+  const posted: ToWebview[] = [];
+  const host: ChatHost = { post: (m) => posted.push(m), reveal: vi.fn(), context: () => context, command: vi.fn() };
+  const server = fakeServer(answers);
+  const controller = new ChatController(host, 'default');
+  return { posted, host, server, controller };
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 0));
+const SESSIONS = () => ({ sessions: [] });
+
+describe('ChatController', () => {
+  it('streams a new chat: adopts the session from its first update and forwards only that session', async () => {
+    const chat = deferred<ChatResult>();
+    const context = { activeUri: 'file:///w/a.py' };
+    const { posted, server, controller } = setup({ 'agent/chat': () => chat.promise, 'agent/sessions': SESSIONS }, context);
+    controller.attach(server.connection, { state: 'ready' });
+    await tick();
+    const sending = controller.send('  say hi  ');
+    server.emit('s1', { kind: 'turn_start', turn: 1, maxTurns: 25 });
+    server.emit('other', { kind: 'text_delta', text: 'not ours' });
+    server.emit('s1', { kind: 'text_delta', text: 'Hello ' });
+    server.emit('s1', { kind: 'text_delta', text: 'there' });
+    chat.resolve(RESULT);
+    await sending;
+    expect(server.requests).toEqual([
+      ['agent/sessions', {}],
+      ['agent/chat', { message: 'say hi', context, permissionMode: 'default' }],
+      ['agent/sessions', {}],
+    ]);
+    expect(posted).toEqual([
+      { type: 'server', server: { state: 'ready' } },
+      { type: 'sessions', sessions: [] },
+      { type: 'busy', busy: true },
+      { type: 'session', sessionId: 's1' },
+      { type: 'update', update: { kind: 'turn_start', turn: 1, maxTurns: 25 } },
+      { type: 'update', update: { kind: 'text_delta', text: 'Hello ' } },
+      { type: 'update', update: { kind: 'text_delta', text: 'there' } },
+      { type: 'done', result: RESULT },
+      { type: 'busy', busy: false },
+      { type: 'sessions', sessions: [] },
+    ]);
+    expect(controller.currentSessionId).toBe('s1');
+    expect(controller.isRunning).toBe(false);
+  });
+
+  it('continues the session in the next chat, with the mode picked in the panel', async () => {
+    const { server, controller } = setup({ 'agent/chat': () => RESULT, 'agent/sessions': SESSIONS });
+    controller.attach(server.connection, { state: 'ready' });
+    await controller.send('first');
+    await controller.handle({ type: 'setMode', mode: 'plan' });
+    await controller.handle({ type: 'setMode', mode: 'yolo' as never });  // not a mode: ignored
+    await controller.handle({ type: 'send', text: 'second' });
+    expect(server.requests.filter(([m]) => m === 'agent/chat').map(([, p]) => p)).toEqual([
+      { message: 'first', permissionMode: 'default' },
+      { sessionId: 's1', message: 'second', permissionMode: 'plan' },
+    ]);
+  });
+
+  it('answers a confirmation with agent/confirmTool and brings the view forward', async () => {
+    const chat = deferred<ChatResult>();
+    const { host, server, controller } = setup({
+      'agent/chat': () => chat.promise, 'agent/sessions': SESSIONS, 'agent/confirmTool': () => ({ accepted: true }),
+    });
+    controller.attach(server.connection, { state: 'ready' });
+    const sending = controller.send('edit it');
+    server.emit('s1', { kind: 'tool_call', toolCallId: 't1', name: 'edit_file', title: 'Edit a.py', toolKind: 'edit', input: {} });
+    expect(host.reveal).not.toHaveBeenCalled();
+    server.emit('s1', {
+      kind: 'confirmation_request', toolCallId: 't1', name: 'edit_file', title: 'Edit a.py', input: {},
+      options: ['allow_once', 'allow_always', 'reject_once', 'reject_always'],
+    });
+    expect(host.reveal).toHaveBeenCalledTimes(1);
+    await controller.handle({ type: 'confirm', toolCallId: 't1', decision: 'allow_always' });
+    chat.resolve(RESULT);
+    await sending;
+    expect(server.requests.map(([m]) => m)).toEqual(['agent/sessions', 'agent/chat', 'agent/confirmTool', 'agent/sessions']);
+    expect(server.requests[2][1]).toEqual({ sessionId: 's1', toolCallId: 't1', decision: 'allow_always' });
+  });
+
+  it('stops with agent/abort; a stop before the session is known is sent once its first update names it', async () => {
+    const chat = deferred<ChatResult>();
+    const { server, controller } = setup({
+      'agent/chat': () => chat.promise, 'agent/sessions': SESSIONS, 'agent/abort': () => ({ aborted: true }),
+    });
+    controller.attach(server.connection, { state: 'ready' });
+    const sending = controller.send('long job');
+    await controller.handle({ type: 'stop' });
+    expect(server.requests.map(([m]) => m)).toEqual(['agent/sessions', 'agent/chat']);  // no session id yet
+    server.emit('s9', { kind: 'turn_start', turn: 1, maxTurns: 25 });
+    await tick();
+    expect(server.requests.at(-1)).toEqual(['agent/abort', { sessionId: 's9' }]);
+    chat.resolve({ ...RESULT, sessionId: 's9', stopReason: 'aborted', finalMessage: '' });
+    await sending;
+    await controller.stop();  // nothing running: nothing sent
+    expect(server.requests.filter(([m]) => m === 'agent/abort')).toHaveLength(1);
+  });
+
+  it('refuses a second chat while one runs, and reports JSON-RPC errors in the panel', async () => {
+    const chat = deferred<ChatResult>();
+    let calls = 0;
+    const { posted, server, controller } = setup({
+      'agent/chat': () => (++calls === 1 ? chat.promise : Promise.reject(new ResponseError(-32602, 'message: must not be empty'))),
+      'agent/sessions': SESSIONS,
+    });
+    controller.attach(server.connection, { state: 'ready' });
+    await tick();
+    const first = controller.send('one');
+    await controller.send('two');
+    expect(posted.at(-1)).toEqual({ type: 'error', message: 'A chat is already running: stop it first.' });
+    chat.resolve(RESULT);
+    await first;
+    posted.length = 0;
+    await controller.send('three');
+    expect(posted).toEqual([
+      { type: 'busy', busy: true },
+      { type: 'error', message: 'message: must not be empty' },
+      { type: 'busy', busy: false },
+      { type: 'sessions', sessions: [] },
+    ]);
+  });
+
+  it('hides the session list when the server has no agent/sessions, and asks only once', async () => {
+    const { posted, server, controller } = setup({ 'agent/chat': () => RESULT });
+    controller.attach(server.connection, { state: 'ready' });
+    await tick();
+    await controller.send('hi');
+    expect(posted.filter((m) => m.type === 'sessions')).toEqual([
+      { type: 'sessions', sessions: null }, { type: 'sessions', sessions: null },
+    ]);
+    expect(server.requests.map(([m]) => m)).toEqual(['agent/sessions', 'agent/chat']);
+  });
+
+  it('reopens a session from its history, and starts a new one', async () => {
+    const messages = [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'Hello' }];
+    const { posted, server, controller } = setup({
+      'agent/history': () => ({ messages }), 'agent/sessions': SESSIONS, 'agent/chat': () => ({ ...RESULT, sessionId: 'old' }),
+    });
+    controller.attach(server.connection, { state: 'ready' });
+    await controller.handle({ type: 'openSession', sessionId: 'old' });
+    expect(posted.at(-1)).toEqual({ type: 'history', sessionId: 'old', messages });
+    await controller.send('more');
+    expect(server.requests.find(([m]) => m === 'agent/chat')?.[1]).toMatchObject({ sessionId: 'old' });
+    await controller.handle({ type: 'newSession' });
+    expect(posted.at(-1)).toEqual({ type: 'reset' });
+    expect(controller.currentSessionId).toBeUndefined();
+  });
+
+  it('restores the session and mode a reloaded webview saved', async () => {
+    const { posted, server, controller } = setup({ 'agent/sessions': SESSIONS });
+    controller.attach(server.connection, { state: 'ready' });
+    await controller.handle({ type: 'ready', sessionId: 'saved', mode: 'acceptEdits' });
+    expect(posted.find((m) => m.type === 'init')).toEqual({
+      type: 'init', mode: 'acceptEdits', sessionId: 'saved', server: { state: 'ready' }, busy: false,
+    });
+  });
+
+  it('says what to install when the server could not start, and sends nothing', async () => {
+    const { posted, controller } = setup({});
+    const message = 'The agent server "agent-lsp" was not found. Install it with "pip install agent-lsp".';
+    controller.attach(undefined, { state: 'failed', message });
+    await controller.send('hi');
+    expect(posted).toEqual([
+      { type: 'server', server: { state: 'failed', message } },
+      { type: 'error', message },
+    ]);
+  });
+
+  it('drops the old server\'s updates after a restart', async () => {
+    const first = setup({ 'agent/sessions': SESSIONS });
+    const second = fakeServer({ 'agent/sessions': SESSIONS });
+    first.controller.attach(first.server.connection, { state: 'ready' });
+    first.controller.attach(second.connection, { state: 'ready' });
+    await first.controller.handle({ type: 'ready', sessionId: 's1' });
+    first.posted.length = 0;
+    first.server.emit('s1', { kind: 'text_delta', text: 'stale' });
+    second.emit('s1', { kind: 'text_delta', text: 'fresh' });
+    expect(first.posted).toEqual([{ type: 'update', update: { kind: 'text_delta', text: 'fresh' } }]);
+  });
+});

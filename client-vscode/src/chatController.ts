@@ -1,0 +1,225 @@
+/**
+ * The chat panel's logic, between the webview and the server: it sends agent/chat, forwards the current
+ * session's agent/update stream to the view, answers confirmations, stops, switches modes and sessions.
+ * It depends only on the small AgentConnection and ChatHost interfaces — no VS Code, no language client — so
+ * unit tests drive it with plain fakes.
+ */
+import type { FromWebview, ServerState, ToWebview } from './messages';
+import {
+  AbortRequest, type ChatContext, ChatRequest, ConfirmToolRequest, type Decision, DeleteSessionRequest,
+  HistoryRequest, MethodNotFound, PERMISSION_MODES, type PermissionMode, SessionsRequest, UpdateNotification,
+  type UpdateParams,
+} from './protocol';
+import type { NotificationType, RequestType } from 'vscode-jsonrpc';
+
+export interface Disposable { dispose(): void }
+
+/** What the controller needs from a language client (vscode-languageclient's LanguageClient provides it). */
+export interface AgentConnection {
+  sendRequest<P, R>(type: RequestType<P, R, void>, params: P): Promise<R>;
+  onNotification<P>(type: NotificationType<P>, handler: (params: P) => void): Disposable;
+}
+
+/** What the controller needs from the editor. */
+export interface ChatHost {
+  /** Posts to the webview; dropped when no view is open. */
+  post(message: ToWebview): void;
+  /** Brings the chat view forward (a confirmation is waiting). */
+  reveal(): void;
+  /** The editor's context for a chat: the active document and selection. */
+  context(): ChatContext | undefined;
+  /** Runs one of the few editor commands the panel offers (set the key, open the settings). */
+  command(name: 'setApiKey' | 'openSettings'): void;
+}
+
+interface Running { abortWhenKnown: boolean }
+
+export class ChatController {
+  private connection?: AgentConnection;
+  private subscription?: Disposable;
+  private server: ServerState = { state: 'starting' };
+  private sessionId?: string;
+  private running?: Running;
+  /** False once the server answered MethodNotFound to agent/sessions: no list to show. */
+  private sessionsSupported = true;
+
+  constructor(private readonly host: ChatHost, private mode: PermissionMode) {}
+
+  /** Uses a (re)started server; `undefined` when it failed, with `server` saying why. */
+  attach(connection: AgentConnection | undefined, server: ServerState): void {
+    this.subscription?.dispose();
+    this.connection = connection;
+    this.subscription = connection?.onNotification(UpdateNotification, (p) => this.onUpdate(p));
+    this.setServerState(server);
+    if (connection) void this.refreshSessions();
+  }
+
+  setServerState(server: ServerState): void {
+    this.server = server;
+    this.host.post({ type: 'server', server });
+  }
+
+  get currentSessionId(): string | undefined { return this.sessionId; }
+  get isRunning(): boolean { return this.running !== undefined; }
+
+  /** Every message the webview posts. */
+  async handle(message: FromWebview): Promise<void> {
+    switch (message.type) {
+      case 'ready': return this.onReady(message.sessionId, message.mode);
+      case 'send': return this.send(message.text);
+      case 'stop': return this.stop();
+      case 'confirm': return this.confirm(message.toolCallId, message.decision);
+      case 'setMode': return this.setMode(message.mode);
+      case 'openSession': return this.openSession(message.sessionId);
+      case 'deleteSession': return this.deleteSession(message.sessionId);
+      case 'newSession': return this.newSession();
+      case 'command': return this.host.command(message.command);
+    }
+  }
+
+  /** A (re)loaded webview: continue the session it shows unless this window already has one. */
+  private async onReady(sessionId?: string, mode?: PermissionMode): Promise<void> {
+    this.sessionId ??= sessionId;
+    if (mode && PERMISSION_MODES.includes(mode)) this.mode = mode;
+    this.host.post({
+      type: 'init', mode: this.mode, sessionId: this.sessionId, server: this.server, busy: this.isRunning,
+    });
+    await this.refreshSessions();
+  }
+
+  async send(text: string): Promise<void> {
+    const message = text.trim();
+    if (!message) return;
+    if (this.running) return this.error('A chat is already running: stop it first.');
+    const connection = this.connection;
+    if (!connection) return this.error(this.unavailable());
+    const running: Running = { abortWhenKnown: false };
+    this.running = running;
+    this.host.post({ type: 'busy', busy: true });
+    const context = this.host.context();
+    try {
+      const result = await connection.sendRequest(ChatRequest, {
+        ...(this.sessionId ? { sessionId: this.sessionId } : {}),
+        message,
+        ...(context ? { context } : {}),
+        permissionMode: this.mode,
+      });
+      this.adopt(result.sessionId);
+      this.host.post({ type: 'done', result });
+    } catch (e) {
+      this.error(describe(e));
+    } finally {
+      if (this.running === running) this.running = undefined;
+      this.host.post({ type: 'busy', busy: false });
+    }
+    await this.refreshSessions();
+  }
+
+  /** Stops the running chat with agent/abort; a chat whose session is not known yet (its first update has
+   * not arrived) is aborted as soon as it is. */
+  async stop(): Promise<void> {
+    if (!this.running || !this.connection) return;
+    if (!this.sessionId) {
+      this.running.abortWhenKnown = true;
+      return;
+    }
+    try {
+      await this.connection.sendRequest(AbortRequest, { sessionId: this.sessionId });
+    } catch (e) {
+      this.error(describe(e));
+    }
+  }
+
+  async confirm(toolCallId: string, decision: Decision): Promise<void> {
+    if (!this.connection || !this.sessionId) return;
+    try {
+      await this.connection.sendRequest(ConfirmToolRequest, { sessionId: this.sessionId, toolCallId, decision });
+    } catch (e) {
+      this.error(describe(e));
+    }
+  }
+
+  setMode(mode: PermissionMode): void {
+    if (PERMISSION_MODES.includes(mode)) this.mode = mode;
+  }
+
+  newSession(): void {
+    if (this.running) return this.error('Stop the running chat before starting a new session.');
+    this.sessionId = undefined;
+    this.host.post({ type: 'reset' });
+  }
+
+  async openSession(sessionId: string): Promise<void> {
+    if (!this.connection) return this.error(this.unavailable());
+    if (this.running) return this.error('Stop the running chat before opening another session.');
+    try {
+      const { messages } = await this.connection.sendRequest(HistoryRequest, { sessionId });
+      this.sessionId = sessionId;
+      this.host.post({ type: 'history', sessionId, messages });
+    } catch (e) {
+      this.error(describe(e));
+    }
+  }
+
+  async deleteSession(sessionId: string): Promise<void> {
+    if (!this.connection) return;
+    if (this.running && sessionId === this.sessionId) return this.error('Stop the running chat first.');
+    try {
+      await this.connection.sendRequest(DeleteSessionRequest, { sessionId });
+      if (sessionId === this.sessionId) this.newSession();
+    } catch (e) {
+      this.error(describe(e));
+    }
+    await this.refreshSessions();
+  }
+
+  /** Posts the session list, or `null` (hide the picker) when the server has no agent/sessions. */
+  async refreshSessions(): Promise<void> {
+    if (!this.connection) return;
+    if (!this.sessionsSupported) return this.host.post({ type: 'sessions', sessions: null });
+    try {
+      const { sessions } = await this.connection.sendRequest(SessionsRequest, {});
+      this.host.post({ type: 'sessions', sessions });
+    } catch (e) {
+      if (errorCode(e) === MethodNotFound) {
+        this.sessionsSupported = false;
+        this.host.post({ type: 'sessions', sessions: null });
+      }
+    }
+  }
+
+  private onUpdate({ sessionId, update }: UpdateParams): void {
+    if (this.running && !this.sessionId) this.adopt(sessionId);  // the first update of a new session names it
+    if (sessionId !== this.sessionId) return;
+    this.host.post({ type: 'update', update });
+    if (update.kind === 'confirmation_request') this.host.reveal();
+  }
+
+  private adopt(sessionId: string): void {
+    if (this.sessionId === sessionId) return;
+    this.sessionId = sessionId;
+    this.host.post({ type: 'session', sessionId });
+    if (this.running?.abortWhenKnown) void this.stop();
+  }
+
+  private error(message: string): void {
+    this.host.post({ type: 'error', message });
+  }
+
+  private unavailable(): string {
+    return this.server.state === 'failed' ? this.server.message : 'The agent server is still starting.';
+  }
+}
+
+function errorCode(e: unknown): number | undefined {
+  return typeof e === 'object' && e !== null && typeof (e as { code?: unknown }).code === 'number'
+    ? (e as { code: number }).code : undefined;
+}
+
+/** A JSON-RPC error's message, as the server wrote it (it names the bad field). */
+function describe(e: unknown): string {
+  if (e instanceof Error || (typeof e === 'object' && e !== null && 'message' in e)) {
+    return String((e as { message: unknown }).message);
+  }
+  return String(e);
+}

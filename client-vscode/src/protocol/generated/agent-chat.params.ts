@@ -1,0 +1,33 @@
+/* Generated from schemas/agent-chat.params.json by scripts/gen-types.mjs — do not edit. */
+
+/**
+ * agent/chat params.
+ */
+export interface ChatParams {
+  context?: ChatContext | null;
+  maxTurns?: number | null;
+  message: string;
+  model?: string | null;
+  permissionMode?: ('default' | 'acceptEdits' | 'plan' | 'bypassPermissions') | null;
+  sessionId?: string | null;
+  workDoneToken?: number | string | null;
+}
+export interface ChatContext {
+  activeUri?: string | null;
+  selection?: Range | null;
+  uris?: string[] | null;
+}
+/**
+ * An LSP range.
+ */
+export interface Range {
+  end: Position;
+  start: Position;
+}
+/**
+ * Zero-based line and character, as LSP counts them.
+ */
+export interface Position {
+  character: number;
+  line: number;
+}

@@ -1,0 +1,12 @@
+/* Generated from schemas/agent-sessions.result.json by scripts/gen-types.mjs — do not edit. */
+
+export interface SessionsResult {
+  sessions: SessionInfo[];
+}
+export interface SessionInfo {
+  createdAt: string;
+  sessionId: string;
+  title: string;
+  turnsCount: number;
+  updatedAt: string;
+}

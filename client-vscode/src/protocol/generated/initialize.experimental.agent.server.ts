@@ -1,0 +1,10 @@
+/* Generated from schemas/initialize.experimental.agent.server.json by scripts/gen-types.mjs — do not edit. */
+
+/**
+ * experimental.agent of the server's capabilities.
+ */
+export interface ServerAgentCapabilities {
+  permissionModes?: ('default' | 'acceptEdits' | 'plan' | 'bypassPermissions')[];
+  protocolVersion?: number;
+  tools: string[];
+}

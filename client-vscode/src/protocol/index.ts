@@ -1,0 +1,51 @@
+/**
+ * The agent/* wire contract (PROTOCOL.md): one RequestType / NotificationType per method, typed with the
+ * interfaces generated from the server's JSON Schemas. Imports only vscode-jsonrpc, so unit tests load it
+ * without VS Code or a language client.
+ */
+import { NotificationType, RequestType } from 'vscode-jsonrpc';
+import type { SessionParams } from './generated/agent-abort.params';
+import type { AbortResult } from './generated/agent-abort.result';
+import type { ChatParams } from './generated/agent-chat.params';
+import type { ChatResult } from './generated/agent-chat.result';
+import type { ConfirmToolParams } from './generated/agent-confirmTool.params';
+import type { ConfirmToolResult } from './generated/agent-confirmTool.result';
+import type { DeleteSessionResult } from './generated/agent-deleteSession.result';
+import type { DiagnosticsParams } from './generated/agent-diagnostics.params';
+import type { DiagnosticsResult } from './generated/agent-diagnostics.result';
+import type { HistoryResult } from './generated/agent-history.result';
+import type { SessionsResult } from './generated/agent-sessions.result';
+import type { UpdateParams } from './generated/agent-update.params';
+
+export type { ChatContext, ChatParams } from './generated/agent-chat.params';
+export type { ChatResult } from './generated/agent-chat.result';
+export type { ConfirmToolParams } from './generated/agent-confirmTool.params';
+export type { DiagnosticsParams } from './generated/agent-diagnostics.params';
+export type { DiagnosticsResult, FileDiagnostics } from './generated/agent-diagnostics.result';
+export type { HistoryMessage, HistoryResult, HistoryToolCall } from './generated/agent-history.result';
+export type { SessionInfo, SessionsResult } from './generated/agent-sessions.result';
+export type { ClientAgentCapabilities } from './generated/initialize.experimental.agent.client';
+export type {
+  ConfirmationRequest, Notice, ToolCall, ToolCallUpdate, UpdateParams, Usage,
+} from './generated/agent-update.params';
+
+/** One streamed update: the `update` field of agent/update. */
+export type AgentUpdate = UpdateParams['update'];
+export type PermissionMode = NonNullable<ChatParams['permissionMode']>;
+export type Decision = ConfirmToolParams['decision'];
+
+export const PERMISSION_MODES: readonly PermissionMode[] = ['default', 'acceptEdits', 'plan', 'bypassPermissions'];
+
+// client → server
+export const ChatRequest = new RequestType<ChatParams, ChatResult, void>('agent/chat');
+export const AbortRequest = new RequestType<SessionParams, AbortResult, void>('agent/abort');
+export const ConfirmToolRequest = new RequestType<ConfirmToolParams, ConfirmToolResult, void>('agent/confirmTool');
+export const SessionsRequest = new RequestType<Record<string, never>, SessionsResult, void>('agent/sessions');
+export const HistoryRequest = new RequestType<SessionParams, HistoryResult, void>('agent/history');
+export const DeleteSessionRequest = new RequestType<SessionParams, DeleteSessionResult, void>('agent/deleteSession');
+// server → client
+export const UpdateNotification = new NotificationType<UpdateParams>('agent/update');
+export const DiagnosticsRequest = new RequestType<DiagnosticsParams, DiagnosticsResult, void>('agent/diagnostics');
+
+/** JSON-RPC error codes the client reacts to. */
+export const MethodNotFound = -32601;

@@ -1,0 +1,144 @@
+/**
+ * Draws transcript items as DOM. Markdown goes through marked then DOMPurify (the model's text is untrusted);
+ * everything else is built with textContent, never innerHTML.
+ */
+import DOMPurify from 'dompurify';
+import { Marked } from 'marked';
+import type { ChatResult, Decision } from '../protocol';
+import type { Item, ToolItem } from './transcript';
+
+/** What a rendered item can ask for: the user answered a confirmation, or clicked a command link. */
+export interface Actions {
+  confirm(toolCallId: string, decision: Decision): void;
+  command(name: 'setApiKey' | 'openSettings'): void;
+}
+
+const DECISION_LABEL: Record<Decision, string> = {
+  allow_once: 'Allow once', allow_always: 'Allow always', reject_once: 'Reject', reject_always: 'Reject always',
+};
+const ANSWERED_LABEL: Record<Decision, string> = {
+  allow_once: 'Allowed once', allow_always: 'Allowed for this session', reject_once: 'Rejected',
+  reject_always: 'Rejected for this session',
+};
+/** The panel offers the three everyday answers; reject_always stays available to other clients. */
+const OFFERED: Decision[] = ['allow_once', 'allow_always', 'reject_once'];
+const KIND_ICON: Record<ToolItem['toolKind'], string> = {
+  read: '◉', search: '⌕', edit: '✎', execute: '›_', other: '•',
+};
+
+export function renderItem(item: Item, actions: Actions): HTMLElement {
+  switch (item.kind) {
+    case 'user': return el('div', 'msg user', item.text);
+    case 'assistant': return assistant(item.text, item.thinking);
+    case 'tool': return tool(item, actions);
+    case 'notice': return el('div', `notice ${item.level}`, item.message);
+    case 'result': return result(item.result, actions);
+    case 'error': return el('div', 'notice error', item.message);
+  }
+}
+
+/** Raw HTML in the model's text is shown as text, as a chat should (it is often an example, not markup).
+ * DOMPurify stays as the second line of defence for anything markdown itself produces. */
+const md = new Marked({ gfm: true, renderer: { html: ({ text }) => escapeHtml(text) } });
+
+export function markdown(text: string): string {
+  return DOMPurify.sanitize(md.parse(text, { async: false }));
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function assistant(text: string, thinking: string): HTMLElement {
+  const box = el('div', 'msg assistant');
+  if (thinking) {
+    const details = el('details', 'thinking');
+    details.append(el('summary', '', 'Thinking'), el('div', 'thinking-text', thinking));
+    box.append(details);
+  }
+  if (text) {
+    const body = el('div', 'markdown');
+    body.innerHTML = markdown(text);
+    box.append(body);
+  }
+  return box;
+}
+
+function tool(item: ToolItem, actions: Actions): HTMLElement {
+  const card = el('div', `tool kind-${item.toolKind} status-${item.status}`);
+  card.dataset.toolCallId = item.id;
+  const head = el('div', 'tool-head');
+  head.append(el('span', 'tool-icon', KIND_ICON[item.toolKind] ?? '•'), el('span', 'tool-title', item.title),
+    el('span', `badge ${item.status}`, item.status.replace('_', ' ')));
+  card.append(head);
+  if (item.diff) card.append(diff(item.diff));
+  if (item.confirm?.command) card.append(el('pre', 'command', item.confirm.command));
+  if (item.error) card.append(el('div', 'tool-error', item.error));
+  const details = el('details', 'tool-details');
+  details.append(el('summary', '', 'Details'), el('pre', 'tool-input', JSON.stringify(item.input, null, 2)));
+  if (item.output) details.append(el('pre', 'tool-output', item.output));
+  card.append(details);
+  if (item.confirm?.answered) card.append(el('div', 'confirm answered', ANSWERED_LABEL[item.confirm.answered]));
+  else if (item.confirm && item.status === 'awaiting_confirmation') card.append(confirmation(item, actions));
+  return card;
+}
+
+function confirmation(item: ToolItem, actions: Actions): HTMLElement {
+  const confirm = item.confirm!;
+  const box = el('div', 'confirm');
+  const question = item.toolKind === 'edit' ? 'Apply this edit?'
+    : item.toolKind === 'execute' ? 'Run this command?' : `Allow ${item.name}?`;
+  box.append(el('span', 'confirm-question', question));
+  for (const decision of OFFERED.filter((d) => confirm.options.includes(d))) {
+    const button = el('button', decision.startsWith('allow') ? 'primary' : 'secondary', DECISION_LABEL[decision]);
+    button.dataset.decision = decision;
+    button.addEventListener('click', () => actions.confirm(item.id, decision));
+    box.append(button);
+  }
+  return box;
+}
+
+/** A unified diff with added, removed and hunk lines coloured. */
+function diff(text: string): HTMLElement {
+  const pre = el('pre', 'diff');
+  for (const line of text.replace(/\n$/, '').split('\n')) {
+    const cls = line.startsWith('+++') || line.startsWith('---') ? 'file'
+      : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : line.startsWith('@@') ? 'hunk' : 'ctx';
+    pre.append(el('span', cls, line + '\n'));
+  }
+  return pre;
+}
+
+const STOP_LABEL: Record<ChatResult['stopReason'], string> = {
+  end_turn: 'Done', max_turns: 'Stopped at the turn limit', max_tokens: 'Stopped: the reply hit the token limit',
+  refusal: 'The model declined', aborted: 'Stopped', disabled: 'Chat is disabled (maxTurns is 0)', error: 'Failed',
+};
+
+function result(r: ChatResult, actions: Actions): HTMLElement {
+  const m = r.metadata;
+  const box = el('div', `result ${r.stopReason}`);
+  const tokens = (m.usage.inputTokens ?? 0) + (m.usage.outputTokens ?? 0);
+  box.append(el('span', 'result-label', STOP_LABEL[r.stopReason] ?? r.stopReason),
+    el('span', 'result-meta', ` · ${plural(m.turnsCount, 'turn')} · ${plural(m.toolCallsCount, 'tool call')}`
+      + ` · ${(m.durationMs / 1000).toFixed(1)} s · ${tokens.toLocaleString('en')} tokens`));
+  if (r.error) {
+    box.append(el('div', 'result-error', r.error.message));
+    if (r.error.type === 'initialization_failed') {
+      const button = el('button', 'primary', 'Set API Key');
+      button.addEventListener('click', () => actions.command('setApiKey'));
+      box.append(button);
+    }
+  }
+  return box;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+export function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls = '', text?: string): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}

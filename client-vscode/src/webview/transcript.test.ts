@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import type { AgentUpdate, ChatResult } from '../protocol';
+import { Transcript } from './transcript';
+
+const META = { turnsCount: 2, toolCallsCount: 1, durationMs: 40, usage: { inputTokens: 20, outputTokens: 9 } };
+const DIFF = '--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n';
+
+describe('Transcript', () => {
+  it('builds the items of a chat with thinking, a confirmed edit and text from its updates', () => {
+    const t = new Transcript();
+    t.user('change x');
+    const updates: AgentUpdate[] = [
+      { kind: 'turn_start', turn: 1, maxTurns: 25 },
+      { kind: 'thinking_delta', text: 'Edit ' },
+      { kind: 'thinking_delta', text: 'a.py.' },
+      { kind: 'text_delta', text: 'Editing.' },
+      { kind: 'usage', inputTokens: 10, outputTokens: 4 },
+      { kind: 'tool_call', toolCallId: 't1', name: 'edit_file', title: 'Edit a.py', toolKind: 'edit', input: { path: 'a.py' } },
+      { kind: 'tool_call_update', toolCallId: 't1', status: 'awaiting_confirmation' },
+      { kind: 'confirmation_request', toolCallId: 't1', name: 'edit_file', title: 'Edit a.py', input: {}, diff: DIFF,
+        options: ['allow_once', 'allow_always', 'reject_once', 'reject_always'] },
+      { kind: 'tool_call_update', toolCallId: 't1', status: 'running', output: null },
+      { kind: 'tool_call_update', toolCallId: 't1', status: 'completed', output: 'Edited a.py', diff: DIFF },
+      { kind: 'turn_start', turn: 2, maxTurns: 25 },
+      { kind: 'thinking_delta', text: 'Done.' },
+      { kind: 'text_delta', text: 'x is **2**.' },
+      { kind: 'notice', level: 'info', message: 'compacted' },
+      { kind: 'tool_call_update', toolCallId: 'unknown', status: 'failed' },
+    ];
+    expect(updates.map((u) => t.apply(u))).toEqual([-1, 1, 1, 1, -1, 2, 2, 2, 2, 2, -1, 3, 3, 4, -1]);
+    expect(t.answer('t1', 'allow_once')).toBe(2);
+    const result: ChatResult = { sessionId: 's', stopReason: 'end_turn', finalMessage: 'x is **2**.', metadata: META };
+    expect(t.finish(result)).toBe(5);
+    expect(t.items).toEqual([
+      { kind: 'user', text: 'change x' },
+      { kind: 'assistant', thinking: 'Edit a.py.', text: 'Editing.' },
+      { kind: 'tool', id: 't1', name: 'edit_file', title: 'Edit a.py', toolKind: 'edit', input: { path: 'a.py' },
+        status: 'completed', output: 'Edited a.py', diff: DIFF,
+        confirm: { options: ['allow_once', 'allow_always', 'reject_once', 'reject_always'], answered: 'allow_once' } },
+      { kind: 'assistant', thinking: 'Done.', text: 'x is **2**.' },
+      { kind: 'notice', level: 'info', message: 'compacted' },
+      { kind: 'result', result },
+    ]);
+  });
+
+  it('shows finalMessage when no text streamed in this chat, and not otherwise', () => {
+    const t = new Transcript();
+    t.user('one');
+    t.apply({ kind: 'text_delta', text: 'streamed' });
+    t.finish({ sessionId: 's', stopReason: 'end_turn', finalMessage: 'streamed', metadata: META });
+    t.user('two');
+    const aborted: ChatResult = { sessionId: 's', stopReason: 'max_turns', finalMessage: 'Summary.', metadata: META };
+    t.finish(aborted);
+    expect(t.items.map((i) => i.kind === 'assistant' ? `assistant:${i.text}` : i.kind))
+      .toEqual(['user', 'assistant:streamed', 'result', 'user', 'assistant:Summary.', 'result']);
+  });
+
+  it('redraws a session from agent/history', () => {
+    const t = Transcript.fromHistory([
+      { role: 'user', content: 'fix it' },
+      { role: 'assistant', content: 'Fixed.', toolCalls: [{ toolCallId: 't1', name: 'run_command', title: 'Run ls',
+        toolKind: 'execute', input: { command: 'ls' }, status: 'rejected', error: 'declined', output: null }] },
+    ]);
+    expect(t.items).toEqual([
+      { kind: 'user', text: 'fix it' },
+      { kind: 'assistant', text: 'Fixed.', thinking: '' },
+      { kind: 'tool', id: 't1', name: 'run_command', title: 'Run ls', toolKind: 'execute', input: { command: 'ls' },
+        status: 'rejected', error: 'declined' },
+    ]);
+  });
+});

@@ -1,0 +1,139 @@
+/**
+ * The chat as data: a list of items built from the agent/update stream, a chat's result, or a session's
+ * history. Pure (no DOM), so the webview can save it with setState and redraw it, and unit tests can check it.
+ */
+import type { AgentUpdate, ChatResult, Decision, HistoryMessage, ToolCall } from '../protocol';
+
+export type ToolStatus = 'pending' | 'awaiting_confirmation' | 'running' | 'completed' | 'failed' | 'rejected' | 'cancelled';
+
+export interface ToolItem {
+  kind: 'tool';
+  id: string;
+  name: string;
+  title: string;
+  toolKind: ToolCall['toolKind'];
+  input: Record<string, unknown>;
+  status: ToolStatus;
+  output?: string;
+  error?: string;
+  diff?: string;
+  /** Set by a confirmation_request; `answered` once the user clicked. */
+  confirm?: { options: Decision[]; command?: string; answered?: Decision };
+}
+
+export type Item =
+  | { kind: 'user'; text: string }
+  | { kind: 'assistant'; text: string; thinking: string }
+  | ToolItem
+  | { kind: 'notice'; level: 'info' | 'warning'; message: string }
+  | { kind: 'result'; result: ChatResult }
+  | { kind: 'error'; message: string };
+
+export class Transcript {
+  /** Where the running chat's items begin (its user message). */
+  private chatStart = 0;
+
+  constructor(public items: Item[] = []) {}
+
+  /** Adds the user's message; returns the index of the new item. */
+  user(text: string): number {
+    this.chatStart = this.items.length;
+    return this.push({ kind: 'user', text });
+  }
+
+  /** Applies one streamed update; returns the index of the item it added or changed, or -1. */
+  apply(update: AgentUpdate): number {
+    switch (update.kind) {
+      case 'text_delta': return this.appendAssistant('text', update.text);
+      case 'thinking_delta': return this.appendAssistant('thinking', update.text);
+      case 'tool_call':
+        return this.push({
+          kind: 'tool', id: update.toolCallId, name: update.name, title: update.title || update.name,
+          toolKind: update.toolKind, input: update.input, status: 'pending',
+        });
+      case 'tool_call_update': {
+        const i = this.findTool(update.toolCallId);
+        if (i < 0) return -1;
+        const tool = this.items[i] as ToolItem;
+        tool.status = update.status;
+        if (update.output != null) tool.output = update.output;
+        if (update.error != null) tool.error = update.error;
+        if (update.diff != null) tool.diff = update.diff;
+        return i;
+      }
+      case 'confirmation_request': {
+        const i = this.findTool(update.toolCallId);
+        if (i < 0) return -1;
+        const tool = this.items[i] as ToolItem;
+        tool.status = 'awaiting_confirmation';
+        if (update.diff != null) tool.diff = update.diff;
+        tool.confirm = {
+          options: update.options ?? ['allow_once', 'allow_always', 'reject_once'],
+          ...(update.command ? { command: update.command } : {}),
+        };
+        return i;
+      }
+      case 'notice':
+        return this.push({ kind: 'notice', level: update.level ?? 'info', message: update.message });
+      default:  // turn_start, usage: shown in the status line, not in the transcript
+        return -1;
+    }
+  }
+
+  /** Records the user's answer to a confirmation; returns the tool's index. */
+  answer(toolCallId: string, decision: Decision): number {
+    const i = this.findTool(toolCallId);
+    const tool = this.items[i] as ToolItem | undefined;
+    if (tool?.confirm) tool.confirm.answered = decision;
+    return i;
+  }
+
+  /** The chat's answer. Its finalMessage is shown only if no text streamed (nothing is lost either way). */
+  finish(result: ChatResult): number {
+    const streamed = this.items.slice(this.chatStart).some((it) => it.kind === 'assistant' && it.text);
+    if (!streamed && result.finalMessage) this.push({ kind: 'assistant', text: result.finalMessage, thinking: '' });
+    return this.push({ kind: 'result', result });
+  }
+
+  error(message: string): number {
+    return this.push({ kind: 'error', message });
+  }
+
+  /** A session's history (agent/history), as it would have streamed. */
+  static fromHistory(messages: HistoryMessage[]): Transcript {
+    const t = new Transcript();
+    for (const m of messages) {
+      if (m.role === 'user') t.user(m.content);
+      else if (m.content) t.push({ kind: 'assistant', text: m.content, thinking: '' });
+      for (const c of m.toolCalls ?? []) {
+        t.push({
+          kind: 'tool', id: c.toolCallId, name: c.name, title: c.title || c.name, toolKind: c.toolKind,
+          input: c.input, status: c.status,
+          ...(c.output != null ? { output: c.output } : {}),
+          ...(c.error != null ? { error: c.error } : {}),
+          ...(c.diff != null ? { diff: c.diff } : {}),
+        });
+      }
+    }
+    return t;
+  }
+
+  private appendAssistant(field: 'text' | 'thinking', text: string): number {
+    const last = this.items[this.items.length - 1];
+    // Thinking that follows text belongs to a new turn, so it starts a new block above that turn's text.
+    if (last?.kind === 'assistant' && !(field === 'thinking' && last.text)) {
+      last[field] += text;
+      return this.items.length - 1;
+    }
+    return this.push({ kind: 'assistant', text: field === 'text' ? text : '', thinking: field === 'thinking' ? text : '' });
+  }
+
+  private findTool(id: string): number {
+    return this.items.findIndex((it) => it.kind === 'tool' && it.id === id);
+  }
+
+  private push(item: Item): number {
+    this.items.push(item);
+    return this.items.length - 1;
+  }
+}

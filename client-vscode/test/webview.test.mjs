@@ -1,0 +1,181 @@
+// The chat webview in real headless Chromium (Debian's, driven by playwright-core), with a stub of the API VS
+// Code injects (acquireVsCodeApi). Renders a scripted stream, clicks Allow and Stop, checks every message the
+// page posts, and fails on any console error (CSP violations land there). Saves test-results/webview-*.png.
+// Needs `npm run build` first (dist/webview.js). Run: node --test test/webview.test.mjs
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import esbuild from 'esbuild';
+import { chromium } from 'playwright-core';
+import { CHROMIUM_ARGS } from './chromium.mjs';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const OUT = path.join(ROOT, 'test-results');
+/** A few of VS Code's Dark Modern theme variables, as VS Code sets them on a webview's <html>. */
+const THEME = {
+  '--vscode-font-family': 'system-ui, "Segoe UI", Ubuntu, sans-serif', '--vscode-font-size': '13px',
+  '--vscode-editor-font-family': '"DejaVu Sans Mono", monospace', '--vscode-editor-font-size': '12px',
+  '--vscode-foreground': '#cccccc', '--vscode-descriptionForeground': '#9d9d9d', '--vscode-sideBar-background': '#181818',
+  '--vscode-editor-background': '#1f1f1f', '--vscode-button-background': '#0078d4', '--vscode-button-foreground': '#ffffff',
+  '--vscode-button-hoverBackground': '#026ec1', '--vscode-button-secondaryBackground': '#313131',
+  '--vscode-button-secondaryForeground': '#cccccc', '--vscode-input-background': '#313131', '--vscode-input-foreground': '#cccccc',
+  '--vscode-input-border': '#3c3c3c', '--vscode-dropdown-background': '#313131', '--vscode-dropdown-foreground': '#cccccc',
+  '--vscode-dropdown-border': '#3c3c3c', '--vscode-widget-border': '#313131', '--vscode-editorWidget-background': '#202020',
+  '--vscode-textCodeBlock-background': '#2b2b2b', '--vscode-textLink-foreground': '#4daafc', '--vscode-badge-background': '#616161',
+  '--vscode-badge-foreground': '#f8f8f8', '--vscode-errorForeground': '#f85149', '--vscode-editorWarning-foreground': '#cca700',
+  '--vscode-testing-iconPassed': '#73c991', '--vscode-focusBorder': '#0078d4',
+  '--vscode-diffEditor-insertedLineBackground': 'rgba(155,185,85,0.2)', '--vscode-diffEditor-removedLineBackground': 'rgba(255,0,0,0.2)',
+};
+
+let browser;
+let pageUrl;
+before(async () => {
+  fs.mkdirSync(OUT, { recursive: true });
+  // The same HTML shell the extension serves, from src/chatHtml.ts, with file: URLs in place of webview URIs.
+  const { outputFiles } = await esbuild.build({ entryPoints: [path.join(ROOT, 'src/chatHtml.ts')], bundle: true, write: false, format: 'esm' });
+  const { chatHtml } = await import(`data:text/javascript;base64,${Buffer.from(outputFiles[0].text).toString('base64')}`);
+  const html = chatHtml({ cspSource: 'file:', nonce: 'dGVzdC1ub25jZQ==',
+    script: pathToFileURL(path.join(ROOT, 'dist/webview.js')).href, style: pathToFileURL(path.join(ROOT, 'media/chat.css')).href });
+  const file = path.join(OUT, 'chat.html');
+  fs.writeFileSync(file, html);
+  pageUrl = pathToFileURL(file).href;
+  browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+});
+after(() => browser?.close());
+
+/** A page with the VS Code stub; `saved` is what getState returns. Collects errors and posted messages. */
+async function open(saved) {
+  const page = await browser.newPage({ viewport: { width: 420, height: 860 } });
+  await page.addInitScript(([state, theme]) => {
+    window.__posted = [];
+    window.__state = state;
+    window.acquireVsCodeApi = () => ({
+      postMessage: (m) => window.__posted.push(m), getState: () => window.__state, setState: (s) => { window.__state = s; },
+    });
+    document.addEventListener('DOMContentLoaded', () => {
+      for (const [k, v] of Object.entries(theme)) document.documentElement.style.setProperty(k, v);
+    });
+  }, [saved, THEME]);
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') errors.push(m.text()); });
+  await page.goto(pageUrl);
+  await page.waitForFunction(() => window.__posted.length > 0);
+  const toPage = (message) => page.evaluate((m) => window.postMessage(m, '*'), message);
+  const posted = () => page.evaluate(() => window.__posted);
+  return { page, errors, toPage, posted };
+}
+
+const DIFF = '--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n def greet(name):\n-    return "hi " + name\n+    return "hello " + name\n';
+const META = { turnsCount: 2, toolCallsCount: 2, durationMs: 3400, usage: { inputTokens: 1830, outputTokens: 212 } };
+const update = (u) => ({ type: 'update', update: u });
+
+test('renders a streamed chat, posts Allow, Stop and the mode, with no console or CSP error', async () => {
+  const { page, errors, toPage, posted } = await open(undefined);
+  await toPage({ type: 'init', mode: 'default', server: { state: 'ready' }, busy: false });
+  await toPage({ type: 'sessions', sessions: [
+    { sessionId: 'old', title: 'Explain the inventory module', createdAt: '2025-01-02T10:00:00Z', updatedAt: '2025-01-02T10:05:00Z', turnsCount: 3 }] });
+  await page.type('#prompt', 'Make greet say');
+  await page.keyboard.press('Shift+Enter');
+  await page.type('#prompt', 'hello, please');
+  await page.keyboard.press('Enter');
+  assert.equal(await page.inputValue('#prompt'), '');
+  assert.equal(await page.isDisabled('#send'), true);
+  await toPage({ type: 'busy', busy: true });
+  await toPage({ type: 'session', sessionId: 's1' });
+  for (const u of [
+    { kind: 'turn_start', turn: 1, maxTurns: 25 },
+    { kind: 'thinking_delta', text: 'The greeting is in app.py; read it, then edit the string.' },
+    { kind: 'text_delta', text: 'I\'ll look at `greet` first.' },
+    { kind: 'usage', inputTokens: 900, outputTokens: 80 },
+    { kind: 'tool_call', toolCallId: 't1', name: 'read_file', title: 'Read app.py', toolKind: 'read', input: { path: 'app.py' } },
+    { kind: 'tool_call_update', toolCallId: 't1', status: 'running' },
+    { kind: 'tool_call_update', toolCallId: 't1', status: 'completed', output: '     1\tdef greet(name):\n     2\t    return "hi " + name' },
+    { kind: 'turn_start', turn: 2, maxTurns: 25 },
+    { kind: 'tool_call', toolCallId: 't2', name: 'edit_file', title: 'Edit app.py', toolKind: 'edit',
+      input: { path: 'app.py', old_string: '"hi "', new_string: '"hello "' } },
+    { kind: 'tool_call_update', toolCallId: 't2', status: 'awaiting_confirmation' },
+    { kind: 'confirmation_request', toolCallId: 't2', name: 'edit_file', title: 'Edit app.py', input: {}, diff: DIFF,
+      options: ['allow_once', 'allow_always', 'reject_once', 'reject_always'] },
+  ]) await toPage(update(u));
+  assert.equal(await page.textContent('.confirm-question'), 'Apply this edit?');
+  assert.deepEqual(await page.$$eval('.confirm button', (bs) => bs.map((b) => b.textContent)), ['Allow once', 'Allow always', 'Reject']);
+  await page.screenshot({ path: path.join(OUT, 'webview-confirm.png') });
+  await page.click('.confirm button[data-decision="allow_once"]');
+  assert.equal(await page.textContent('.confirm.answered'), 'Allowed once');
+  for (const u of [
+    { kind: 'tool_call_update', toolCallId: 't2', status: 'running' },
+    { kind: 'tool_call_update', toolCallId: 't2', status: 'completed', output: 'Edited app.py', diff: DIFF },
+    { kind: 'turn_start', turn: 3, maxTurns: 25 },
+    { kind: 'text_delta', text: 'Done: `greet` now says **hello**.\n\n' },
+    { kind: 'text_delta', text: '```python\ndef greet(name):\n    return "hello " + name\n```\n' },
+  ]) await toPage(update(u));
+  assert.equal(await page.isVisible('#stop'), true);
+  await page.click('#stop');
+  await page.focus('#prompt');
+  await page.keyboard.press('Escape');
+  await toPage({ type: 'done', result: { sessionId: 's1', stopReason: 'end_turn', finalMessage: 'Done', metadata: META } });
+  await toPage({ type: 'busy', busy: false });
+  await page.selectOption('#mode', 'acceptEdits');
+
+  assert.deepEqual(await posted(), [
+    { type: 'ready' },
+    { type: 'send', text: 'Make greet say\nhello, please' },
+    { type: 'confirm', toolCallId: 't2', decision: 'allow_once' },
+    { type: 'stop' },
+    { type: 'stop' },
+    { type: 'setMode', mode: 'acceptEdits' },
+  ]);
+  assert.deepEqual(await page.$$eval('#transcript > *', (ns) => ns.map((n) => n.className)), [
+    'msg user', 'msg assistant', 'tool kind-read status-completed', 'tool kind-edit status-completed', 'msg assistant', 'result end_turn',
+  ]);
+  assert.equal(await page.$eval('.thinking', (d) => d.open), false, 'thinking starts collapsed');
+  assert.deepEqual(await page.$$eval('.msg.assistant .markdown strong, .msg.assistant .markdown pre code', (ns) => ns.map((n) => n.tagName)), ['STRONG', 'CODE']);
+  assert.deepEqual(await page.$$eval('.tool.kind-edit .diff span', (ns) => ns.map((n) => n.className)), ['file', 'file', 'hunk', 'ctx', 'del', 'add']);
+  assert.equal(await page.textContent('.result'), 'Done · 2 turns · 2 tool calls · 3.4 s · 2,042 tokens');
+  assert.equal(await page.isVisible('#stop'), false);
+  assert.equal(await page.isEnabled('#send'), true);
+  assert.deepEqual(await page.$$eval('#sessions option', (os) => os.map((o) => [o.value, o.textContent.split(' — ')[0]])),
+    [['s1', 'This conversation'], ['old', 'Explain the inventory module']]);  // (then the date, in the user's locale)
+  assert.deepEqual(errors, []);
+  await page.screenshot({ path: path.join(OUT, 'webview-chat.png') });
+
+  // A reloaded view redraws the same transcript from its saved state and tells the extension which session it shows.
+  const saved = await page.evaluate(() => window.__state);
+  const again = await open(saved);
+  assert.deepEqual(await again.posted(), [{ type: 'ready', sessionId: 's1', mode: 'acceptEdits' }]);
+  assert.equal(await again.page.textContent('#transcript'), await page.textContent('#transcript'));
+  assert.deepEqual(again.errors, []);
+});
+
+test('says what to install when the server is missing, hides sessions the server cannot list', async () => {
+  const { page, errors, toPage, posted } = await open(undefined);
+  const message = 'The agent server "agent-lsp" was not found. Install it with "pip install agent-lsp", or set agentLsp.serverCommand to the command that starts it.';
+  await toPage({ type: 'init', mode: 'plan', server: { state: 'failed', message }, busy: false });
+  await toPage({ type: 'sessions', sessions: null });
+  assert.equal(await page.textContent('#banner p'), message);
+  assert.equal(await page.isVisible('#sessions'), false);
+  assert.equal(await page.inputValue('#mode'), 'plan');
+  await page.click('#banner button');
+  await page.fill('#prompt', 'hello');
+  await page.click('#send');
+  await toPage({ type: 'error', message });
+  assert.equal(await page.textContent('.notice.error'), message);
+  await toPage({ type: 'done', result: { sessionId: 's', stopReason: 'error', finalMessage: '',
+    error: { type: 'initialization_failed', message: 'No model: set ANTHROPIC_API_KEY or use --model demo.' }, metadata: { ...META, turnsCount: 0, toolCallsCount: 0 } } });
+  await page.click('.result button');
+  // The model's raw HTML is shown as text; nothing of it runs or loads.
+  const html = 'Use <img src=x onerror="window.__xss=1"> or <script>window.__xss=2</script> **carefully**';
+  await toPage(update({ kind: 'text_delta', text: html }));
+  assert.equal((await page.textContent('.msg.assistant')).trim(), html.replace(/\*\*/g, ''));
+  assert.equal(await page.$$eval('#transcript script, #transcript img, #transcript [onerror]', (ns) => ns.length), 0);
+  assert.equal(await page.evaluate(() => window.__xss), undefined);
+  assert.deepEqual(await posted(), [
+    { type: 'ready' }, { type: 'command', command: 'openSettings' }, { type: 'send', text: 'hello' },
+    { type: 'command', command: 'setApiKey' },
+  ]);
+  assert.deepEqual(errors, []);
+  await page.screenshot({ path: path.join(OUT, 'webview-no-server.png') });
+});
