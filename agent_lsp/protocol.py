@@ -43,6 +43,8 @@ class ChatParams(Params):
     max_turns: Optional[int] = Field(None, ge=-1)
     model: Optional[str] = None
     work_done_token: Optional[Union[int, str]] = None
+    output_schema: Optional[dict[str, Any]] = None
+    """A JSON Schema: the model is offered a `finish` tool with it; the result carries `structuredOutput`."""
 
     @field_validator("message")
     @classmethod
@@ -80,6 +82,8 @@ class ChatResult(WireModel):
     final_message: str
     error: Optional[ChatError] = None
     metadata: ChatMetadata
+    structured_output: Optional[Any] = None
+    """The validated input of the accepted `finish` call (chats with an outputSchema)."""
 
 
 class SessionParams(Params):

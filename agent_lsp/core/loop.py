@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Awaitable, Callable, Optional
+from typing import Any, AsyncIterator, Awaitable, Callable, Optional
 
 from pydantic import ValidationError
 
@@ -80,6 +80,8 @@ class ChatConfig:
     context_window: int = 200_000
     compact_threshold: float = 0.8
     """Compact when a request would pass this share of the context window."""
+    ends_with: Optional[str] = None
+    """The tool whose valid call ends the chat (`finish` for structured output): a reply without it is nudged."""
 
 
 @dataclass
@@ -102,6 +104,19 @@ class ChatState:
     """Results of the current turn's calls whose terminal status was sent."""
     compaction: Optional[tuple[int, str]] = None
     """(cut, summary): the model is sent the summary, then history[cut:]."""
+    finished: bool = False
+    """A tool call ended the chat (see ToolOutput.ends_chat); `structured_output` holds its value."""
+    structured_output: Any = None
+
+
+def _nudge_for(state: ChatState, config: ChatConfig) -> Optional[tuple[str, str]]:
+    """(what to tell the model, what to tell the user) when a reply without tool calls should not end the chat."""
+    if config.ends_with:
+        return (f"Call the {config.ends_with} tool with your final answer.",
+                f"The model answered without calling {config.ends_with}; asking it to.")
+    if needs_nudge(state.final_message):
+        return NUDGE, "The model described work without doing it; asking it to go on."
+    return None
 
 
 def needs_nudge(text: str) -> bool:
@@ -151,10 +166,11 @@ async def run_chat(
         if reply.stop_reason == "pause_turn":
             continue
         if not uses:
-            if needs_nudge(state.final_message) and nudges < MAX_NUDGES:
+            nudge = _nudge_for(state, config)
+            if nudge and nudges < MAX_NUDGES:
                 nudges += 1
-                state.history.append(UserMessage(text=NUDGE, origin="nudge"))
-                yield Notice(message="The model described work without doing it; asking it to go on.")
+                state.history.append(UserMessage(text=nudge[0], origin="nudge"))
+                yield Notice(message=nudge[1])
                 continue
             state.stop_reason = "end_turn"
             return
@@ -163,6 +179,9 @@ async def run_chat(
             yield update
         state.history.append(ToolResultsMessage(results=[state.results[u.id] for u in uses]))
         state.results.clear()
+        if state.finished:
+            state.stop_reason = "end_turn"
+            return
 
 
 async def _call_model(
@@ -395,6 +414,8 @@ async def _run_one(
         return failed(str(e))
     except Exception as e:  # a tool bug must not end the chat: the model reads it and goes on
         return failed(f"{tool.name} failed: {type(e).__name__}: {e}")
+    if output.ends_chat:
+        state.finished, state.structured_output = True, output.value
     text = bound(output.text)
     return (
         ToolResult(tool_use_id=call_id, content=text),

@@ -161,7 +161,22 @@ def chat_result(outcome: ChatOutcome) -> ChatResult:
                             cache_read_input_tokens=usage.cache_read_input_tokens,
                             cache_creation_input_tokens=usage.cache_creation_input_tokens),
         ),
+        structured_output=outcome.structured_output,
     )
+
+
+def chat_tools(p: ChatParams) -> list:
+    """The tools a chat offers: every built-in one, and `finish` when it asks for structured output (-32602 naming
+    outputSchema when that is not a valid JSON Schema)."""
+    if p.output_schema is None:
+        return list(tools.ALL)
+    from agent_lsp.tools.finish import InvalidSchema, finish_tool
+
+    try:
+        return [*tools.ALL, finish_tool(p.output_schema)]
+    except InvalidSchema as e:
+        raise JsonRpcInvalidParams(f"Invalid params: outputSchema: not a valid JSON Schema: {e}",
+                                   data={"fields": ["outputSchema"]}) from None
 
 
 def history_message(entry: HistoryEntry) -> HistoryMessage:
@@ -182,6 +197,7 @@ def summary(result: ChatResult) -> str:
 
 async def agent_chat(ls: AgentServer, params: Any) -> dict:
     p = parse(ChatParams, params)
+    offered = chat_tools(p)
     agent = agent_of(ls)
     session = session_of(agent, p.session_id) if p.session_id else agent.sessions.start(p.message)
     try:
@@ -196,7 +212,8 @@ async def agent_chat(ls: AgentServer, params: Any) -> dict:
         env = environment(editor, p)
         request = ChatRequest(message=UserMessage(text=p.message, context=editor_context(env)), settings=settings,
                               system=system_prompt(env, project_instructions(editor.roots)),
-                              tools=list(tools.ALL), ctx=ToolContext(editor=editor))
+                              tools=offered, ctx=ToolContext(editor=editor),
+                              ends_with="finish" if p.output_schema is not None else None)
         progress = await ChatProgress.open(ls, p.work_done_token, lambda: agent.sessions.abort(session.id))
         if progress:
             agent.progress[session.id] = progress

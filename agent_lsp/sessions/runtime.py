@@ -84,6 +84,8 @@ class ChatRequest:
     system: str
     tools: list[Tool]
     ctx: ToolContext
+    ends_with: Optional[str] = None
+    """A tool whose valid call ends the chat with a structured output (`finish`)."""
 
 
 Emit = Callable[[Session, AgentUpdate], None]
@@ -217,6 +219,7 @@ class Sessions:
             thinking=settings.thinking,
             context_window=settings.context_window,
             compact_threshold=settings.compact_threshold,
+            ends_with=request.ends_with,
         )
         state.compaction = session.compaction
         permit = make_permit(mode, session.grants, ask or self.asker(session))
@@ -272,4 +275,5 @@ def _result(session: Session, state: ChatState, stop_reason: str, started: float
         denied_tool_calls=state.denied,
         duration_ms=int((time.monotonic() - started) * 1000),
         usage=state.usage.model_copy(),
+        structured_output=state.structured_output if state.finished else None,
     )
