@@ -5,6 +5,7 @@ Imported on the first agent request (see server.py), with everything the agent n
 
 from __future__ import annotations
 
+import logging
 import platform
 from typing import Any, Optional
 
@@ -13,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from agent_lsp import tools
-from agent_lsp.config import Settings
+from agent_lsp.config import GATED, WORKSPACE_FILE, Settings, clean, read_workspace_file
 from agent_lsp.core.events import AgentUpdate
 from agent_lsp.core.messages import UserMessage
 from agent_lsp.core.prompt import Environment, editor_context, project_instructions, system_prompt
@@ -52,9 +53,15 @@ from agent_lsp.sessions.runtime import (
     UnknownSession,
     UnknownToolCall,
 )
+from agent_lsp.sessions.shell_hooks import ShellHooks
 from agent_lsp.sessions.store import open_store
+from agent_lsp.sessions.trust import Trust, digest
+from agent_lsp.tools.forget import Forget
+from agent_lsp.tools.memory import MemoryFile, memory_file, read_memory
 from agent_lsp.tools.paths import display
+from agent_lsp.tools.remember import Remember
 
+log = logging.getLogger(__name__)
 SESSION_BUSY = -32001
 CONFIRM_ACTIONS = {"Allow once": "allow_once", "Allow always": "allow_always", "Reject": "reject_once"}
 
@@ -71,6 +78,7 @@ class Agent:
         self.sessions = Sessions(build_model, self.emit, store)
         self.streams: dict[str, UpdateStream] = {}
         self.progress: dict[str, ChatProgress] = {}
+        self.trust = Trust(server.data_dir)
 
     def emit(self, session: Session, update: AgentUpdate) -> None:
         """Send an update of `session` (coalescing text) and move its progress along."""
@@ -165,18 +173,66 @@ def chat_result(outcome: ChatOutcome) -> ChatResult:
     )
 
 
-def chat_tools(p: ChatParams) -> list:
-    """The tools a chat offers: every built-in one, and `finish` when it asks for structured output (-32602 naming
-    outputSchema when that is not a valid JSON Schema)."""
+def finishing(p: ChatParams) -> list:
+    """`finish` when the chat asks for structured output (-32602 naming outputSchema when that is not a valid JSON
+    Schema)."""
     if p.output_schema is None:
-        return list(tools.ALL)
+        return []
     from agent_lsp.tools.finish import InvalidSchema, finish_tool
 
     try:
-        return [*tools.ALL, finish_tool(p.output_schema)]
+        return [finish_tool(p.output_schema)]
     except InvalidSchema as e:
         raise JsonRpcInvalidParams(f"Invalid params: outputSchema: not a valid JSON Schema: {e}",
                                    data={"fields": ["outputSchema"]}) from None
+
+
+async def workspace_file_layer(ls: AgentServer, agent: "Agent", roots: list) -> dict[str, Any]:
+    """The cleaned settings of the workspace's .agent-lsp/settings.json; its hooks and baseUrl only once the user
+    trusted them (asked once through window/showMessageRequest, the answer kept per folder and content)."""
+    if not roots:
+        return {}
+    root = roots[0]
+    raw, warnings = read_workspace_file(root)
+    gated = {key: raw[key] for key in GATED if key in raw}
+    if gated:
+        content = digest(gated)
+        trusted = agent.trust.answer(root, content)
+        if trusted is None:
+            trusted = await ask_trust(ls, root, gated)
+            if trusted is not None:
+                agent.trust.record(root, content, trusted)
+        if not trusted:
+            raw = {key: value for key, value in raw.items() if key not in GATED}
+    layer, problems = clean(raw, str(root / WORKSPACE_FILE))
+    ls.warn(warnings + problems)
+    return layer
+
+
+async def ask_trust(ls: AgentServer, root, gated: dict[str, Any]) -> Optional[bool]:
+    """Ask the user whether the workspace's settings file may run its commands; None when dismissed."""
+    commands = sorted({str(hook.get("command")) for groups in (gated.get("hooks") or {}).values()
+                       if isinstance(groups, list) for group in groups if isinstance(group, dict)
+                       for hook in (group.get("hooks") if "hooks" in group else [group]) if isinstance(hook, dict)})
+    parts = [f"run hooks: {', '.join(f'`{c}`' for c in commands)}"] if commands else []
+    if "baseUrl" in gated:
+        parts.append(f"send your code to {gated['baseUrl']}")
+    message = (f"agent-lsp: {root / WORKSPACE_FILE} asks to {' and '.join(parts)}. Trust this workspace's "
+               "settings? Until you do, they are ignored.")
+    try:
+        answer = await ls.window_show_message_request_async(types.ShowMessageRequestParams(
+            type=types.MessageType.Warning, message=message,
+            actions=[types.MessageActionItem(title="Trust"), types.MessageActionItem(title="Don't trust")]))
+    except Exception as e:  # a client that cannot ask: nothing runs
+        log.info("window/showMessageRequest for trust failed: %r", e)
+        return None
+    title = answer.get("title") if isinstance(answer, dict) else getattr(answer, "title", None)
+    return {"Trust": True, "Don't trust": False}.get(title)
+
+
+def memory_tools(memory: Optional[MemoryFile]) -> list:
+    """`remember` and `forget`, when the workspace has somewhere to keep facts."""
+    return [Remember(memory), Forget(memory)] if memory else []
 
 
 def history_message(entry: HistoryEntry) -> HistoryMessage:
@@ -197,7 +253,7 @@ def summary(result: ChatResult) -> str:
 
 async def agent_chat(ls: AgentServer, params: Any) -> dict:
     p = parse(ChatParams, params)
-    offered = chat_tools(p)
+    finish = finishing(p)
     agent = agent_of(ls)
     session = session_of(agent, p.session_id) if p.session_id else agent.sessions.start(p.message)
     try:
@@ -206,14 +262,19 @@ async def agent_chat(ls: AgentServer, params: Any) -> dict:
         raise JsonRpcException(code=SESSION_BUSY, message=f"Session {session.id} is busy: a chat is running.")
     progress: Optional[ChatProgress] = None
     try:
+        editor = agent.editor()
+        ls.layers.workspace_file = await workspace_file_layer(ls, agent, editor.roots)
         settings: Settings = ls.layers.resolve(
             {"permission_mode": p.permission_mode, "max_turns": p.max_turns, "model": p.model})
-        editor = agent.editor()
         env = environment(editor, p)
+        memory = memory_file(settings.memory_file, editor.roots, ls.data_dir)
         request = ChatRequest(message=UserMessage(text=p.message, context=editor_context(env)), settings=settings,
-                              system=system_prompt(env, project_instructions(editor.roots)),
-                              tools=offered, ctx=ToolContext(editor=editor),
-                              ends_with="finish" if p.output_schema is not None else None)
+                              system=system_prompt(env, project_instructions(editor.roots),
+                                                   read_memory(memory) if memory and not memory.in_workspace else None),
+                              tools=[*tools.ALL, *memory_tools(memory), *finish], ctx=ToolContext(editor=editor),
+                              ends_with="finish" if p.output_schema is not None else None,
+                              hooks=[ShellHooks(settings.hooks, session.id, editor.roots[0] if editor.roots else None)]
+                              if settings.hooks else [])
         progress = await ChatProgress.open(ls, p.work_done_token, lambda: agent.sessions.abort(session.id))
         if progress:
             agent.progress[session.id] = progress

@@ -14,6 +14,7 @@ from typing import Callable, Optional
 from pydantic import TypeAdapter
 
 from agent_lsp.config import Settings, effective_max_turns
+from agent_lsp.core.hooks import Hook
 from agent_lsp.core.events import AgentUpdate, Decision, ToolCall, ToolCallUpdate
 from agent_lsp.core.loop import ChatConfig, ChatState, close_aborted, run_chat
 from agent_lsp.core.messages import Message, UserMessage
@@ -86,6 +87,7 @@ class ChatRequest:
     ctx: ToolContext
     ends_with: Optional[str] = None
     """A tool whose valid call ends the chat with a structured output (`finish`)."""
+    hooks: list[Hook] = field(default_factory=list)
 
 
 Emit = Callable[[Session, AgentUpdate], None]
@@ -220,6 +222,7 @@ class Sessions:
             context_window=settings.context_window,
             compact_threshold=settings.compact_threshold,
             ends_with=request.ends_with,
+            hooks=request.hooks,
         )
         state.compaction = session.compaction
         permit = make_permit(mode, session.grants, ask or self.asker(session))
