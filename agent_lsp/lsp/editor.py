@@ -20,8 +20,9 @@ from agent_lsp.core.tool import ToolError
 from agent_lsp.lsp.convert import lsp_diagnostic, lsp_text_edits, lsp_uri_to_path
 
 log = logging.getLogger(__name__)
+# How long to wait for the client (the environment overrides them: the e2e tests make them generous ceilings).
 CLIENT_REQUEST_TIMEOUT = float(os.environ.get("AGENT_LSP_CLIENT_TIMEOUT", "10"))
-DID_CHANGE_WAIT = 1.0
+DID_CHANGE_WAIT = float(os.environ.get("AGENT_LSP_DID_CHANGE_WAIT", "1"))
 
 
 class LspEditor:

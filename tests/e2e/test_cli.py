@@ -43,15 +43,17 @@ async def test_tcp_serves_lsp_and_logs_go_to_the_log_file(tmp_path):
         *SERVER, "--tcp", "--port", str(port), "--log-file", str(log), "--log-level", "DEBUG",
         "--data-dir", str(tmp_path / "state"), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     try:
-        for _ in range(100):
+        deadline = asyncio.get_running_loop().time() + 60  # a ceiling for start-up on a loaded machine
+        while True:  # wait for the port to accept connections
             try:
                 reader, writer = await asyncio.open_connection("127.0.0.1", port)
                 break
             except OSError:
-                await asyncio.sleep(0.1)
+                assert asyncio.get_running_loop().time() < deadline, "the server never listened"
+                await asyncio.sleep(0.05)
         writer.write(framed({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                              "params": {"processId": None, "rootUri": None, "capabilities": {}}}))
-        answer = await asyncio.wait_for(read_message(reader), 20)
+        answer = await asyncio.wait_for(read_message(reader), 60)
         assert answer["result"]["serverInfo"] == {"name": "agent-lsp-server", "version": "0.2.0"}
         writer.close()
     finally:
