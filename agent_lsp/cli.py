@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Optional
@@ -39,6 +40,8 @@ def main(argv: Optional[list[str]] = None) -> None:
         sys.exit(demo())
     target = {"filename": args.log_file} if args.log_file else {"stream": sys.stderr}
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", **target)
+    if args.log_level != "DEBUG":  # pygls logs every message sent at INFO: that much only when debugging
+        logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLevelName(args.log_level)))
     from agent_lsp.config import default_data_dir, environment_layer
     from agent_lsp.lsp.server import create_server
 
@@ -47,3 +50,8 @@ def main(argv: Optional[list[str]] = None) -> None:
         server.start_tcp(args.host, args.port)
     else:
         server.start_io()
+    # The loop has closed (exit, or the client went away) and every chat has been cancelled and saved. End now:
+    # the interpreter's own teardown of the SDK modules takes seconds on a busy machine and has nothing to save.
+    logging.shutdown()
+    sys.stderr.flush()
+    os._exit(server.protocol.exit_code or 0)

@@ -31,9 +31,35 @@ def _dict_converter():
     return converter
 
 
+class RecordingClient(LanguageClient):
+    """pytest-lsp's client that also keeps what the server writes to stderr (still forwarded to the test's)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.stderr: list[str] = []
+
+    async def start_io(self, cmd: str, *args: Any, **kwargs: Any) -> None:
+        await super().start_io(cmd, *args, **kwargs)
+        if self._stderr_forwarder is not None:  # not started yet: replace it by one that also keeps the lines
+            self._stderr_forwarder.cancel()
+        self._stderr_forwarder = asyncio.create_task(self._keep_stderr())
+
+    async def _keep_stderr(self) -> None:
+        while line := await self._server.stderr.readline():
+            self.stderr.append(line.decode(errors="replace"))
+            sys.stderr.buffer.write(line)
+
+    async def exit_and_read_stderr(self) -> tuple[int, str]:
+        """Send exit; wait (with a ceiling) for the server to end; its exit code and its whole stderr."""
+        self.exit(None)
+        code = await asyncio.wait_for(self._server.wait(), CEILING)
+        await asyncio.wait_for(asyncio.shield(self._stderr_forwarder), CEILING)  # read up to EOF
+        return code, "".join(self.stderr)
+
+
 def make_client() -> LanguageClient:
     """A pytest-lsp client that records agent/update, answers applyEdit and agent/diagnostics."""
-    client = LanguageClient(converter_factory=_dict_converter)
+    client = RecordingClient(converter_factory=_dict_converter)
     register_lsp_features(client)
     client.updates = []
     client.applied = []

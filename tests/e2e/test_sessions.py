@@ -61,7 +61,12 @@ async def test_sigkill_mid_chat_then_resume(lsp):
     client = await lsp.start()
     first = await chat(client, "one")
     pending = asyncio.ensure_future(chat(client, "two", sessionId=first["sessionId"]))
-    await until(lambda: len(client.updates) >= 5)
+    def streaming_two() -> bool:  # the second chat's text has started to arrive
+        kinds = [u["update"]["kind"] for u in client.updates]
+        starts = [i for i, kind in enumerate(kinds) if kind == "turn_start"]
+        return len(starts) == 2 and "text_delta" in kinds[starts[1]:]
+
+    await until(streaming_two)
     os.kill(client._server.pid, signal.SIGKILL)
     await client._server.wait()
     pending.cancel()
