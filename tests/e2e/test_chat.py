@@ -148,7 +148,8 @@ async def test_no_key_is_initialization_failed_and_the_server_stays_up(lsp):
 
 
 async def test_capabilities_and_bad_settings(lsp):
-    client = await lsp.start(init_options={"maxTurns": "lots", "permissionMode": "plan", "colour": "blue"})
+    client = await lsp.start(init_options={"maxTurns": "lots", "permissionMode": "plan", "colour": "blue",
+                                           "serverCommand": "agent-lsp", "serverArgs": [], "trace": {"server": "off"}})
     agent = client.initialize_result.capabilities.experimental["agent"]
     assert agent == {"protocolVersion": 1, "permissionModes": ["default", "acceptEdits", "plan", "bypassPermissions"],
                      "tools": ["list_open_buffers", "read_file", "list_files", "search", "get_diagnostics",
@@ -204,8 +205,10 @@ async def test_workspace_configuration_beats_initialization_options_and_chat_par
     lsp.fake_api.add(text("a"), text("b"))
     client = await lsp.start(init_options={"permissionMode": "bypassPermissions"})
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-        settings={"agentLsp": {"permissionMode": "plan", "maxTurns": 1}}))
+        settings={"agentLsp": {"permissionMode": "plan", "maxTurns": 1, "serverCommand": "/opt/agent-lsp",
+                               "serverArgs": ["--log-level", "INFO"], "trace": {"server": "verbose"}}}))
     await chat(client)
+    assert client.messages == []  # the client's own keys (how to start the server, tracing) are not warned about
     assert "edit_file" not in [t["name"] for t in lsp.fake_api.requests[0]["tools"]]
     assert updates_of(client)[0] == {"kind": "turn_start", "turn": 1, "maxTurns": 1}
     await chat(client, permissionMode="default")
