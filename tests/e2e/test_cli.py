@@ -8,6 +8,8 @@ import socket
 import subprocess
 import sys
 
+import pytest
+
 
 SERVER = [sys.executable, "-m", "agent_lsp"]
 
@@ -19,6 +21,20 @@ def test_version_and_help():
     assert usage.returncode == 0
     for option in ("--tcp", "--host", "--port", "--model", "--data-dir", "--log-file", "--log-level", "demo"):
         assert option in usage.stdout
+
+
+@pytest.mark.parametrize("args, named", [
+    (["demo", "--tcp"], "--tcp"),
+    (["demo", "--port", "2090", "--log-level", "DEBUG"], "--port, --log-level"),
+    (["demo", "--model", "claude-x"], "--model"),
+    (["--port", "2090"], "--host and --port apply only with --tcp"),
+    (["--tcp", "--stdio"], "--tcp and --stdio exclude each other"),
+])
+def test_options_that_do_not_apply_are_refused_not_ignored(args, named):
+    refused = subprocess.run([*SERVER, *args], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert refused.returncode == 2 and refused.stdout == ""
+    *_, error = refused.stderr.strip().splitlines()
+    assert error.startswith("agent-lsp: error: ") and named in error, refused.stderr
 
 
 def framed(message: dict) -> bytes:
