@@ -66,6 +66,8 @@ def main(argv: Optional[list[str]] = None) -> None:
         server.start_io()
     # The loop has closed (exit, or the client went away) and every chat has been cancelled and saved. End now:
     # the interpreter's own teardown of the SDK modules takes seconds on a busy machine and has nothing to save.
+    if server.protocol.exit_code is None:
+        logging.getLogger(__name__).info("the client closed the connection without exit; stopping")
     logging.shutdown()
     sys.stderr.flush()
     os._exit(server.protocol.exit_code or 0)

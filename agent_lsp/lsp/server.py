@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from lsprotocol import types
-from pygls.lsp.server import LanguageServer
 from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
@@ -86,6 +86,8 @@ class AgentProtocol(LanguageServerProtocol):
     def _handle_request(self, msg_id, method_name, params):
         self._methods[msg_id] = method_name
         super()._handle_request(msg_id, method_name, params)
+        if msg_id not in self._request_futures:  # answered already (a sync handler, an unknown method)
+            self._methods.pop(msg_id, None)
 
     def _send_handler_result(self, future, *, msg_id):
         method = self._methods.pop(msg_id, "a request")

@@ -183,6 +183,7 @@ class Harness:
         self.workspace = workspace
         self.data_dir = workspace.parent / "state"
         self.clients: list[LanguageClient] = []
+        self.started: list[LanguageClient] = []
 
     async def start(self, *args: str, agent: Optional[dict] = None, progress: bool = False,
                     init_options: Any = None, env: Optional[dict[str, str]] = None,
@@ -196,6 +197,7 @@ class Harness:
                                     server_env={**(env or server_env(self.fake_api.base_url)), **waits})
         client = await config.start()
         self.clients.append(client)
+        self.started.append(client)
         caps = capabilities or types.ClientCapabilities(
             window=types.WindowClientCapabilities(work_done_progress=progress),
             workspace=types.WorkspaceClientCapabilities(apply_edit=True, workspace_edit=types.WorkspaceEditClientCapabilities(
@@ -210,12 +212,18 @@ class Harness:
     async def stop_client(self, client: LanguageClient) -> None:
         """Shut one server down the way an editor does (shutdown, exit)."""
         self.clients.remove(client)
-        await client.shutdown_session()
+        await asyncio.wait_for(client.shutdown_session(), CEILING)
+        if client._stderr_forwarder is not None and client._server.returncode is not None:
+            await asyncio.wait_for(asyncio.shield(client._stderr_forwarder), CEILING)  # all of stderr read
         await client.stop()
 
     async def stop(self) -> None:
+        """Stop every server; a traceback in any one's stderr fails the test (tracebacks are for bugs)."""
         for client in list(self.clients):
             await self.stop_client(client)
+        for client in self.started:
+            stderr = "".join(client.stderr)
+            assert "Traceback" not in stderr, f"the server wrote a traceback:\n{stderr}"
 
 
 @pytest_asyncio.fixture
