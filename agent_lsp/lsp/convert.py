@@ -19,6 +19,13 @@ def lsp_uri_to_path(uri: str) -> Optional[Path]:
     return Path(unquote(parsed.path))
 
 
+def lsp_folder_uri(uri: str) -> str:
+    """One spelling of a folder's URI (as the server records workspace folders): a file: URI is rebuilt from its
+    path, so percent-encoding and a trailing slash do not matter; other schemes are kept as they are."""
+    path = lsp_uri_to_path(uri)
+    return path.as_uri() if path is not None and path.is_absolute() else uri
+
+
 def lsp_diagnostic(path: Path, raw: dict[str, Any]) -> Diagnostic:
     """A core diagnostic from an LSP Diagnostic dict (0-based → 1-based)."""
     start = raw.get("range", {}).get("start", {})

@@ -30,9 +30,13 @@ from agent_lsp.protocol import (
     ConfirmToolParams,
     ConfirmToolResult,
     DeleteSessionResult,
+    ChatUsage,
     HistoryResult,
+    NewSessionParams,
+    NewSessionResult,
     SessionInfo,
     SessionParams,
+    SessionsParams,
     SessionsResult,
     UpdateParams,
 )
@@ -46,6 +50,7 @@ from agent_lsp.sessions.runtime import (
     UnknownSession,
     UnknownToolCall,
 )
+from agent_lsp.lsp.convert import lsp_folder_uri, lsp_uri_to_path
 from agent_lsp.sessions.store import open_store
 from agent_lsp.tools.paths import display
 
@@ -151,7 +156,7 @@ def summary(result: ChatResult) -> str:
 async def agent_chat(ls: AgentServer, params: Any) -> dict:
     p = parse(ChatParams, params)
     agent = agent_of(ls)
-    session = session_of(agent, p.session_id) if p.session_id else agent.sessions.start(p.message)
+    session = session_of(agent, p.session_id) if p.session_id else new_session(ls, p.message)
     try:
         agent.sessions.reserve(session)
     except SessionBusy:
@@ -181,6 +186,15 @@ async def agent_chat(ls: AgentServer, params: Any) -> dict:
     return result.wire()
 
 
+def new_session(ls: AgentServer, title: str) -> Session:
+    """A session of this window: it records the window's workspace folders."""
+    return agent_of(ls).sessions.start(title, [root.as_uri() for root in agent_of(ls).editor().roots])
+
+
+def agent_new_session(ls: AgentServer, params: Any) -> dict:
+    return NewSessionResult(session_id=new_session(ls, parse(NewSessionParams, params).title or "").id).wire()
+
+
 def agent_abort(ls: AgentServer, params: Any) -> dict:
     agent = agent_of(ls)
     session = session_of(agent, parse(SessionParams, params).session_id)
@@ -200,14 +214,18 @@ def agent_confirm_tool(ls: AgentServer, params: Any) -> dict:
 
 
 def agent_sessions(ls: AgentServer, params: Any) -> dict:
+    workspace = parse(SessionsParams, params).workspace
+    rows = agent_of(ls).sessions.all(lsp_folder_uri(workspace) if workspace is not None else None)
     return SessionsResult(sessions=[
         SessionInfo(session_id=s.id, title=s.title, created_at=s.created_at, updated_at=s.updated_at,
-                    turns_count=s.turns_count) for s in agent_of(ls).sessions.all()]).wire()
+                    turns_count=s.turns_count, workspace=s.workspace_folders[0] if s.workspace_folders else None,
+                    usage=ChatUsage(**s.usage.model_dump(exclude={"kind"}))) for s in rows]).wire()
 
 
 def agent_history(ls: AgentServer, params: Any) -> dict:
     session = session_of(agent_of(ls), parse(SessionParams, params).session_id)
-    return HistoryResult(messages=render_history(session.history, tools.BY_NAME, session.tool_calls)).wire()
+    return HistoryResult(messages=render_history(session.history, tools.BY_NAME, session.tool_calls,
+                                                 session.chats)).wire()
 
 
 def agent_delete_session(ls: AgentServer, params: Any) -> dict:

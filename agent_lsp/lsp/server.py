@@ -101,6 +101,10 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
     async def agent_chat(ls: AgentServer, params: Any) -> dict:
         return await _handlers().agent_chat(ls, params)
 
+    @server.feature("agent/newSession")
+    def agent_new_session(ls: AgentServer, params: Any) -> dict:
+        return _handlers().agent_new_session(ls, params)
+
     @server.feature("agent/abort")
     def agent_abort(ls: AgentServer, params: Any) -> dict:
         return _handlers().agent_abort(ls, params)
