@@ -5,7 +5,9 @@ Imported on the first agent request (see server.py), with everything the agent n
 
 from __future__ import annotations
 
+import os
 import platform
+from pathlib import Path
 from typing import Any, Optional
 
 from lsprotocol import types
@@ -135,7 +137,8 @@ def environment(editor: LspEditor, params: ChatParams) -> Environment:
     context = params.context
     if context and context.active_uri:
         active = next((d for d in docs if d.uri == context.active_uri), None)
-        env.active_file = display(roots, active.path) if active and active.path else context.active_uri
+        path = active.path if active else lsp_uri_to_path(context.active_uri)
+        env.active_file = display(roots, Path(os.path.realpath(path))) if path else context.active_uri  # as tools take it
         if active and context.selection:
             lines = active.text.splitlines()
             first, last = context.selection.start.line, context.selection.end.line
