@@ -87,6 +87,9 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
         ls.warn(ls.pending_warnings)
         ls.pending_warnings = []
         await pull_configuration(ls)
+        from agent_lsp.lsp.warmup import schedule_warmup
+
+        schedule_warmup(ls.layers.resolve({}))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: AgentServer, params: types.DidChangeConfigurationParams) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types
 
-from tests.e2e.conftest import chat, open_doc, sent, text, tool_use
+from tests.e2e.conftest import chat, open_doc, sent, text, tool_use, until
 
 LINE = "s = '😀é' + undefined_name\n"  # 😀 is 2 UTF-16 units and 4 UTF-8 bytes; é is 1 and 2
 
@@ -43,3 +43,11 @@ async def test_editor_diagnostics_reach_the_model_in_character_columns(lsp, enco
         "severity": 1, "message": "undefined name", "source": "pyflakes"}]}]}
     await chat(client)
     assert tool_result(lsp.fake_api, 1) == "app.py:2:12: error: undefined name [pyflakes]"
+
+
+async def test_the_sdk_is_warmed_after_initialized_before_any_chat(lsp):
+    log = lsp.workspace.parent / "server.log"
+    client = await lsp.start("--log-file", str(log), "--log-level", "INFO")
+    await until(lambda: log.exists() and "warmed the anthropic SDK" in log.read_text(), timeout=60)
+    lsp.fake_api.add(text("Warm."))
+    assert (await chat(client))["finalMessage"] == "Warm."
