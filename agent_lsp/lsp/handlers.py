@@ -16,7 +16,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from agent_lsp import tools
 from agent_lsp.config import Settings
-from agent_lsp.core.events import AgentUpdate
+from agent_lsp.core.events import AgentUpdate, Usage
 from agent_lsp.core.messages import UserMessage
 from agent_lsp.core.prompt import Environment, editor_context, project_instructions, system_prompt
 from agent_lsp.core.tool import ToolContext
@@ -28,12 +28,16 @@ from agent_lsp.models.registry import build_model
 from agent_lsp.protocol import (
     AbortResult,
     ChatParams,
+    ChatError,
+    ChatMetadata,
     ChatResult,
+    ChatUsage,
     ConfirmToolParams,
     ConfirmToolResult,
     DeleteSessionResult,
-    ChatUsage,
+    HistoryMessage,
     HistoryResult,
+    HistoryToolCall,
     NewSessionParams,
     NewSessionResult,
     SessionInfo,
@@ -43,6 +47,7 @@ from agent_lsp.protocol import (
     UpdateParams,
 )
 from agent_lsp.sessions.history import render_history
+from agent_lsp.sessions.results import ChatOutcome, HistoryEntry
 from agent_lsp.sessions.permissions import Ask
 from agent_lsp.sessions.runtime import (
     ChatRequest,
@@ -146,6 +151,38 @@ def environment(editor: LspEditor, params: ChatParams) -> Environment:
     return env
 
 
+def chat_result(outcome: ChatOutcome) -> ChatResult:
+    """The agent/chat answer for a chat's outcome."""
+    return ChatResult(
+        session_id=outcome.session_id,
+        stop_reason=outcome.stop_reason,
+        final_message=outcome.final_message,
+        error=ChatError(type=outcome.error.type, message=outcome.error.message) if outcome.error else None,
+        metadata=ChatMetadata(
+            turns_count=outcome.turns_count,
+            tool_calls_count=outcome.tool_calls_count,
+            denied_tool_calls=outcome.denied_tool_calls,
+            duration_ms=outcome.duration_ms,
+            usage=chat_usage(outcome.usage),
+        ),
+    )
+
+
+def chat_usage(usage: Usage) -> ChatUsage:
+    """The wire form of a usage count."""
+    return ChatUsage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+                     cache_read_input_tokens=usage.cache_read_input_tokens,
+                     cache_creation_input_tokens=usage.cache_creation_input_tokens)
+
+
+def history_message(entry: HistoryEntry) -> HistoryMessage:
+    """An agent/history message for a transcript entry."""
+    calls = [HistoryToolCall.model_validate(vars(c)) for c in entry.tool_calls] if entry.tool_calls else None
+    return HistoryMessage(role=entry.role, content=entry.content, tool_calls=calls,
+                          usage=chat_usage(entry.usage) if entry.usage else None, stop_reason=entry.stop_reason,
+                          duration_ms=entry.duration_ms)
+
+
 def summary(result: ChatResult) -> str:
     """The progress end message."""
     meta = result.metadata
@@ -177,7 +214,7 @@ async def agent_chat(ls: AgentServer, params: Any) -> dict:
         if progress:
             agent.progress[session.id] = progress
         ask = None if ls.agent_caps["confirmTool"] else agent.ask_by_message()
-        result = await agent.sessions.chat(session, request, ask)
+        result = chat_result(await agent.sessions.chat(session, request, ask))
     finally:
         agent.sessions.release(session)
         stream = agent.streams.get(session.id)
@@ -222,13 +259,13 @@ def agent_sessions(ls: AgentServer, params: Any) -> dict:
     return SessionsResult(sessions=[
         SessionInfo(session_id=s.id, title=s.title, created_at=s.created_at, updated_at=s.updated_at,
                     turns_count=s.turns_count, workspace=s.workspace_folders[0] if s.workspace_folders else None,
-                    usage=ChatUsage(**s.usage.model_dump(exclude={"kind"}))) for s in rows]).wire()
+                    usage=chat_usage(s.usage)) for s in rows]).wire()
 
 
 def agent_history(ls: AgentServer, params: Any) -> dict:
     session = session_of(agent_of(ls), parse(SessionParams, params).session_id)
-    return HistoryResult(messages=render_history(session.history, tools.BY_NAME, session.tool_calls,
-                                                 session.chats)).wire()
+    entries = render_history(session.history, tools.BY_NAME, session.tool_calls, session.chats)
+    return HistoryResult(messages=[history_message(e) for e in entries]).wire()
 
 
 def agent_delete_session(ls: AgentServer, params: Any) -> dict:

@@ -7,12 +7,12 @@ from typing import Optional, Sequence
 
 from agent_lsp.core.messages import AssistantMessage, Message, ToolResultsMessage, UserMessage
 from agent_lsp.core.tool import Tool
-from agent_lsp.protocol import ChatUsage, HistoryMessage, HistoryToolCall
+from agent_lsp.sessions.results import HistoryEntry, HistoryToolCall
 from agent_lsp.sessions.store import ChatRecord
 
 
 def render_history(history: list[Message], tools: dict[str, Tool], records: dict[str, dict],
-                   chats: Sequence[ChatRecord] = ()) -> list[HistoryMessage]:
+                   chats: Sequence[ChatRecord] = ()) -> list[HistoryEntry]:
     """The panel's view of a transcript; messages the loop wrote on the user's behalf are left out.
 
     `records` are the tool calls as their updates described them (title, status, diff…); a call without one is
@@ -20,15 +20,15 @@ def render_history(history: list[Message], tools: dict[str, Tool], records: dict
     belongs to, when `chats` has it (sessions older than the chat records have none)."""
     results = {r.tool_use_id: r for m in history if isinstance(m, ToolResultsMessage) for r in m.results}
     starts = [c.first_message for c in chats]
-    out: list[HistoryMessage] = []
+    out: list[HistoryEntry] = []
     for position, message in enumerate(history):
         if isinstance(message, UserMessage) and message.origin == "user":
-            out.append(HistoryMessage(role="user", content=message.text))
+            out.append(HistoryEntry(role="user", content=message.text))
         elif isinstance(message, AssistantMessage):
             calls = []
             for use in message.tool_uses:
                 if use.id in records:
-                    calls.append(HistoryToolCall.model_validate(records[use.id]))
+                    calls.append(_recorded(records[use.id]))
                     continue
                 tool, result = tools.get(use.name), results.get(use.id)
                 calls.append(HistoryToolCall(
@@ -39,10 +39,9 @@ def render_history(history: list[Message], tools: dict[str, Tool], records: dict
                     error=result.content if result and result.is_error else None,
                 ))
             chat = _chat_of(chats, starts, position)
-            out.append(HistoryMessage(
-                role="assistant", content=message.text, tool_calls=calls or None,
-                usage=ChatUsage(**chat.usage.model_dump(exclude={"kind"})) if chat else None,
-                stop_reason=chat.stop_reason if chat else None, duration_ms=chat.duration_ms if chat else None))
+            out.append(HistoryEntry(role="assistant", content=message.text, tool_calls=calls or None,
+                                    usage=chat.usage if chat else None, stop_reason=chat.stop_reason if chat else None,
+                                    duration_ms=chat.duration_ms if chat else None))
     return out
 
 
@@ -59,3 +58,10 @@ def _title(tool: Tool | None, raw: dict) -> str | None:
         return tool.title(tool.Input.model_validate(raw))
     except ValueError:
         return None
+
+
+def _recorded(record: dict) -> HistoryToolCall:
+    """A tool call as its updates recorded it (the wire form of core's ToolCall and ToolCallUpdate)."""
+    return HistoryToolCall(tool_call_id=record["toolCallId"], name=record["name"], title=record["title"],
+                           tool_kind=record["toolKind"], input=record["input"], status=record["status"],
+                           output=record.get("output"), error=record.get("error"), diff=record.get("diff"))
