@@ -1,5 +1,5 @@
 """Warming the model SDK after `initialized`: the first chat should not pay for `import anthropic` (seconds on a
-busy machine), and start-up should not either, so it happens later, in a background thread at low priority."""
+busy machine), and start-up should not either, so it happens a little later, in a background thread."""
 
 from __future__ import annotations
 
@@ -39,10 +39,8 @@ def schedule_warmup(settings: Settings) -> bool:
 
 
 def _warm() -> None:
-    try:  # Linux threads have their own nice value: yield the CPU to the editor and the event loop
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
-    except (AttributeError, OSError):
-        pass
+    # Not niced: a chat that starts meanwhile waits on this thread's import lock, and a niced thread on a busy
+    # machine would make that chat wait many times longer (priority inversion). The delay keeps it off start-up.
     started = time.perf_counter()
     for name in WARM_MODULES:
         try:
