@@ -261,10 +261,11 @@ class Sessions:
         session.turns_count += state.turns
         session.updated_at = _now()
         session.compaction = state.compaction
-        session.chats.append(ChatRecord(first_message=first_message, stop_reason=state.stop_reason or "end_turn",
-                                        duration_ms=int((time.monotonic() - started) * 1000), usage=state.usage))
+        outcome = _result(session, state, state.stop_reason or "end_turn", started)
+        session.chats.append(ChatRecord(first_message=first_message, stop_reason=outcome.stop_reason,
+                                        duration_ms=outcome.duration_ms, usage=outcome.usage))
         self._save(session)
-        return _result(session, state, state.stop_reason or "end_turn", started)
+        return outcome
 
     def _publish(self, session: Session, update: AgentUpdate) -> None:
         """Send an update, and remember how tool calls went for agent/history."""

@@ -112,8 +112,9 @@ async def test_history_has_tool_outputs_errors_diffs_and_each_chats_usage(lsp):
     streamed = {u["update"]["toolCallId"]: u["update"] for u in client.updates
                 if u["update"]["kind"] == "tool_call_update" and u["update"]["status"] in ("completed", "failed")}
     history = await request(client, "agent/history", {"sessionId": first["sessionId"]})
-    for message in history["messages"]:
-        message.pop("durationMs", None)
+    durations = [(m["content"], m.pop("durationMs")) for m in history["messages"] if m["role"] == "assistant"]
+    one, two = first["metadata"]["durationMs"], second["metadata"]["durationMs"]
+    assert durations == [("Reading and editing.", one), ("Done.", one), ("Nothing else.", two)]
     gone = f"{(lsp.workspace / 'gone.py')} does not exist."
     assert streamed["toolu_r"]["error"] == gone and streamed["toolu_e"]["diff"] == DIFF
     chat_one = {"usage": usage(500, 34, 200), "stopReason": "end_turn"}
