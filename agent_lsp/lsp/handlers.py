@@ -6,7 +6,9 @@ Imported on the first agent request (see server.py), with everything the agent n
 from __future__ import annotations
 
 import logging
+import os
 import platform
+from pathlib import Path
 from typing import Any, Optional
 
 from lsprotocol import types
@@ -15,10 +17,11 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from agent_lsp import tools
 from agent_lsp.config import GATED, WORKSPACE_FILE, Settings, clean, read_workspace_file
-from agent_lsp.core.events import AgentUpdate
+from agent_lsp.core.events import AgentUpdate, Usage
 from agent_lsp.core.messages import UserMessage
 from agent_lsp.core.prompt import Environment, editor_context, project_instructions, system_prompt
 from agent_lsp.core.tool import ToolContext
+from agent_lsp.lsp.convert import lsp_folder_uri, lsp_uri_to_path
 from agent_lsp.lsp.editor import LspEditor
 from agent_lsp.lsp.progress import ChatProgress
 from agent_lsp.lsp.server import AgentServer
@@ -37,8 +40,11 @@ from agent_lsp.protocol import (
     HistoryMessage,
     HistoryResult,
     HistoryToolCall,
+    NewSessionParams,
+    NewSessionResult,
     SessionInfo,
     SessionParams,
+    SessionsParams,
     SessionsResult,
     UpdateParams,
 )
@@ -144,7 +150,8 @@ def environment(editor: LspEditor, params: ChatParams) -> Environment:
     context = params.context
     if context and context.active_uri:
         active = next((d for d in docs if d.uri == context.active_uri), None)
-        env.active_file = display(roots, active.path) if active and active.path else context.active_uri
+        path = active.path if active else lsp_uri_to_path(context.active_uri)
+        env.active_file = display(roots, Path(os.path.realpath(path))) if path else context.active_uri  # as tools take it
         if active and context.selection:
             lines = active.text.splitlines()
             first, last = context.selection.start.line, context.selection.end.line
@@ -154,7 +161,6 @@ def environment(editor: LspEditor, params: ChatParams) -> Environment:
 
 def chat_result(outcome: ChatOutcome) -> ChatResult:
     """The agent/chat answer for a chat's outcome."""
-    usage = outcome.usage
     return ChatResult(
         session_id=outcome.session_id,
         stop_reason=outcome.stop_reason,
@@ -165,80 +171,22 @@ def chat_result(outcome: ChatOutcome) -> ChatResult:
             tool_calls_count=outcome.tool_calls_count,
             denied_tool_calls=outcome.denied_tool_calls,
             duration_ms=outcome.duration_ms,
-            usage=ChatUsage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-                            cache_read_input_tokens=usage.cache_read_input_tokens,
-                            cache_creation_input_tokens=usage.cache_creation_input_tokens),
+            usage=chat_usage(outcome.usage),
         ),
         structured_output=outcome.structured_output,
     )
 
 
-def finishing(p: ChatParams) -> list:
-    """`finish` when the chat asks for structured output (-32602 naming outputSchema when that is not a valid JSON
-    Schema)."""
-    if p.output_schema is None:
-        return []
-    from agent_lsp.tools.finish import InvalidSchema, finish_tool
-
-    try:
-        return [finish_tool(p.output_schema)]
-    except InvalidSchema as e:
-        raise JsonRpcInvalidParams(f"Invalid params: outputSchema: not a valid JSON Schema: {e}",
-                                   data={"fields": ["outputSchema"]}) from None
-
-
-async def workspace_file_layer(ls: AgentServer, agent: "Agent", roots: list) -> dict[str, Any]:
-    """The cleaned settings of the workspace's .agent-lsp/settings.json; its hooks and baseUrl only once the user
-    trusted them (asked once through window/showMessageRequest, the answer kept per folder and content)."""
-    if not roots:
-        return {}
-    root = roots[0]
-    raw, warnings = read_workspace_file(root)
-    gated = {key: raw[key] for key in GATED if key in raw}
-    if gated:
-        content = digest(gated)
-        trusted = agent.trust.answer(root, content)
-        if trusted is None:
-            trusted = await ask_trust(ls, root, gated)
-            if trusted is not None:
-                agent.trust.record(root, content, trusted)
-        if not trusted:
-            raw = {key: value for key, value in raw.items() if key not in GATED}
-    layer, problems = clean(raw, str(root / WORKSPACE_FILE))
-    ls.warn(warnings + problems)
-    return layer
-
-
-async def ask_trust(ls: AgentServer, root, gated: dict[str, Any]) -> Optional[bool]:
-    """Ask the user whether the workspace's settings file may run its commands; None when dismissed."""
-    commands = sorted({str(hook.get("command")) for groups in (gated.get("hooks") or {}).values()
-                       if isinstance(groups, list) for group in groups if isinstance(group, dict)
-                       for hook in (group.get("hooks") if "hooks" in group else [group]) if isinstance(hook, dict)})
-    parts = [f"run hooks: {', '.join(f'`{c}`' for c in commands)}"] if commands else []
-    if "baseUrl" in gated:
-        parts.append(f"send your code to {gated['baseUrl']}")
-    message = (f"agent-lsp: {root / WORKSPACE_FILE} asks to {' and '.join(parts)}. Trust this workspace's "
-               "settings? Until you do, they are ignored.")
-    try:
-        answer = await ls.window_show_message_request_async(types.ShowMessageRequestParams(
-            type=types.MessageType.Warning, message=message,
-            actions=[types.MessageActionItem(title="Trust"), types.MessageActionItem(title="Don't trust")]))
-    except Exception as e:  # a client that cannot ask: nothing runs
-        log.info("window/showMessageRequest for trust failed: %r", e)
-        return None
-    title = answer.get("title") if isinstance(answer, dict) else getattr(answer, "title", None)
-    return {"Trust": True, "Don't trust": False}.get(title)
-
-
-def memory_tools(memory: Optional[MemoryFile]) -> list:
-    """`remember` and `forget`, when the workspace has somewhere to keep facts."""
-    return [Remember(memory), Forget(memory)] if memory else []
+from agent_lsp.config import GATED, WORKSPACE_FILE, Settings, clean, read_workspace_file
+from agent_lsp.core.events import AgentUpdate, Usage
 
 
 def history_message(entry: HistoryEntry) -> HistoryMessage:
     """An agent/history message for a transcript entry."""
     calls = [HistoryToolCall.model_validate(vars(c)) for c in entry.tool_calls] if entry.tool_calls else None
-    return HistoryMessage(role=entry.role, content=entry.content, tool_calls=calls)
+    return HistoryMessage(role=entry.role, content=entry.content, tool_calls=calls,
+                          usage=chat_usage(entry.usage) if entry.usage else None, stop_reason=entry.stop_reason,
+                          duration_ms=entry.duration_ms)
 
 
 def summary(result: ChatResult) -> str:
@@ -255,7 +203,7 @@ async def agent_chat(ls: AgentServer, params: Any) -> dict:
     p = parse(ChatParams, params)
     finish = finishing(p)
     agent = agent_of(ls)
-    session = session_of(agent, p.session_id) if p.session_id else agent.sessions.start(p.message)
+    session = session_of(agent, p.session_id) if p.session_id else new_session(ls, p.message)
     try:
         agent.sessions.reserve(session)
     except SessionBusy:
@@ -291,6 +239,15 @@ async def agent_chat(ls: AgentServer, params: Any) -> dict:
     return result.wire()
 
 
+def new_session(ls: AgentServer, title: str) -> Session:
+    """A session of this window: it records the window's workspace folders."""
+    return agent_of(ls).sessions.start(title, [root.as_uri() for root in agent_of(ls).editor().roots])
+
+
+def agent_new_session(ls: AgentServer, params: Any) -> dict:
+    return NewSessionResult(session_id=new_session(ls, parse(NewSessionParams, params).title or "").id).wire()
+
+
 def agent_abort(ls: AgentServer, params: Any) -> dict:
     agent = agent_of(ls)
     session = session_of(agent, parse(SessionParams, params).session_id)
@@ -310,14 +267,17 @@ def agent_confirm_tool(ls: AgentServer, params: Any) -> dict:
 
 
 def agent_sessions(ls: AgentServer, params: Any) -> dict:
+    workspace = parse(SessionsParams, params).workspace
+    rows = agent_of(ls).sessions.all(lsp_folder_uri(workspace) if workspace is not None else None)
     return SessionsResult(sessions=[
         SessionInfo(session_id=s.id, title=s.title, created_at=s.created_at, updated_at=s.updated_at,
-                    turns_count=s.turns_count) for s in agent_of(ls).sessions.all()]).wire()
+                    turns_count=s.turns_count, workspace=s.workspace_folders[0] if s.workspace_folders else None,
+                    usage=chat_usage(s.usage)) for s in rows]).wire()
 
 
 def agent_history(ls: AgentServer, params: Any) -> dict:
     session = session_of(agent_of(ls), parse(SessionParams, params).session_id)
-    entries = render_history(session.history, tools.BY_NAME, session.tool_calls)
+    entries = render_history(session.history, tools.BY_NAME, session.tool_calls, session.chats)
     return HistoryResult(messages=[history_message(e) for e in entries]).wire()
 
 

@@ -9,21 +9,22 @@ export interface ChatResult {
   metadata: ChatMetadata;
   sessionId: string;
   stopReason: 'end_turn' | 'max_turns' | 'max_tokens' | 'refusal' | 'aborted' | 'disabled' | 'error';
+  structuredOutput?: unknown;
 }
 export interface ChatError {
   message: string;
   type: 'llm_error' | 'tool_error' | 'initialization_failed' | 'context_overflow';
 }
 export interface ChatMetadata {
-  deniedToolCalls?: number;
+  deniedToolCalls: number;
   durationMs: number;
   toolCallsCount: number;
   turnsCount: number;
   usage: ChatUsage;
 }
 export interface ChatUsage {
-  cacheCreationInputTokens?: number;
-  cacheReadInputTokens?: number;
-  inputTokens?: number;
-  outputTokens?: number;
+  cacheCreationInputTokens: number;
+  cacheReadInputTokens: number;
+  inputTokens: number;
+  outputTokens: number;
 }
