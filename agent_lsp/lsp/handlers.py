@@ -181,6 +181,75 @@ from agent_lsp.config import GATED, WORKSPACE_FILE, Settings, clean, read_worksp
 from agent_lsp.core.events import AgentUpdate, Usage
 
 
+def finishing(p: ChatParams) -> list:
+    """`finish` when the chat asks for structured output (-32602 naming outputSchema when that is not a valid JSON
+    Schema)."""
+    if p.output_schema is None:
+        return []
+    from agent_lsp.tools.finish import InvalidSchema, finish_tool
+
+    try:
+        return [finish_tool(p.output_schema)]
+    except InvalidSchema as e:
+        raise JsonRpcInvalidParams(f"Invalid params: outputSchema: not a valid JSON Schema: {e}",
+                                   data={"fields": ["outputSchema"]}) from None
+
+
+async def workspace_file_layer(ls: AgentServer, agent: "Agent", roots: list) -> dict[str, Any]:
+    """The cleaned settings of the workspace's .agent-lsp/settings.json; its hooks and baseUrl only once the user
+    trusted them (asked once through window/showMessageRequest, the answer kept per folder and content)."""
+    if not roots:
+        return {}
+    root = roots[0]
+    raw, warnings = read_workspace_file(root)
+    gated = {key: raw[key] for key in GATED if key in raw}
+    if gated:
+        content = digest(gated)
+        trusted = agent.trust.answer(root, content)
+        if trusted is None:
+            trusted = await ask_trust(ls, root, gated)
+            if trusted is not None:
+                agent.trust.record(root, content, trusted)
+        if not trusted:
+            raw = {key: value for key, value in raw.items() if key not in GATED}
+    layer, problems = clean(raw, str(root / WORKSPACE_FILE))
+    ls.warn(warnings + problems)
+    return layer
+
+
+async def ask_trust(ls: AgentServer, root, gated: dict[str, Any]) -> Optional[bool]:
+    """Ask the user whether the workspace's settings file may run its commands; None when dismissed."""
+    commands = sorted({str(hook.get("command")) for groups in (gated.get("hooks") or {}).values()
+                       if isinstance(groups, list) for group in groups if isinstance(group, dict)
+                       for hook in (group.get("hooks") if "hooks" in group else [group]) if isinstance(hook, dict)})
+    parts = [f"run hooks: {', '.join(f'`{c}`' for c in commands)}"] if commands else []
+    if "baseUrl" in gated:
+        parts.append(f"send your code to {gated['baseUrl']}")
+    message = (f"agent-lsp: {root / WORKSPACE_FILE} asks to {' and '.join(parts)}. Trust this workspace's "
+               "settings? Until you do, they are ignored.")
+    try:
+        answer = await ls.window_show_message_request_async(types.ShowMessageRequestParams(
+            type=types.MessageType.Warning, message=message,
+            actions=[types.MessageActionItem(title="Trust"), types.MessageActionItem(title="Don't trust")]))
+    except Exception as e:  # a client that cannot ask: nothing runs
+        log.info("window/showMessageRequest for trust failed: %r", e)
+        return None
+    title = answer.get("title") if isinstance(answer, dict) else getattr(answer, "title", None)
+    return {"Trust": True, "Don't trust": False}.get(title)
+
+
+def memory_tools(memory: Optional[MemoryFile]) -> list:
+    """`remember` and `forget`, when the workspace has somewhere to keep facts."""
+    return [Remember(memory), Forget(memory)] if memory else []
+
+
+def chat_usage(usage: Usage) -> ChatUsage:
+    """The wire form of a usage count."""
+    return ChatUsage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+                     cache_read_input_tokens=usage.cache_read_input_tokens,
+                     cache_creation_input_tokens=usage.cache_creation_input_tokens)
+
+
 def history_message(entry: HistoryEntry) -> HistoryMessage:
     """An agent/history message for a transcript entry."""
     calls = [HistoryToolCall.model_validate(vars(c)) for c in entry.tool_calls] if entry.tool_calls else None
