@@ -181,6 +181,8 @@ class ServerAgentCapabilities(WireModel):
     protocol_version: int = PROTOCOL_VERSION
     tools: list[str]
     permission_modes: list[PermissionMode] = ["default", "acceptEdits", "plan", "bypassPermissions"]
+    features: list[str] = []
+    """What this server has of protocol 1.1 (`newSession`, `models`, `acp`, ...)."""
 
 
 SCHEMAS: dict[str, type[WireModel]] = {
