@@ -207,7 +207,13 @@ class AcpAgent:
         try:
             if not session.title:
                 session.title = " ".join(request.message.text.split())[:120]
-            outcome = await self.sessions.chat(session, request, self._asker(session_id))
+            chat = asyncio.ensure_future(self.sessions.chat(session, request, self._asker(session_id)))
+            try:
+                outcome = await asyncio.shield(chat)
+            except asyncio.CancelledError:  # the connection is closing: stop the turn, keep its history, answer nothing
+                chat.cancel()
+                await asyncio.wait({chat})
+                raise
         finally:
             self.sessions.release(session)
         await self.outbox.flush()  # every update of the turn precedes its answer

@@ -30,6 +30,8 @@ class RecordingClient:
         """optionIds to answer session/request_permission with, in order; when empty the request is held."""
         self.held: list[asyncio.Future] = []
         self.permission_requests: list[Any] = []
+        self.after_read: Any = None
+        """Called with (path, how many reads so far) after answering a read: a user typing meanwhile."""
 
     async def request_permission(self, options: list[Any], session_id: str, tool_call: Any,
                                  **kwargs: Any) -> schema.RequestPermissionResponse:
@@ -52,7 +54,10 @@ class RecordingClient:
         self.reads.append(path)
         if path not in self.buffers:
             raise acp.RequestError.resource_not_found(path)
-        return schema.ReadTextFileResponse(content=self.buffers[path])
+        answer = schema.ReadTextFileResponse(content=self.buffers[path])
+        if self.after_read:
+            self.after_read(path, len(self.reads))
+        return answer
 
     async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any):
         self.writes.append((path, content))

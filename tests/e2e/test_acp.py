@@ -63,3 +63,213 @@ async def test_initialize_and_a_prompt_with_a_tool_call_reading_the_unsaved_buff
         "read", "Read app.py", app, {"path": "app.py"})
     result = sent(fake_api, 1)[-1]["content"][0]["content"]
     assert "return 'hello ' + name  # unsaved" in result and "unsaved changes" in result
+
+
+async def new_session(agent, workspace: Path, mode: str = "default") -> str:
+    session_id = (await agent.conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+    if mode != "default":
+        await agent.conn.set_session_mode(session_id=session_id, mode_id=mode)
+    return session_id
+
+
+def edit(old: str, new: str, id: str) -> dict:
+    return tool_use("edit_file", {"path": "app.py", "old_string": old, "new_string": new}, id=id)
+
+
+async def test_an_edit_lands_in_the_editor_and_allow_always_is_not_asked_again(agents, fake_api, workspace):
+    app = str(workspace / "app.py")
+    on_disk = (workspace / "app.py").read_text()
+    client = RecordingClient({app: on_disk})
+    client.answers = ["allow_always"]
+    agent = await agents(client)
+    session_id = await new_session(agent, workspace)
+    fake_api.add(edit("'hi '", "'hello '", "toolu_e1"), text("Edited."))
+    assert (await prompt(agent, session_id, "say hello")).stop_reason == "end_turn"
+    assert wire_shape(client.wire) == [
+        "tool_call:pending", "fs/read_text_file", "tool_call_update:pending", "session/request_permission",
+        "tool_call_update:in_progress", "fs/read_text_file", "fs/read_text_file", "fs/write_text_file",
+        "fs/read_text_file", "tool_call_update:completed", "agent_message_chunk", "answer:end_turn"]
+    first = "def greet(name):\n    return 'hello ' + name\n"
+    assert client.writes == [(app, first)]
+    assert (workspace / "app.py").read_text() == on_disk  # the editor has it; saving is the user's call
+    (asked, kinds), = client.permission_requests
+    assert kinds == ["allow_once", "allow_always", "reject_once", "reject_always"]
+    assert asked.tool_call_id == "toolu_e1" and "+    return 'hello ' + name" in asked.content[0].content.text
+    done = [u for u in client.updates if isinstance(u, schema.ToolCallProgress) and u.status == "completed"][-1]
+    diff = done.content[0]
+    assert (diff.type, diff.path, diff.old_text, diff.new_text) == ("diff", app, on_disk, first)
+
+    fake_api.add(edit("'hello '", "'hey '", "toolu_e2"), text("Again."))
+    assert (await prompt(agent, session_id, "say hey")).stop_reason == "end_turn"
+    assert len(client.permission_requests) == 1  # allowed for the rest of the session
+    assert client.writes[-1] == (app, "def greet(name):\n    return 'hey ' + name\n")
+
+
+async def test_an_edit_of_a_buffer_changed_since_it_was_read_is_refused(agents, fake_api, workspace):
+    app = str(workspace / "app.py")
+    client = RecordingClient({app: (workspace / "app.py").read_text()})
+    agent = await agents(client)
+    session_id = await new_session(agent, workspace, "acceptEdits")
+
+    def type_after_the_read_the_edit_is_computed_on(path, count):  # the user types between read and write
+        if count == 2:
+            client.buffers[path] += "# typed by the user\n"
+
+    client.after_read = type_after_the_read_the_edit_is_computed_on
+    fake_api.add(edit("'hi '", "'hello '", "toolu_e1"), text("Stopped."))
+    assert (await prompt(agent, session_id, "edit")).stop_reason == "end_turn"
+    assert client.writes == []
+    result = sent(fake_api, 1)[-1]["content"][0]
+    assert result["is_error"] and "read it again" in result["content"]
+
+
+async def test_bad_input_gets_the_sdk_error_codes_naming_the_field(agents, fake_api, workspace):
+    agent = await agents(RecordingClient())
+    with pytest.raises(acp.RequestError) as unknown:
+        await agent.conn.prompt(session_id="s-nope", prompt=[acp.text_block("hi")])
+    assert unknown.value.code == -32602 and "sessionId" in str(unknown.value)
+    session_id = await new_session(agent, workspace)
+    with pytest.raises(acp.RequestError) as mode:
+        await agent.conn.set_session_mode(session_id=session_id, mode_id="yolo")
+    assert mode.value.code == -32602 and "modeId" in str(mode.value)
+    with pytest.raises(acp.RequestError) as cwd:
+        await agent.conn.new_session(cwd="relative/dir", mcp_servers=[])
+    assert cwd.value.code == -32602 and "cwd" in str(cwd.value)
+    with pytest.raises(acp.RequestError) as empty:
+        await agent.conn.prompt(session_id=session_id, prompt=[acp.text_block("  ")])
+    assert empty.value.code == -32602 and "prompt" in str(empty.value)
+
+    fake_api.add(dict(text("Working on it"), hang=True))
+    running = prompt(agent, session_id, "go")
+    await until(lambda: "agent_message_chunk" in wire_shape(agent.client.wire))
+    with pytest.raises(acp.RequestError) as busy:
+        await agent.conn.prompt(session_id=session_id, prompt=[acp.text_block("again")])
+    assert busy.value.code == -32602 and "sessionId" in str(busy.value) and "already running" in str(busy.value)
+    await agent.conn.cancel(session_id=session_id)
+    assert (await running).stop_reason == "cancelled"
+
+
+# ---- cancellation: the whole sequence the client sees, in each state -------------------------------------
+
+async def assert_nothing_after_the_answer(agent) -> None:
+    count = len(agent.client.wire)
+    await round_trip(agent)
+    assert [m for m in agent.client.wire[count:] if m.get("method") == "session/update"] == []
+
+
+async def test_cancel_while_streaming(agents, fake_api, workspace):
+    agent = await agents(RecordingClient())
+    session_id = await new_session(agent, workspace)
+    fake_api.add(dict(text("Working on it"), hang=True))
+    running = prompt(agent, session_id, "go")
+    await until(lambda: "agent_message_chunk" in wire_shape(agent.client.wire))
+    await agent.conn.cancel(session_id=session_id)
+    assert (await running).stop_reason == "cancelled"
+    assert wire_shape(agent.client.wire) == ["agent_message_chunk", "answer:cancelled"]
+    await until(lambda: fake_api.disconnects == [1])  # the model stream was closed
+    await assert_nothing_after_the_answer(agent)
+    fake_api.add(text("Back again."))
+    assert (await prompt(agent, session_id, "continue")).stop_reason == "end_turn"
+    assert sent(fake_api, -1) == [
+        {"role": "user", "content": [{"type": "text", "text": "go"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "Working on it"}]},
+        {"role": "user", "content": [{"type": "text", "text": "continue"}]},
+    ]
+
+
+async def test_cancel_while_awaiting_permission_and_a_late_allow_does_nothing(agents, fake_api, workspace):
+    app = str(workspace / "app.py")
+    client = RecordingClient({app: (workspace / "app.py").read_text()})
+    agent = await agents(client)
+    session_id = await new_session(agent, workspace)
+    fake_api.add(edit("'hi '", "'hello '", "toolu_e1"))
+    running = prompt(agent, session_id, "edit")
+    await until(lambda: client.held)
+    await agent.conn.cancel(session_id=session_id)
+    assert (await running).stop_reason == "cancelled"
+    client.held[0].set_result("allow_once")  # ACP asks for `cancelled`; a late allow must change nothing
+    await assert_nothing_after_the_answer(agent)
+    assert wire_shape(client.wire) == [
+        "tool_call:pending", "fs/read_text_file", "tool_call_update:pending", "session/request_permission",
+        "tool_call_update:failed", "answer:cancelled"]
+    failed = [u for u in client.updates if isinstance(u, schema.ToolCallProgress)][-1]
+    assert failed.content[0].content.text.startswith("Cancelled: ")
+    assert client.writes == [] and len(fake_api.requests) == 1
+
+
+async def test_a_permission_answered_cancelled_cancels_the_turn(agents, fake_api, workspace):
+    app = str(workspace / "app.py")
+    client = RecordingClient({app: (workspace / "app.py").read_text()})
+    agent = await agents(client)
+    session_id = await new_session(agent, workspace)
+    fake_api.add(edit("'hi '", "'hello '", "toolu_e1"))
+    running = prompt(agent, session_id, "edit")
+    await until(lambda: client.held)
+    client.held[0].set_result(None)
+    assert (await running).stop_reason == "cancelled"
+    assert wire_shape(client.wire)[-2:] == ["tool_call_update:failed", "answer:cancelled"]
+    assert client.writes == []
+
+
+async def test_cancel_while_a_command_runs_kills_it(agents, fake_api, workspace):
+    agent = await agents(RecordingClient())
+    session_id = await new_session(agent, workspace, "bypassPermissions")
+    fake_api.add(tool_use("run_command", {"command": "echo $$ > pid; echo started; exec sleep 300"}, id="toolu_c"))
+    running = prompt(agent, session_id, "run it")
+    pid_file = workspace / "pid"
+    await until(lambda: pid_file.exists() and pid_file.read_text().strip())
+    pid = int(pid_file.read_text())
+    await agent.conn.cancel(session_id=session_id)
+    assert (await running).stop_reason == "cancelled"
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # killed, and reaped by the server
+    shape = wire_shape(agent.client.wire)
+    assert shape[0:2] == ["tool_call:pending", "tool_call_update:in_progress"]
+    assert shape[-2:] == ["tool_call_update:failed", "answer:cancelled"]
+    assert set(shape[2:-2]) <= {"tool_call_update:in_progress"}  # output previews, if any
+    await assert_nothing_after_the_answer(agent)
+
+
+async def test_a_client_that_disconnects_mid_prompt_leaves_a_valid_history(agents, fake_api, workspace):
+    agent = await agents(RecordingClient())
+    session_id = await new_session(agent, workspace)
+    fake_api.add(dict(text("Working on it"), hang=True))
+    prompt(agent, session_id, "go")
+    await until(lambda: "agent_message_chunk" in wire_shape(agent.client.wire))
+    agent.process.stdin.close()
+    assert await asyncio.wait_for(agent.process.wait(), 60) == 0
+
+    again = await agents(RecordingClient())
+    await again.conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+    fake_api.add(text("Back again."))
+    assert (await prompt(again, session_id, "continue")).stop_reason == "end_turn"
+    assert sent(fake_api, -1)[:2] == [
+        {"role": "user", "content": [{"type": "text", "text": "go"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "Working on it"}]},
+    ]
+
+
+# ---- one store for both front ends ---------------------------------------------------------------------
+
+async def test_session_load_replays_a_session_created_over_lsp(lsp, agents, fake_api, workspace):
+    client = await lsp.start(agent={"confirmTool": True})
+    fake_api.add(tool_use("read_file", {"path": "app.py"}, id="toolu_r", say="Reading."), text("It greets."))
+    result = await chat(client, "what is in app.py?")
+    session_id = result["sessionId"]
+    await lsp.stop()
+
+    acp_client = RecordingClient()
+    agent = await agents(acp_client)
+    listed = await agent.conn.list_sessions()
+    assert [(s.session_id, s.title) for s in listed.sessions] == [(session_id, "what is in app.py?")]
+    loaded = await agent.conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+    assert loaded.modes.current_mode_id == "default"
+    assert wire_shape(acp_client.wire) == [
+        "user_message_chunk", "agent_message_chunk", "tool_call:completed", "agent_message_chunk"]
+    user, reading, call, answer = acp_client.updates
+    assert (user.content.text, reading.content.text, answer.content.text) == (
+        "what is in app.py?", "Reading.", "It greets.")
+    assert (call.tool_call_id, call.kind, call.title) == ("toolu_r", "read", "Read app.py")
+    fake_api.add(text("Still greets."))
+    assert (await prompt(agent, session_id, "and now?")).stop_reason == "end_turn"
+    assert [m["role"] for m in sent(fake_api, -1)] == ["user", "assistant", "user", "assistant", "user"]
