@@ -273,3 +273,62 @@ async def test_session_load_replays_a_session_created_over_lsp(lsp, agents, fake
     fake_api.add(text("Still greets."))
     assert (await prompt(agent, session_id, "and now?")).stop_reason == "end_turn"
     assert [m["role"] for m in sent(fake_api, -1)] == ["user", "assistant", "user", "assistant", "user"]
+
+
+# ---- a second implementation: the official TypeScript SDK validates every message we send ----------------
+
+NODE_DIR = Path(__file__).parents[1] / "acp-node"
+
+
+@pytest.fixture(scope="session")
+def node_client() -> Path:
+    """tests/acp-node with its pinned @agentclientprotocol/sdk installed (npm ci from the lockfile)."""
+    import shutil
+    import subprocess
+
+    npm = shutil.which("npm")
+    assert npm, "npm (Node 20+) is needed for the ACP TypeScript client test"
+    if not (NODE_DIR / "node_modules" / "@agentclientprotocol" / "sdk").is_dir():
+        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=NODE_DIR, check=True, capture_output=True)
+    return NODE_DIR / "client.mjs"
+
+
+async def test_the_typescript_sdk_client_accepts_everything_we_send(node_client, fake_api, workspace):
+    import json
+    import sys
+
+    from tests.e2e.conftest import server_env
+
+    app = str(workspace / "app.py")
+    fake_api.add(
+        {"content": [{"type": "thinking", "thinking": "The user wants hello."},
+                     {"type": "text", "text": "Editing."},
+                     {"type": "tool_use", "id": "toolu_e", "name": "edit_file",
+                      "input": {"path": "app.py", "old_string": "'hi '", "new_string": "'hello '"}}]},
+        tool_use("read_file", {"path": "app.py"}, id="toolu_r"),
+        text("Done."),
+        tool_use("run_command", {"command": "echo ran"}, id="toolu_c"),
+        text("It ran."),
+    )
+    process = await asyncio.create_subprocess_exec(
+        "node", str(node_client), str(workspace), sys.executable, "-m", "agent_lsp", "--acp",
+        "--data-dir", str(workspace.parent / "state"),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=server_env(fake_api.base_url))
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0, err.decode()[-3000:]
+    seen = json.loads(out)
+    assert seen["answers"]["prompt1"] == {"stopReason": "end_turn"}
+    assert seen["answers"]["prompt2"] == {"stopReason": "end_turn"}
+    assert seen["writes"] == [[app, "def greet(name):\n    return 'hello ' + name\n"]]
+    assert [r["method"] for r in seen["requests"]] == [
+        "fs/read_text_file", "session/request_permission", "fs/read_text_file", "fs/read_text_file",
+        "fs/write_text_file", "fs/read_text_file", "fs/read_text_file"]
+    kinds = [u["sessionUpdate"] for u in seen["updates"][:seen["replayFrom"]]]
+    assert kinds[0] == "agent_thought_chunk" and "tool_call" in kinds and "tool_call_update" in kinds
+    diffs = [c for u in seen["updates"] if u["sessionUpdate"] == "tool_call_update" for c in u.get("content") or []
+             if c["type"] == "diff"]
+    assert [(d["path"], d["newText"]) for d in diffs] == [(app, "def greet(name):\n    return 'hello ' + name\n")]
+    replayed = [u["sessionUpdate"] for u in seen["updates"][seen["replayFrom"]:]]
+    assert replayed[0] == "user_message_chunk" and replayed.count("user_message_chunk") == 2
+    first = sent(fake_api, 0)[0]["content"]
+    assert "[app.py](file://" in first[-1]["text"] and "greet is public API" in json.dumps(first)
