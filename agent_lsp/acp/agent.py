@@ -241,10 +241,26 @@ class AcpAgent:
         env = Environment(os_name=f"{platform.system()} {platform.release()}", roots=editor.roots)
         through = {"read_file", "edit_file", "write_file"}
         offered = [ThroughClient(t) if t.name in through else t for t in tools.ALL]
+        if self.client.terminal:
+            offered = [self._in_terminal(session_id, t) if t.name == "run_command" else t for t in offered]
         settings = self.layers.resolve({"permission_mode": self.modes[session_id]})
         return ChatRequest(message=UserMessage(text=text, context=context), settings=settings,
                            system=system_prompt(env, project_instructions(editor.roots)), tools=offered,
                            ctx=ToolContext(editor=editor))
+
+    def _in_terminal(self, session_id: str, tool: Any) -> Any:
+        from agent_lsp.acp.convert import terminal_update
+        from agent_lsp.acp.terminal import InClientTerminal
+
+        converter = self.converters[session_id]
+
+        def started(terminal_id: str) -> None:
+            call = converter.running_command
+            if call is not None:
+                converter.terminals[call] = terminal_id
+                self.outbox.push(session_id, terminal_update(call, terminal_id))
+
+        return InClientTerminal(tool, self.conn, session_id, self.outbox.flush, started)
 
     def _asker(self, session_id: str):
         """Ask through session/request_permission; an answer `cancelled` cancels the turn, as ACP means it."""

@@ -86,6 +86,10 @@ class UpdateConverter:
     def __init__(self, edited: dict[Path, tuple[Optional[str], str]]) -> None:
         self._edited = edited
         self._paths: dict[str, Optional[str]] = {}
+        self.running_command: Optional[str] = None
+        """The execute call in progress (commands run one at a time): where a client terminal is embedded."""
+        self.terminals: dict[str, str] = {}
+        self._kinds: dict[str, str] = {}
 
     def convert(self, update: AgentUpdate) -> Optional[Any]:
         """The ACP update for `update`; None for what ACP has no place for (turn starts, usage, notices)."""
@@ -96,11 +100,18 @@ class UpdateConverter:
         if isinstance(update, ToolCall):
             paths = [p for p in (acp_path(loc.uri) for loc in update.locations or []) if p]
             self._paths[update.tool_call_id] = paths[0] if paths else None
+            self._kinds[update.tool_call_id] = update.tool_kind
             return schema.ToolCallStart(
                 session_update="tool_call", tool_call_id=update.tool_call_id, title=update.title,
                 kind=update.tool_kind, status="pending", raw_input=update.input,
                 locations=[schema.ToolCallLocation(path=p) for p in paths] or None)
         if isinstance(update, ToolCallUpdate):
+            if update.status == "running" and self._kinds.get(update.tool_call_id) == "execute":
+                self.running_command = update.tool_call_id
+            if update.tool_call_id in self.terminals and update.status in ("running", "completed"):
+                return schema.ToolCallProgress(  # the terminal shows the output; the content keeps showing it
+                    session_update="tool_call_update", tool_call_id=update.tool_call_id,
+                    status=STATUSES[update.status], content=[acp_terminal(self.terminals[update.tool_call_id])])
             path = self._paths.get(update.tool_call_id)
             edited = None
             if update.diff and path and Path(path) in self._edited:
@@ -111,6 +122,17 @@ class UpdateConverter:
                 status=STATUSES[update.status],
                 content=_content(update.status, update.output, update.error, update.diff, edited))
         return None
+
+
+def acp_terminal(terminal_id: str) -> Any:
+    """Tool call content showing a client terminal."""
+    return schema.TerminalToolCallContent(type="terminal", terminal_id=terminal_id)
+
+
+def terminal_update(tool_call_id: str, terminal_id: str) -> Any:
+    """The update embedding a client terminal in a running call."""
+    return schema.ToolCallProgress(session_update="tool_call_update", tool_call_id=tool_call_id,
+                                   status="in_progress", content=[acp_terminal(terminal_id)])
 
 
 def acp_replay(entries: list[HistoryEntry]) -> Iterator[Any]:

@@ -30,6 +30,7 @@ class RecordingClient:
         """optionIds to answer session/request_permission with, in order; when empty the request is held."""
         self.held: list[asyncio.Future] = []
         self.permission_requests: list[Any] = []
+        self.terminals: dict[str, dict] = {}
         self.after_read: Any = None
         """Called with (path, how many reads so far) after answering a read: a user typing meanwhile."""
 
@@ -64,6 +65,54 @@ class RecordingClient:
         self.buffers[path] = content
         return schema.WriteTextFileResponse()
 
+    # terminal/*: a real process per terminal, as an editor's terminal runs it
+    async def create_terminal(self, session_id: str, command: str, args: Optional[list[str]] = None,
+                              env: Any = None, cwd: Optional[str] = None, output_byte_limit: Optional[int] = None,
+                              **kwargs: Any) -> schema.CreateTerminalResponse:
+        process = await asyncio.create_subprocess_exec(
+            command, *(args or []), cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT, start_new_session=True)
+        terminal_id = f"term-{len(self.terminals) + 1}"
+        output = bytearray()
+
+        async def read() -> None:
+            while chunk := await process.stdout.read(4096):
+                output.extend(chunk)
+
+        self.terminals[terminal_id] = {"command": [command, *(args or [])], "cwd": cwd, "process": process,
+                                       "output": output, "reader": asyncio.ensure_future(read()), "killed": False,
+                                       "released": False}
+        return schema.CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str,
+                                     **kwargs: Any) -> schema.WaitForTerminalExitResponse:
+        terminal = self.terminals[terminal_id]
+        code = await terminal["process"].wait()
+        await terminal["reader"]
+        return schema.WaitForTerminalExitResponse(exit_code=code if code >= 0 else None,
+                                                  signal=None if code >= 0 else str(-code))
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> schema.TerminalOutputResponse:
+        terminal = self.terminals[terminal_id]
+        return schema.TerminalOutputResponse(output=terminal["output"].decode(), truncated=False)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any):
+        import os
+        import signal
+
+        terminal = self.terminals[terminal_id]
+        terminal["killed"] = True
+        try:
+            os.killpg(terminal["process"].pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        await terminal["process"].wait()
+        return schema.KillTerminalResponse()
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any):
+        self.terminals[terminal_id]["released"] = True
+        return schema.ReleaseTerminalResponse()
+
     async def ext_method(self, method: str, params: dict) -> dict:
         raise acp.RequestError.method_not_found(method)
 
@@ -96,7 +145,7 @@ class AcpAgentProcess:
 
 
 async def start_agent(base_url: str, data_dir: Path, client: RecordingClient, *args: str,
-                      fs: bool = True) -> AcpAgentProcess:
+                      fs: bool = True, terminal: bool = False) -> AcpAgentProcess:
     """Spawn `agent-lsp --acp`, connect, and initialize (offering fs/* when `fs`)."""
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "agent_lsp", "--acp", "--data-dir", str(data_dir), *args,
@@ -106,7 +155,7 @@ async def start_agent(base_url: str, data_dir: Path, client: RecordingClient, *a
     agent.initialized = await conn.initialize(
         protocol_version=acp.PROTOCOL_VERSION,
         client_capabilities=schema.ClientCapabilities(
-            fs=schema.FileSystemCapabilities(read_text_file=fs, write_text_file=fs), terminal=False),
+            fs=schema.FileSystemCapabilities(read_text_file=fs, write_text_file=fs), terminal=terminal),
         client_info=schema.Implementation(name="agent-lsp-tests", version="1"))
     return agent
 

@@ -230,6 +230,40 @@ async def test_cancel_while_a_command_runs_kills_it(agents, fake_api, workspace)
     await assert_nothing_after_the_answer(agent)
 
 
+async def test_commands_run_in_the_client_terminal_when_it_offers_one(agents, fake_api, workspace):
+    client = RecordingClient()
+    agent = await agents(client, terminal=True)
+    session_id = await new_session(agent, workspace, "bypassPermissions")
+    fake_api.add(tool_use("run_command", {"command": "echo from the terminal"}, id="toolu_c"), text("Ran."))
+    assert (await prompt(agent, session_id, "run it")).stop_reason == "end_turn"
+    assert wire_shape(client.wire) == [
+        "tool_call:pending", "tool_call_update:in_progress", "terminal/create", "tool_call_update:in_progress",
+        "terminal/wait_for_exit", "terminal/output", "terminal/release", "tool_call_update:completed",
+        "agent_message_chunk", "answer:end_turn"]
+    (terminal_id, terminal), = client.terminals.items()
+    assert terminal["command"] == ["/bin/sh", "-c", "echo from the terminal"] and terminal["cwd"] == str(workspace)
+    assert terminal["released"] and not terminal["killed"]
+    shown = [u.content[0] for u in client.updates if isinstance(u, schema.ToolCallProgress) and u.content]
+    assert [(c.type, c.terminal_id) for c in shown] == [("terminal", terminal_id)] * 2
+    assert sent(fake_api, 1)[-1]["content"][0]["content"] == "Exit code 0\nfrom the terminal"
+
+
+async def test_cancel_kills_the_command_in_the_client_terminal(agents, fake_api, workspace):
+    client = RecordingClient()
+    agent = await agents(client, terminal=True)
+    session_id = await new_session(agent, workspace, "bypassPermissions")
+    fake_api.add(tool_use("run_command", {"command": "exec sleep 300"}, id="toolu_c"))
+    running = prompt(agent, session_id, "run it")
+    await until(lambda: "terminal/wait_for_exit" in wire_shape(client.wire))
+    await agent.conn.cancel(session_id=session_id)
+    assert (await running).stop_reason == "cancelled"
+    assert wire_shape(client.wire)[-5:] == [
+        "terminal/wait_for_exit", "terminal/kill", "terminal/release", "tool_call_update:failed", "answer:cancelled"]
+    (terminal,) = client.terminals.values()
+    assert terminal["killed"] and terminal["released"] and terminal["process"].returncode is not None
+    await assert_nothing_after_the_answer(agent)
+
+
 async def test_a_client_that_disconnects_mid_prompt_leaves_a_valid_history(agents, fake_api, workspace):
     agent = await agents(RecordingClient())
     session_id = await new_session(agent, workspace)
