@@ -264,8 +264,9 @@ class AcpAgent:
 
     def _asker(self, session_id: str):
         """Ask through session/request_permission; an answer `cancelled` cancels the turn, as ACP means it."""
-        from agent_lsp.acp.convert import STATUSES, acp_permission_options
         from acp.helpers import text_block, tool_content
+
+        from agent_lsp.acp.convert import STATUSES, acp_permission_options
 
         async def ask(request: Any) -> tuple[str, Optional[str]]:
             shown = f"```diff\n{request.diff}```" if request.diff else (f"`{request.command}`" if request.command else None)

@@ -8,7 +8,7 @@ from typing import Any, Awaitable, Callable, Optional
 
 from agent_lsp.core.ports import Diagnostic, DiagnosticsReport, EditOutcome, FileEdit, OpenDocument
 from agent_lsp.core.syntax import python_syntax_errors
-from agent_lsp.core.tool import Tool, ToolContext, ToolError, ToolInput, ToolOutput, Preview
+from agent_lsp.core.tool import Preview, Tool, ToolContext, ToolError, ToolInput, ToolOutput
 from agent_lsp.tools.paths import resolve
 
 log = logging.getLogger(__name__)

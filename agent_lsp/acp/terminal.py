@@ -6,7 +6,16 @@ import asyncio
 import logging
 from typing import Any, Awaitable, Callable
 
-from agent_lsp.core.tool import MAX_OUTPUT_CHARS, Preview, Tool, ToolContext, ToolError, ToolInput, ToolOutput, bound
+from agent_lsp.core.tool import (
+    MAX_OUTPUT_CHARS,
+    Preview,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolInput,
+    ToolOutput,
+    bound,
+)
 from agent_lsp.tools.paths import resolve
 
 log = logging.getLogger(__name__)
