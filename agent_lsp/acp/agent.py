@@ -146,7 +146,7 @@ class AcpAgent:
                      len(mcp_servers))
         if not Path(cwd).is_absolute() or not Path(cwd).is_dir():
             raise invalid("cwd", f"{cwd!r} is not an absolute path to a directory")
-        session = self.sessions.start("")
+        session = self.sessions.start(workspace_folders=[Path(cwd).resolve().as_uri()])
         return schema.NewSessionResponse(session_id=session.id, modes=self._open(session.id, cwd))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Optional[list[Any]] = None,
@@ -167,11 +167,12 @@ class AcpAgent:
 
     async def list_sessions(self, cwd: Optional[str] = None, cursor: Optional[str] = None,
                             **kwargs: Any) -> schema.ListSessionsResponse:
+        from agent_lsp.acp.convert import acp_path
+
         found = []
-        for row in self.sessions.all():
-            known = self.cwds.get(row.id)
-            if cwd and known and known != Path(cwd).resolve():
-                continue
+        for row in self.sessions.all(Path(cwd).resolve().as_uri() if cwd else None):
+            folders = [p for p in (acp_path(uri) for uri in row.workspace_folders) if p]
+            known = self.cwds.get(row.id) or (folders[0] if folders else None)
             found.append(schema.SessionInfo(session_id=row.id, cwd=str(known or cwd or os.getcwd()),
                                             title=row.title or None, updated_at=row.updated_at))
         return schema.ListSessionsResponse(sessions=found)
@@ -205,8 +206,6 @@ class AcpAgent:
             raise invalid("sessionId", f"a prompt is already running in session {session_id}") from None
         self.cancelled.discard(session_id)
         try:
-            if not session.title:
-                session.title = " ".join(request.message.text.split())[:120]
             chat = asyncio.ensure_future(self.sessions.chat(session, request, self._asker(session_id)))
             try:
                 outcome = await asyncio.shield(chat)

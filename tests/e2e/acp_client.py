@@ -132,6 +132,13 @@ class AcpAgentProcess:
 
     def __init__(self, process: asyncio.subprocess.Process, conn: Any, client: RecordingClient) -> None:
         self.process, self.conn, self.client = process, conn, client
+        self.stderr: list[str] = []
+        self._stderr = asyncio.ensure_future(self._keep_stderr())
+
+    async def _keep_stderr(self) -> None:
+        while line := await self.process.stderr.readline():
+            self.stderr.append(line.decode(errors="replace"))
+            sys.stderr.buffer.write(line)
 
     async def stop(self) -> None:
         if self.process.returncode is None:
@@ -142,6 +149,9 @@ class AcpAgentProcess:
                 self.process.kill()
                 await self.process.wait()
         await self.conn.close()
+        await asyncio.wait_for(self._stderr, 30)
+        stderr = "".join(self.stderr)
+        assert "Traceback" not in stderr, f"the agent wrote a traceback:\n{stderr}"  # tracebacks are for bugs
 
 
 async def start_agent(base_url: str, data_dir: Path, client: RecordingClient, *args: str,
@@ -149,7 +159,8 @@ async def start_agent(base_url: str, data_dir: Path, client: RecordingClient, *a
     """Spawn `agent-lsp --acp`, connect, and initialize (offering fs/* when `fs`)."""
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "agent_lsp", "--acp", "--data-dir", str(data_dir), *args,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=server_env(base_url), limit=LIMIT)
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env=server_env(base_url), limit=LIMIT)
     conn = acp.connect_to_agent(client, process.stdin, process.stdout, observers=[client.observe])
     agent = AcpAgentProcess(process, conn, client)
     agent.initialized = await conn.initialize(
