@@ -173,6 +173,25 @@ class DeleteSessionResult(WireModel):
     deleted: Literal[True] = True
 
 
+class ToolsParams(Params):
+    """agent/tools params (none yet)."""
+
+
+class ToolInfo(WireModel):
+    """One tool the model can be offered."""
+
+    name: str
+    kind: ToolKind
+    origin: str
+    """"builtin", or "mcp:<server>" for a tool of an MCP server."""
+    read_only: bool
+    description: str
+
+
+class ToolsResult(WireModel):
+    tools: list[ToolInfo]
+
+
 class UpdateParams(WireModel):
     """agent/update notification params."""
 
@@ -232,6 +251,8 @@ SCHEMAS: dict[str, type[WireModel]] = {
     "agent-history.result": HistoryResult,
     "agent-deleteSession.params": SessionParams,
     "agent-deleteSession.result": DeleteSessionResult,
+    "agent-tools.params": ToolsParams,
+    "agent-tools.result": ToolsResult,
     "agent-update.params": UpdateParams,
     "agent-diagnostics.params": DiagnosticsParams,
     "agent-diagnostics.result": DiagnosticsResult,

@@ -46,9 +46,13 @@ from agent_lsp.protocol import (
     SessionParams,
     SessionsParams,
     SessionsResult,
+    ToolInfo,
+    ToolsParams,
+    ToolsResult,
     UpdateParams,
 )
 from agent_lsp.sessions.history import render_history
+from agent_lsp.sessions.mcp import MCP_JSON, McpServers, read_mcp_json
 from agent_lsp.sessions.results import ChatOutcome, HistoryEntry
 from agent_lsp.sessions.permissions import Ask
 from agent_lsp.sessions.runtime import (
@@ -85,6 +89,7 @@ class Agent:
         self.streams: dict[str, UpdateStream] = {}
         self.progress: dict[str, ChatProgress] = {}
         self.trust = Trust(server.data_dir)
+        self.mcp = McpServers(lambda message: server.warn([message]))
 
     def emit(self, session: Session, update: AgentUpdate) -> None:
         """Send an update of `session` (coalescing text) and move its progress along."""
@@ -177,9 +182,6 @@ def chat_result(outcome: ChatOutcome) -> ChatResult:
     )
 
 
-from agent_lsp.config import GATED, WORKSPACE_FILE, Settings, clean, read_workspace_file
-from agent_lsp.core.events import AgentUpdate, Usage
-
 
 def finishing(p: ChatParams) -> list:
     """`finish` when the chat asks for structured output (-32602 naming outputSchema when that is not a valid JSON
@@ -196,13 +198,17 @@ def finishing(p: ChatParams) -> list:
 
 
 async def workspace_file_layer(ls: AgentServer, agent: "Agent", roots: list) -> dict[str, Any]:
-    """The cleaned settings of the workspace's .agent-lsp/settings.json; its hooks and baseUrl only once the user
-    trusted them (asked once through window/showMessageRequest, the answer kept per folder and content)."""
+    """The cleaned settings of the workspace's .agent-lsp/settings.json and the servers of its .mcp.json; the
+    hooks, baseUrl and MCP servers only once the user trusted them (asked once through
+    window/showMessageRequest, the answer kept per folder and content)."""
     if not roots:
         return {}
     root = roots[0]
     raw, warnings = read_workspace_file(root)
+    servers, mcp_warnings = read_mcp_json(root)
     gated = {key: raw[key] for key in GATED if key in raw}
+    if servers is not None:
+        gated[MCP_JSON] = servers
     if gated:
         content = digest(gated)
         trusted = agent.trust.answer(root, content)
@@ -212,21 +218,39 @@ async def workspace_file_layer(ls: AgentServer, agent: "Agent", roots: list) -> 
                 agent.trust.record(root, content, trusted)
         if not trusted:
             raw = {key: value for key, value in raw.items() if key not in GATED}
+            servers = None
     layer, problems = clean(raw, str(root / WORKSPACE_FILE))
-    ls.warn(warnings + problems)
+    if servers is not None:
+        more, mcp_problems = clean({"mcpServers": servers}, str(root / MCP_JSON))
+        layer["mcp_servers"] = {**layer.get("mcp_servers", {}), **more.get("mcp_servers", {})}
+        problems += mcp_problems
+    ls.warn(warnings + mcp_warnings + problems)
     return layer
 
 
+def _commands(gated: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The hook commands and the MCP servers (command line or URL) a workspace's files would run."""
+    hooks = sorted({str(hook.get("command")) for groups in (gated.get("hooks") or {}).values()
+                    if isinstance(groups, list) for group in groups if isinstance(group, dict)
+                    for hook in (group.get("hooks") if "hooks" in group else [group]) if isinstance(hook, dict)})
+    servers = [entry for key in ("mcpServers", MCP_JSON) if isinstance(gated.get(key), dict)
+               for entry in gated[key].values() if isinstance(entry, dict)]
+    return hooks, sorted({" ".join(map(str, [s.get("command", ""), *(s.get("args") or [])])).strip()
+                          or str(s.get("url")) for s in servers})
+
+
 async def ask_trust(ls: AgentServer, root, gated: dict[str, Any]) -> Optional[bool]:
-    """Ask the user whether the workspace's settings file may run its commands; None when dismissed."""
-    commands = sorted({str(hook.get("command")) for groups in (gated.get("hooks") or {}).values()
-                       if isinstance(groups, list) for group in groups if isinstance(group, dict)
-                       for hook in (group.get("hooks") if "hooks" in group else [group]) if isinstance(hook, dict)})
-    parts = [f"run hooks: {', '.join(f'`{c}`' for c in commands)}"] if commands else []
+    """Ask the user whether the workspace's files may run their commands; None when dismissed."""
+    hooks, servers = _commands(gated)
+    parts = [f"run hooks: {', '.join(f'`{c}`' for c in hooks)}"] if hooks else []
+    if servers:
+        parts.append(f"start MCP servers: {', '.join(f'`{c}`' for c in servers)}")
     if "baseUrl" in gated:
         parts.append(f"send your code to {gated['baseUrl']}")
-    message = (f"agent-lsp: {root / WORKSPACE_FILE} asks to {' and '.join(parts)}. Trust this workspace's "
-               "settings? Until you do, they are ignored.")
+    files = [str(root / WORKSPACE_FILE)] if set(gated) - {MCP_JSON} else []
+    files += [str(root / MCP_JSON)] if MCP_JSON in gated else []
+    message = (f"agent-lsp: {' and '.join(files)} {'asks' if len(files) == 1 else 'ask'} to {' and '.join(parts)}. "
+               "Trust this workspace's settings? Until you do, they are ignored.")
     try:
         answer = await ls.window_show_message_request_async(types.ShowMessageRequestParams(
             type=types.MessageType.Warning, message=message,
@@ -236,6 +260,14 @@ async def ask_trust(ls: AgentServer, root, gated: dict[str, Any]) -> Optional[bo
         return None
     title = answer.get("title") if isinstance(answer, dict) else getattr(answer, "title", None)
     return {"Trust": True, "Don't trust": False}.get(title)
+
+
+async def available_tools(ls: AgentServer, agent: "Agent", editor: LspEditor, settings: Settings) -> list:
+    """Every tool a chat with these settings can be offered: the built-in ones, memory, the MCP servers' (each
+    server started on first need)."""
+    memory = memory_file(settings.memory_file, editor.roots, ls.data_dir)
+    mcp = await agent.mcp.tools(settings.mcp_servers) if settings.mcp_servers else []
+    return [*tools.ALL, *memory_tools(memory), *mcp]
 
 
 def memory_tools(memory: Optional[MemoryFile]) -> list:
@@ -288,7 +320,8 @@ async def agent_chat(ls: AgentServer, params: Any) -> dict:
         request = ChatRequest(message=UserMessage(text=p.message, context=editor_context(env)), settings=settings,
                               system=system_prompt(env, project_instructions(editor.roots),
                                                    read_memory(memory) if memory and not memory.in_workspace else None),
-                              tools=[*tools.ALL, *memory_tools(memory), *finish], ctx=ToolContext(editor=editor),
+                              tools=[*await available_tools(ls, agent, editor, settings), *finish],
+                              ctx=ToolContext(editor=editor),
                               ends_with="finish" if p.output_schema is not None else None,
                               hooks=[ShellHooks(settings.hooks, session.id, editor.roots[0] if editor.roots else None)]
                               if settings.hooks else [])
@@ -306,6 +339,22 @@ async def agent_chat(ls: AgentServer, params: Any) -> dict:
     if progress:
         progress.end(summary(result))
     return result.wire()
+
+
+async def agent_tools(ls: AgentServer, params: Any) -> dict:
+    parse(ToolsParams, params)
+    agent = agent_of(ls)
+    editor = agent.editor()
+    ls.layers.workspace_file = await workspace_file_layer(ls, agent, editor.roots)
+    offered = await available_tools(ls, agent, editor, ls.layers.resolve({}))
+    return ToolsResult(tools=[ToolInfo(name=t.name, kind=t.kind, origin=getattr(t, "origin", "builtin"),
+                                       read_only=t.kind in ("read", "search"), description=t.description)
+                              for t in offered]).wire()
+
+
+async def shutdown(ls: AgentServer) -> None:
+    """Stop what the agent started (MCP servers) before the process ends."""
+    await agent_of(ls).mcp.close()
 
 
 def new_session(ls: AgentServer, title: str) -> Session:

@@ -172,6 +172,15 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
     async def agent_chat(ls: AgentServer, params: Any) -> dict:
         return await _handlers().agent_chat(ls, params)
 
+    @server.feature("agent/tools")
+    async def agent_tools(ls: AgentServer, params: Any) -> dict:
+        return await _handlers().agent_tools(ls, params)
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: AgentServer, params: Any) -> None:
+        if ls.agent is not None:  # nothing to stop when no agent request came
+            await _handlers().shutdown(ls)
+
     @server.feature("agent/newSession")
     def agent_new_session(ls: AgentServer, params: Any) -> dict:
         return _handlers().agent_new_session(ls, params)
