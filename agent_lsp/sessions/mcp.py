@@ -149,9 +149,9 @@ class McpServers:
             await asyncio.wait(tasks, timeout=STOP_TIMEOUT)
 
     async def _run(self, server: _Server) -> None:
-        from mcp import ClientSession  # the SDK costs most of a second: only once a server is configured
-
         try:
+            from mcp import ClientSession  # the SDK costs most of a second: only once a server is configured
+
             async with AsyncExitStack() as stack:
                 streams = await stack.enter_async_context(_transport(server.config))
                 session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
