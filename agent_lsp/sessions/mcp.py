@@ -159,7 +159,7 @@ class McpServers:
                     await session.initialize()
                     listed = await _list_tools(session)
                 server.tools = [McpTool(server.name, t.name, t.description or t.title or "", t.input_schema,
-                                        bool(t.annotations and t.annotations.read_only_hint), _caller(server))
+                                        bool(t.annotations and t.annotations.read_only_hint), self._caller(server))
                                 for t in listed]
                 server.session = session
                 server.ready.set()
@@ -173,6 +173,28 @@ class McpServers:
         finally:
             server.session = None
             server.ready.set()
+
+    def _caller(self, server: _Server):
+        async def call(tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+            session = server.session
+            if session is None:
+                raise ToolError(f"The MCP server `{server.name}` is not running.")
+            try:
+                result = await session.call_tool(tool, arguments)
+            except asyncio.CancelledError:
+                raise  # an abort: the SDK tells the server (notifications/cancelled)
+            except Exception as e:  # the server died or broke the protocol: its tools are offered no more
+                if server.session is session:
+                    server.session = None
+                    self._warn(f"agent-lsp: the MCP server `{server.name}` stopped ({_reason(e)}); its tools are "
+                               "no longer offered.")
+                raise ToolError(f"The MCP server `{server.name}` failed: {_reason(e)}") from None
+            parts = [getattr(c, "text", None) or f"[{getattr(c, 'type', 'content')} omitted]" for c in result.content]
+            if not parts and result.structured_content is not None:
+                parts = [json.dumps(result.structured_content)]
+            return "\n".join(parts), bool(result.is_error)
+
+        return call
 
 
 def _reason(e: BaseException) -> str:
@@ -209,22 +231,3 @@ def _transport(config: ServerConfig) -> Any:
     if sys.platform.startswith("linux"):
         command, args = sys.executable, ["-I", "-S", "-c", _LAUNCH, str(os.getpid()), command, *args]
     return stdio_client(StdioServerParameters(command=command, args=args, env=dict(config.env) or None))
-
-
-def _caller(server: _Server):
-    async def call(tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
-        session = server.session
-        if session is None:
-            raise ToolError(f"The MCP server `{server.name}` is not running.")
-        try:
-            result = await session.call_tool(tool, arguments)
-        except asyncio.CancelledError:
-            raise  # an abort: the SDK tells the server (notifications/cancelled)
-        except Exception as e:
-            raise ToolError(f"The MCP server `{server.name}` failed: {_reason(e)}") from None
-        parts = [getattr(c, "text", None) or f"[{getattr(c, 'type', 'content')} omitted]" for c in result.content]
-        if not parts and result.structured_content is not None:
-            parts = [json.dumps(result.structured_content)]
-        return "\n".join(parts), bool(result.is_error)
-
-    return call

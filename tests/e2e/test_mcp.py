@@ -91,6 +91,20 @@ async def test_abort_cancels_a_running_mcp_call_and_the_server_sees_it(lsp, tmp_
     statuses = [u["status"] for u in updates_of(client) if u["kind"] == "tool_call_update"]
     assert statuses[-1] == "cancelled"
 
+    # the server dies: a call to its tool is an error result naming it, a warning says so, the chat goes on
+    pid = int((out / "pid").read_text())
+    os.kill(pid, signal.SIGKILL)
+    await until(lambda: gone(pid))
+    lsp.fake_api.add(tool_use("mcp__fake__lookup", {"word": "cat"}, id="toolu_d"), text("It is gone."))
+    assert (await chat(client, "look", permissionMode="bypassPermissions"))["finalMessage"] == "It is gone."
+    (result,) = tool_results(lsp.fake_api, 2)
+    assert result["is_error"] and result["content"].startswith("The MCP server `fake` failed: ")
+    (warning,) = [m.message for m in client.messages]
+    assert warning.startswith("agent-lsp: the MCP server `fake` stopped (")
+    lsp.fake_api.add(text("Without it."))
+    await chat(client, "again", permissionMode="bypassPermissions")
+    assert not [name for name in offered(lsp.fake_api, 3) if name.startswith("mcp__")]
+
 
 async def test_no_mcp_server_outlives_a_sigkilled_agent_lsp(lsp, tmp_path):
     out = tmp_path / "mcp"
