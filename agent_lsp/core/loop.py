@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import AsyncIterator, Awaitable, Callable, Optional
 
 from pydantic import ValidationError
@@ -202,7 +202,7 @@ async def _call_model(
         return
     state.usage = state.usage.plus(reply.usage)
     yield state.usage.model_copy()
-    parts = [p for p in reply.parts if not (isinstance(p, TextPart) and not p.text.strip())]
+    parts = unique_ids([p for p in reply.parts if not (isinstance(p, TextPart) and not p.text.strip())], state.history)
     state.partial_text = ""
     if parts:
         message = AssistantMessage(parts=parts)
@@ -287,6 +287,8 @@ class _Prepared:
 
 def _prepare(use: ToolUsePart, config: ChatConfig) -> _Prepared:
     tool = next((t for t in config.tools if t.name == use.name), None)
+    if use.input_error:
+        return _Prepared(use, tool, None, use.input_error)
     if tool is None:
         names = ", ".join(t.name for t in config.tools)
         return _Prepared(use, None, None, f"Unknown tool {use.name!r}. Available tools: {names}.")
@@ -295,6 +297,35 @@ def _prepare(use: ToolUsePart, config: ChatConfig) -> _Prepared:
     except ValidationError as e:
         problems = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'input'}: {err['msg']}" for err in e.errors())
         return _Prepared(use, tool, None, f"Invalid input for {use.name}: {problems}.")
+
+
+def _describe(call: _Prepared, ctx: ToolContext) -> tuple[str, Optional[list]]:
+    """A call's title and locations; odd input (a NUL in a path) must not end the chat here."""
+    if not (call.tool and call.input):
+        return call.use.name, None
+    try:
+        return call.tool.title(call.input), call.tool.locations(ctx, call.input)
+    except Exception:
+        return call.use.name, None
+
+
+def unique_ids(parts: list, history: list[Message]) -> list:
+    """Tool calls whose id repeats an earlier one get a distinct id and an input_error: the Messages API needs
+    every tool_use id once, each answered by exactly one tool_result, and running a repeat twice is unsafe."""
+    seen = {u.id for m in history if isinstance(m, AssistantMessage) for u in m.tool_uses}
+    out = []
+    for part in parts:
+        if isinstance(part, ToolUsePart):
+            if part.id in seen or not part.id:
+                fresh, n = f"{part.id or 'toolu'}_dup", 2
+                while f"{fresh}{n}" in seen:
+                    n += 1
+                part = part.model_copy(update={"id": f"{fresh}{n}", "input_error": (
+                    f"This call repeated the id {part.id!r} of another call, so it was not run. Call the tool "
+                    "again if it is still needed.")})
+            seen.add(part.id)
+        out.append(part)
+    return out
 
 
 def _groups(calls: list[_Prepared]) -> list[list[_Prepared]]:
@@ -317,13 +348,14 @@ async def _run_tool_calls(
     for call in calls:
         state.tool_calls += 1
         state.open_calls[call.use.id] = call.use.name
+        title, locations = _describe(call, ctx)
         yield ToolCall(
             tool_call_id=call.use.id,
             name=call.use.name,
-            title=call.tool.title(call.input) if call.tool and call.input else call.use.name,
+            title=title,
             tool_kind=call.tool.kind if call.tool else "other",
             input=call.use.input,
-            locations=call.tool.locations(ctx, call.input) if call.tool and call.input else None,
+            locations=locations,
         )
     queue: asyncio.Queue = asyncio.Queue()
     done = object()
@@ -373,6 +405,8 @@ async def _run_one(
         preview = await tool.preview(ctx, input)
     except ToolError as e:
         return failed(str(e))
+    except Exception as e:  # a tool bug must not end the chat: the model reads it and goes on
+        return failed(f"{tool.name} failed: {type(e).__name__}: {e}")
     request = PermissionRequest(
         tool_call_id=call_id, name=tool.name, kind=tool.kind, title=tool.title(input), input=call.use.input,
         diff=preview.diff, command=preview.command,
@@ -385,9 +419,8 @@ async def _run_one(
             ToolCallUpdate(tool_call_id=call_id, status=decision.status, error=decision.message),
         )
     emit(ToolCallUpdate(tool_call_id=call_id, status="running"))
-    tool_ctx = ToolContext(
-        editor=ctx.editor,
-        report=lambda text: emit(ToolCallUpdate(tool_call_id=call_id, status="running", output=bound(text, PREVIEW_CHARS))),
+    tool_ctx = replace(
+        ctx, report=lambda text: emit(ToolCallUpdate(tool_call_id=call_id, status="running", output=bound(text, PREVIEW_CHARS))),
     )
     try:
         output = await tool.run(tool_ctx, input)

@@ -153,9 +153,9 @@ async def agent_chat(ls: AgentServer, params: Any) -> dict:
     agent = agent_of(ls)
     session = session_of(agent, p.session_id) if p.session_id else agent.sessions.start(p.message)
     try:
-        agent.sessions.reserve(session)
-    except SessionBusy:
-        raise JsonRpcException(code=SESSION_BUSY, message=f"Session {session.id} is busy: a chat is running.")
+        session = agent.sessions.reserve(session)
+    except SessionBusy as e:
+        raise JsonRpcException(code=SESSION_BUSY, message=str(e), data={"sessionId": e.session_id}) from None
     progress: Optional[ChatProgress] = None
     try:
         settings: Settings = ls.layers.resolve(
@@ -164,7 +164,7 @@ async def agent_chat(ls: AgentServer, params: Any) -> dict:
         env = environment(editor, p)
         request = ChatRequest(message=UserMessage(text=p.message, context=editor_context(env)), settings=settings,
                               system=system_prompt(env, project_instructions(editor.roots)),
-                              tools=list(tools.ALL), ctx=ToolContext(editor=editor))
+                              tools=list(tools.ALL), ctx=ToolContext(editor=editor, secret_env=settings.secret_env))
         progress = await ChatProgress.open(ls, p.work_done_token, lambda: agent.sessions.abort(session.id))
         if progress:
             agent.progress[session.id] = progress

@@ -37,7 +37,7 @@ def build_model(settings: Settings, env: Mapping[str, str] = os.environ) -> Mode
         _refuse_paid_api_under_tests(settings.base_url or env.get("ANTHROPIC_BASE_URL"), env)
         from agent_lsp.models.anthropic import AnthropicModel
 
-        return AnthropicModel(model or DEFAULT_MODEL, base_url=settings.base_url)
+        return AnthropicModel(model or DEFAULT_MODEL, base_url=settings.base_url, read_timeout=settings.read_timeout)
     raise ModelError("initialization_failed", NO_PROVIDER)
 
 

@@ -80,6 +80,10 @@ class FakeMessagesAPI:
         self.requests: list[dict[str, Any]] = []
         self.disconnects: list[int] = []
         self.record = record
+        self.default: Optional[dict[str, Any]] = None
+        """The reply when the script is empty (None: a 500 "script exhausted")."""
+        self.arrivals: list[float] = []
+        """time.monotonic() at which each request's body was received."""
         self._lock = threading.Lock()
         self._served = 0
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -104,9 +108,12 @@ class FakeMessagesAPI:
     def _next(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         with self._lock:
             self.requests.append(body)
+            self.arrivals.append(time.monotonic())
             if self.record:
                 self.record.write_text(json.dumps(self.requests))
             self._served += 1
+            if not self.script and self.default is not None:
+                return self._served, self.default
             if not self.script:
                 return self._served, {"status": 500, "error": {"type": "api_error", "message": "script exhausted"},
                                       "headers": {"x-should-retry": "false"}}
