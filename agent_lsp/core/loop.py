@@ -169,6 +169,9 @@ async def _call_model(
     model: Model, state: ChatState, config: ChatConfig, tool_choice: str = "auto"
 ) -> AsyncIterator[AgentUpdate | ModelReply]:
     """Stream one model call; append its reply to the history and yield it last, or record the failure."""
+    # Stop means stop: an abort that arrived while a tool kept the loop busy is waiting to be handled; let it
+    # run (and cancel this chat) before a new model request can begin.
+    await asyncio.sleep(0)
     if tool_choice == "auto":
         async for update in _compact_if_needed(model, state, config):
             yield update

@@ -8,7 +8,8 @@ Neovim tests).
 A script is a JSON list of replies:
   {"content": [{"type": "text", "text": "Hi"}, {"type": "tool_use", "name": "read_file", "input": {...}}],
    "stop_reason": "end_turn"|"tool_use"|..., "usage": {...}, "delay": seconds between events,
-   "cut_after": N (drop the connection after N events), "stall": seconds (sleep before the first event)}
+   "cut_after": N (drop the connection after N events), "stall": seconds (sleep before the headers)}
+  {"raw": "text"} (a 200 event stream whose body is exactly this text: malformed SSE)
   {"status": 500, "error": {"type": "api_error", "message": "..."}, "headers": {...}}
   {"events": [...raw event dicts...]}
 """
@@ -141,6 +142,10 @@ class FakeMessagesAPI:
                     self.send_response(200)
                     self.send_header("content-type", "text/event-stream")
                     self.end_headers()
+                    if "raw" in reply:  # malformed SSE, exactly as given
+                        self.wfile.write(reply["raw"].encode())
+                        self.wfile.flush()
+                        return
                     for n, event in enumerate(reply_events(reply, number)):
                         if "cut_after" in reply and n >= reply["cut_after"]:
                             break
