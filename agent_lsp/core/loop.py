@@ -205,7 +205,7 @@ async def _call_model(
         return
     state.usage = state.usage.plus(reply.usage)
     yield state.usage.model_copy()
-    parts = unique_ids([p for p in reply.parts if not (isinstance(p, TextPart) and not p.text.strip())], state.history)
+    parts = unique_ids([p for p in reply.parts if not (isinstance(p, TextPart) and not p.text.strip())])
     state.partial_text = ""
     if parts:
         message = AssistantMessage(parts=parts)
@@ -312,10 +312,11 @@ def _describe(call: _Prepared, ctx: ToolContext) -> tuple[str, Optional[list]]:
         return call.use.name, None
 
 
-def unique_ids(parts: list, history: list[Message]) -> list:
-    """Tool calls whose id repeats an earlier one get a distinct id and an input_error: the Messages API needs
-    every tool_use id once, each answered by exactly one tool_result, and running a repeat twice is unsafe."""
-    seen = {u.id for m in history if isinstance(m, AssistantMessage) for u in m.tool_uses}
+def unique_ids(parts: list) -> list:
+    """Tool calls of one reply whose id repeats an earlier one's get a distinct id and an input_error: the
+    Messages API needs each tool_use of a message answered by exactly one tool_result (one-to-one by id), and
+    running a repeated call twice is unsafe."""
+    seen: set[str] = set()
     out = []
     for part in parts:
         if isinstance(part, ToolUsePart):

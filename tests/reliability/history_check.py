@@ -10,8 +10,8 @@ def history_problems(messages: list[dict[str, Any]]) -> list[str]:
     problems = []
     if not messages or messages[0]["role"] != "user":
         problems.append("the history must start with a user message")
-    seen_ids: set[str] = set()
     for i, message in enumerate(messages):
+        seen_ids: set[str] = set()
         if i and message["role"] == messages[i - 1]["role"]:
             problems.append(f"messages.{i}: two {message['role']} messages in a row")
         blocks = message["content"] if isinstance(message["content"], list) else [{"type": "text",
