@@ -115,8 +115,8 @@ class Sessions:
         """The session, or UnknownSession. It is (re)loaded from the store when this process has not seen it
         yet, or when another process (another editor window) has added to it since."""
         cached = self._sessions.get(session_id)
-        if cached is not None and (cached.busy or self._store is None):
-            return cached
+        if cached is not None and (cached.busy or self._store is None or len(cached.history) > cached.saved >= 0):
+            return cached  # running, or holding what the store could not take (disk full): this copy is newer
         row = self._store.session(session_id) if self._store else None
         if row is None:
             if cached is not None:  # never stored (the store failed): this process's copy is all there is

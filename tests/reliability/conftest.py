@@ -98,9 +98,9 @@ async def start_server(fake_api, workspace, tmp_path):
     servers: list[RawServer] = []
 
     async def start(*args: str, data_dir: Optional[Path] = None, env: Optional[dict] = None,
-                    init_options=None, agent: Optional[dict] = None, **extra_env: str) -> RawServer:
+                    init_options=None, agent: Optional[dict] = None, preexec_fn=None, **extra_env: str) -> RawServer:
         server = await RawServer.start("--data-dir", str(data_dir or tmp_path / "state"), *args,
-                                       env=env or server_env(fake_api.base_url, **extra_env))
+                                       env=env or server_env(fake_api.base_url, **extra_env), preexec_fn=preexec_fn)
         servers.append(server)
         server.handlers["workspace/applyEdit"] = lambda params: {"applied": True}
         await server.initialize(workspace, init_options=init_options, agent=agent)

@@ -48,10 +48,11 @@ class RawServer:
         self.closed = asyncio.get_running_loop().create_future()
 
     @classmethod
-    async def start(cls, *args: str, env: Optional[dict[str, str]] = None, cwd: Optional[Path] = None) -> "RawServer":
+    async def start(cls, *args: str, env: Optional[dict[str, str]] = None, cwd: Optional[Path] = None,
+                    **popen: Any) -> "RawServer":
         proc = await asyncio.create_subprocess_exec(
             *SERVER, *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=env, cwd=cwd, limit=1 << 24)
+            stderr=asyncio.subprocess.PIPE, env=env, cwd=cwd, limit=1 << 24, **popen)
         return cls(proc)
 
     async def _drain_stderr(self) -> None:  # a chatty server must never block on a full stderr pipe
