@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import resource
 import signal
 import sqlite3
 
-from tests.e2e.conftest import text, tool_use
-from tests.reliability.conftest import OK_REPLY, tally
+from tests.reliability.conftest import tally
 from tests.reliability.history_check import history_problems
 from tests.reliability.rawlsp import ANSWER_CEILING
 
 KILLS = 20
+OK = [{"content": [{"type": "text", "text": "ok"}]}]
+LONG = [{"content": [{"type": "text", "text": "working " * 2000}], "delay": 0.05}]
+COMMAND = [{"content": [{"type": "tool_use", "name": "run_command", "input": {"command": "sleep 30"}}]}]
+
+
+def scripted(path, replies) -> list[str]:
+    """`--model script:path`: the in-process scripted model (no SDK to import per process: these tests are about
+    the process and its store, and start many servers). Each chat reads the file anew."""
+    path.write_text(json.dumps(replies))
+    return ["--model", f"script:{path}"]
 
 
 async def until_update(server, kind: str) -> None:
@@ -23,14 +33,14 @@ async def until_update(server, kind: str) -> None:
         await asyncio.sleep(0.01)
 
 
-async def test_sigkill_mid_chat_twenty_times(start_server, fake_api, tmp_path, workspace):
-    fake_api.default = OK_REPLY
+async def test_sigkill_mid_chat_twenty_times(start_server, tmp_path, workspace):
     data = tmp_path / "killed"
+    script = tmp_path / "script.json"
     finished: dict[str, list[str]] = {}  # session -> user messages of its finished chats
     interrupted = []
     session = None
     for n in range(KILLS):
-        server = await start_server(data_dir=data)
+        server = await start_server(*scripted(script, OK), data_dir=data)
         message = f"finished {n}"
         params = {"message": message, **({"sessionId": session} if session and n % 2 else {})}
         result = (await server.request("agent/chat", params))["result"]
@@ -38,8 +48,7 @@ async def test_sigkill_mid_chat_twenty_times(start_server, fake_api, tmp_path, w
         session = result["sessionId"]
         finished.setdefault(session, []).append(message)
         # the next chat dies mid-stream: alternately mid-text and mid-command, in the same session
-        fake_api.script[:] = [dict(text("Working on it"), hang=True)] if n % 2 else [
-            tool_use("run_command", {"command": "sleep 30"})]
+        scripted(script, LONG if n % 2 else COMMAND)
         server.notifications.clear()
         server.request_future("agent/chat", {"sessionId": session, "message": f"interrupted {n}",
                                              "permissionMode": "bypassPermissions"})
@@ -50,23 +59,28 @@ async def test_sigkill_mid_chat_twenty_times(start_server, fake_api, tmp_path, w
     db = sqlite3.connect(data / "sessions.db")
     assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     db.close()
-    server = await start_server(data_dir=data)
+    server = await start_server(*scripted(script, OK), data_dir=data)
     for session_id, messages in finished.items():
         history = (await server.request("agent/history", {"sessionId": session_id}))["result"]["messages"]
         users = [m["content"] for m in history if m["role"] == "user"]
         assert [u for u in users if u.startswith("finished")] == messages, (session_id, users)
-    fake_api.requests.clear()
-    result = (await server.request("agent/chat", {"sessionId": interrupted[-1], "message": "go on"}))["result"]
-    assert result["stopReason"] == "end_turn"
-    assert history_problems(fake_api.requests[-1]["messages"]) == []
+    for session_id in set(interrupted):  # each interrupted session goes on, as a request the API accepts
+        result = (await server.request("agent/chat", {"sessionId": session_id, "message": "go on"}))["result"]
+        assert result["stopReason"] == "end_turn"
+    db = sqlite3.connect(data / "sessions.db")
+    for (session_id,) in db.execute("SELECT id FROM sessions"):
+        from agent_lsp.models.anthropic import api_messages
+        from agent_lsp.sessions.runtime import _MESSAGE
+        history = [_MESSAGE.validate_json(b) for (b,) in db.execute(
+            "SELECT body FROM messages WHERE session_id = ? ORDER BY position", (session_id,))]
+        assert history_problems(api_messages(history)) == [], session_id
     tally("process: SIGKILL mid-chat", cases=KILLS)
 
 
-async def test_a_data_dir_that_cannot_be_used_keeps_chats_in_memory(start_server, fake_api, tmp_path):
-    fake_api.default = OK_REPLY
+async def test_a_data_dir_that_cannot_be_used_keeps_chats_in_memory(start_server, tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
-    server = await start_server(data_dir=blocker / "state")
+    server = await start_server(*scripted(tmp_path / "s.json", OK), data_dir=blocker / "state")
     first = (await server.request("agent/chat", {"message": "one"}))["result"]
     second = (await server.request("agent/chat", {"sessionId": first["sessionId"], "message": "two"}))["result"]
     assert second["stopReason"] == "end_turn"
@@ -78,16 +92,16 @@ async def test_a_data_dir_that_cannot_be_used_keeps_chats_in_memory(start_server
     tally("process: unusable or full data dir", cases=1)
 
 
-async def test_a_full_disk_keeps_chats_in_memory_with_a_warning(start_server, fake_api, tmp_path):
+async def test_a_full_disk_keeps_chats_in_memory_with_a_warning(start_server, tmp_path):
     """RLIMIT_FSIZE makes every write past the store's current size fail as a full disk would (EFBIG)."""
-    fake_api.default = dict(text("a long answer " * 500))
+    args = scripted(tmp_path / "s.json", [{"content": [{"type": "text", "text": "a long answer " * 500}]}])
     data = tmp_path / "full"
-    warm = await start_server(data_dir=data)
+    warm = await start_server(*args, data_dir=data)
     await warm.request("agent/chat", {"message": "made the store"})
     await warm.stop()
     size = sum(p.stat().st_size for p in data.iterdir())
     limit = size + 4096
-    server = await start_server(data_dir=data, preexec_fn=lambda: resource.setrlimit(
+    server = await start_server(*args, data_dir=data, preexec_fn=lambda: resource.setrlimit(
         resource.RLIMIT_FSIZE, (limit, limit)))
     session = None
     for n in range(4):

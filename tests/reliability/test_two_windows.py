@@ -43,7 +43,7 @@ async def test_a_session_running_in_another_window_is_busy_and_nothing_is_overwr
     assert (await a.request("agent/abort", {"sessionId": session}))["result"] == {"aborted": True}
     assert (await asyncio.wait_for(running, ANSWER_CEILING))["result"]["stopReason"] == "aborted"
     said = ["first from A", "long one in A"]
-    for n in range(4):  # alternate windows: each one continues what the other wrote
+    for n in range(2):  # alternate windows: each one continues what the other wrote
         for name, server in (("B", b), ("A", a)):
             message = f"{name} round {n}"
             answer = await server.request("agent/chat", {"sessionId": session, "message": message})
@@ -62,7 +62,7 @@ async def test_both_windows_at_once_never_lose_a_chat(start_server, fake_api):
     b = await start_server()
     session = (await a.request("agent/chat", {"message": "start"}))["result"]["sessionId"]
     done, busy = ["start"], 0
-    for n in range(6):
+    for n in range(3):
         answers = await asyncio.gather(
             a.request("agent/chat", {"sessionId": session, "message": f"A {n}"}),
             b.request("agent/chat", {"sessionId": session, "message": f"B {n}"}))
@@ -74,7 +74,7 @@ async def test_both_windows_at_once_never_lose_a_chat(start_server, fake_api):
                 done.append(f"{name} {n}")
     stored = await user_messages(b, session)
     assert sorted(stored) == sorted(done), (stored, done)  # every finished chat, once; none overwritten
-    tally(AREA, cases=12, lost=len(set(done) - set(stored)))
+    tally(AREA, cases=6, lost=len(set(done) - set(stored)))
 
 
 async def test_a_dead_windows_lease_is_taken_over(start_server, fake_api):
