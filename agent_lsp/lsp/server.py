@@ -56,6 +56,9 @@ class AgentProtocol(LanguageServerProtocol):
         super()._send_response(msg_id, result, error)
 
     def _send_data(self, data):
+        stdout = getattr(self.writer, "_stdout", None)
+        if getattr(self, "_pipe_broken", False) or (stdout is not None and stdout.closed):
+            return  # after `exit` closed stdout, chats still stopping have no one to tell (and no error to report)
         try:
             super()._send_data(data)
         except BrokenPipeError:  # the client is gone; what it would have read is lost, the server goes on
