@@ -91,8 +91,8 @@ class RawServer:
             result = handler(message.get("params")) if handler else None
             if asyncio.iscoroutine(result):
                 asyncio.create_task(self._answer_later(message["id"], result))
-            elif result is not NO_ANSWER:
-                self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+            else:
+                self.answer(message["id"], result)
         elif "method" in message:
             self.notifications.append(message)
         else:
@@ -105,6 +105,12 @@ class RawServer:
     async def _answer_later(self, msg_id: Any, coroutine) -> None:
         result = await coroutine
         if result is not NO_ANSWER:
+            self.send({"jsonrpc": "2.0", "id": msg_id, "result": result})
+
+    def answer(self, msg_id: Any, result: Any) -> None:
+        if isinstance(result, ErrorAnswer):
+            self.send({"jsonrpc": "2.0", "id": msg_id, "error": {"code": result.code, "message": result.message}})
+        elif result is not NO_ANSWER:
             self.send({"jsonrpc": "2.0", "id": msg_id, "result": result})
 
     # ---- sending --------------------------------------------------------------------------------------------
@@ -171,6 +177,13 @@ class RawServer:
 
     def rss_kb(self) -> int:
         return proc_status(self.proc.pid, "VmRSS")
+
+
+class ErrorAnswer:
+    """A handler returning this answers the server's request with a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str) -> None:
+        self.code, self.message = code, message
 
 
 NO_ANSWER = object()
