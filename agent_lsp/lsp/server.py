@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 import threading
 from pathlib import Path
@@ -187,6 +188,13 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
     @server.feature("agent/history")
     def agent_history(ls: AgentServer, params: Any) -> dict:
         return _handlers().agent_history(ls, params)
+
+    if os.environ.get("AGENT_LSP_DEBUG") == "1":  # tests' leak checks only; never offered otherwise
+
+        @server.feature("agent/_debugCounts")
+        def agent_debug_counts(ls: AgentServer, params: Any) -> dict:
+            return {"tasks": len(asyncio.all_tasks()), "threads": threading.active_count(),
+                    "requests": len(ls.protocol._request_futures)}
 
     @server.feature("agent/deleteSession")
     def agent_delete_session(ls: AgentServer, params: Any) -> dict:

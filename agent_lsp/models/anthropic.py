@@ -22,6 +22,9 @@ from agent_lsp.core.messages import (
 from agent_lsp.core.ports import ModelError, ModelEvent, ModelReply, ModelRequest, TextChunk, ThinkingChunk
 
 EPHEMERAL = {"type": "ephemeral"}
+_CLIENTS: dict[tuple[Optional[str], float], Any] = {}
+"""One SDK client (and its connection pool) per base URL and timeout for the whole process: a model is built
+per chat, and a client per chat grew the server by ~150 kB a chat (the soak test measures it)."""
 _OVERFLOW_HINTS = ("prompt is too long", "context window", "too many tokens", "context_length")
 
 
@@ -36,14 +39,17 @@ class AnthropicModel:
 
     def _sdk(self) -> Any:
         if self._client is None:
-            import anthropic
-            import httpx2
+            key = (self.base_url, self.read_timeout)
+            if key not in _CLIENTS:
+                import anthropic
+                import httpx2
 
-            kwargs: dict[str, Any] = {"base_url": self.base_url} if self.base_url else {}
-            # A stalled stream (no headers, or silence mid-stream) fails after read_timeout instead of holding
-            # the chat until the user presses Stop.
-            kwargs["timeout"] = httpx2.Timeout(self.read_timeout, connect=min(10.0, self.read_timeout))
-            self._client = anthropic.AsyncAnthropic(**kwargs)
+                kwargs: dict[str, Any] = {"base_url": self.base_url} if self.base_url else {}
+                # A stalled stream (no headers, or silence mid-stream) fails after read_timeout instead of
+                # holding the chat until the user presses Stop.
+                kwargs["timeout"] = httpx2.Timeout(self.read_timeout, connect=min(10.0, self.read_timeout))
+                _CLIENTS[key] = anthropic.AsyncAnthropic(**kwargs)
+            self._client = _CLIENTS[key]
         return self._client
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:

@@ -81,8 +81,9 @@ class FakeMessagesAPI:
         self.requests: list[dict[str, Any]] = []
         self.disconnects: list[int] = []
         self.record = record
-        self.default: Optional[dict[str, Any]] = None
-        """The reply when the script is empty (None: a 500 "script exhausted")."""
+        self.default: Any = None
+        """The reply when the script is empty, or a function of the request body giving it (None: a 500
+        "script exhausted")."""
         self.arrivals: list[float] = []
         """time.monotonic() at which each request's body was received."""
         self._lock = threading.Lock()
@@ -114,7 +115,7 @@ class FakeMessagesAPI:
                 self.record.write_text(json.dumps(self.requests))
             self._served += 1
             if not self.script and self.default is not None:
-                return self._served, self.default
+                return self._served, self.default(body) if callable(self.default) else self.default
             if not self.script:
                 return self._served, {"status": 500, "error": {"type": "api_error", "message": "script exhausted"},
                                       "headers": {"x-should-retry": "false"}}
