@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from tests.fakes.messages_api import FakeMessagesAPI
 from tests.reliability import strategies as S
 from tests.reliability.conftest import OK_REPLY, server_env, tally
 from tests.reliability.rawlsp import ANSWER_CEILING, RawServer, frame
-from tests.fakes.messages_api import FakeMessagesAPI
 
 NAMED_CODES = {-32700, -32600, -32601, -32602, -32001}
 CHAT_KEYS = {"sessionId", "stopReason", "finalMessage", "metadata"}
