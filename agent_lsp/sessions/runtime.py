@@ -8,7 +8,7 @@ import os
 import sqlite3
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional
 
@@ -26,6 +26,8 @@ from agent_lsp.sessions.store import ChatRecord, SessionRow, Store
 
 log = logging.getLogger(__name__)
 _MESSAGE: TypeAdapter = TypeAdapter(Message)
+_PROCESS_ONLY = frozenset({"seq", "busy", "task", "grants", "pending"})
+"""Session fields that are this process's own, kept when the session is reloaded from the store."""
 LEASE_TTL = 30.0
 """A lease whose heartbeat is older than this is taken over even when its process seems alive."""
 HEARTBEAT_EVERY = LEASE_TTL / 4
@@ -138,8 +140,11 @@ class Sessions:
                           compaction=tuple(row.compaction) if row.compaction else None,
                           tool_calls=self._store.tool_calls(session_id), workspace_folders=row.workspace_folders,
                           chats=self._store.chats(session_id))
-        if cached is not None:  # what lives only in this process carries over: the seq, the standing answers
-            session.seq, session.grants = cached.seq, cached.grants
+        if cached is not None:  # refreshed in place (a caller may hold it); what lives only in this process stays
+            for name in (f.name for f in fields(Session)):
+                if name not in _PROCESS_ONLY:
+                    setattr(cached, name, getattr(session, name))
+            return cached
         self._sessions[session_id] = session
         return session
 
