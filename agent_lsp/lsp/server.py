@@ -182,7 +182,8 @@ class AgentServer(LanguageServer):
         """Stop what the client can no longer see (chats answer a result and save their session)."""
         tasks = [f for f in self.protocol._request_futures.values() if isinstance(f, asyncio.Task) and not f.done()]
         for task in tasks:
-            task.cancel()
+            if not task.cancelling():  # `exit` cancelled it already: a second cancel would stop it saving
+                task.cancel()
         if tasks:
             await asyncio.wait(tasks, timeout=10)
 

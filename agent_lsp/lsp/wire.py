@@ -38,9 +38,12 @@ PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR =
 class Dispatcher:
     """Checks each message and hands the good ones to pygls; answers the rest itself."""
 
-    def __init__(self, protocol: JsonRPCProtocol) -> None:
+    def __init__(self, protocol: JsonRPCProtocol, on_exit: Optional[Callable[[], None]] = None) -> None:
         self.protocol = protocol
         self.initialized = False
+        self.on_exit = on_exit
+        """Called instead of letting `exit`'s SystemExit stop the loop at once: the chats it cancelled still have
+        to save their sessions."""
 
     # ---- framing ------------------------------------------------------------------------------------------
 
@@ -146,7 +149,11 @@ class Dispatcher:
     def _handle(self, structured: Any, msg_id: Any) -> None:
         try:
             self.protocol.handle_message(structured)
-        except (SystemExit, KeyboardInterrupt):
+        except SystemExit:
+            if self.on_exit is None:
+                raise
+            self.on_exit()
+        except KeyboardInterrupt:
             raise
         except Exception as e:
             log.error("handling a message failed: %s", _short(e), exc_info=True)
@@ -290,8 +297,8 @@ async def serve_stdio(protocol: JsonRPCProtocol, stdin: Any, on_eof: Callable[[]
     One callback per message (not one executor round trip per header line) also means that a message which
     arrived while the loop was busy, such as an abort, is handled before the loop's next step."""
     loop = asyncio.get_running_loop()
-    dispatcher = Dispatcher(protocol)
     done = loop.create_future()
+    dispatcher = Dispatcher(protocol, on_exit=lambda: done.done() or done.set_result(None))
     source = FdReader(stdin.fileno())
 
     def reader() -> None:
