@@ -214,7 +214,7 @@ def test_named_findings(campaign):
             for params in (None, [1], {"jsonrpc": "2.0"}, "x"):
                 answer = await s.request(method, params)
                 assert answer["error"]["code"] in (-32601, -32602), answer
-        assert (await s.request("textDocument/hover", {}))["error"]["code"] == -32601
+        assert (await s.request("textDocument/completion", {}))["error"]["code"] == -32601
         s.send_raw(frame(S.encode({"jsonrpc": "2.0", "id": 424242, "method": "agent/chat",
                                    "params": {"message": "x", "context": S.DEEP + "2000"}})))
         s.pending[424242] = asyncio.get_running_loop().create_future()
