@@ -32,3 +32,7 @@ end, { desc = 'agent-lsp: reopen an earlier session' })
 command('AgentHealth', function()
   require('agent_lsp').health()
 end, { desc = 'agent-lsp: check the setup' })
+
+command('AgentLog', function()
+  require('agent_lsp').log()
+end, { desc = 'agent-lsp: open the log (the server\'s --log-file, else the LSP log)' })

@@ -141,12 +141,15 @@ function Chat:_update(u)
   -- turn_start and usage: the server's $/progress and the closing line already say it.
 end
 
-function Chat:_finish(err, result)
+-- `quiet`: the user has already been told why (the server is missing, not agent-lsp, or exited).
+function Chat:_finish(err, result, quiet)
   self.running, self.request_id = false, nil
   self.result = result
   if err then
     self.view:append({ '-- request failed: ' .. err.message }, 'AgentLspEnd')
-    vim.notify('agent-lsp: agent/chat failed: ' .. err.message, vim.log.levels.ERROR)
+    if not quiet then
+      vim.notify('agent-lsp: agent/chat failed: ' .. err.message, vim.log.levels.ERROR)
+    end
     return
   end
   if not self.session_id then
@@ -182,7 +185,7 @@ function Chat:send(message, context)
     end)
   end)
   if not started then
-    self:_finish({ message = 'the server is not running' })
+    self:_finish({ message = 'the server is not running' }, nil, true)
   end
 end
 
@@ -265,7 +268,7 @@ end
 function M.on_server_exit(what)
   for _, chat in pairs(by_buf) do
     if chat.running then
-      chat:_finish({ message = what })
+      chat:_finish({ message = what }, nil, true)
     end
   end
 end

@@ -84,8 +84,27 @@ function M.sessions()
   require('agent_lsp.sessions').pick()
 end
 
+-- :AgentLog: the server's own log when the command gives --log-file, else Neovim's LSP log (where the
+-- server's stderr goes).
+function M.log_path()
+  local cmd = config.options.cmd
+  for i, arg in ipairs(cmd) do
+    local inline = arg:match('^%-%-log%-file=(.+)$')
+    if inline or (arg == '--log-file' and cmd[i + 1]) then
+      return vim.fn.fnamemodify(inline or cmd[i + 1], ':p')
+    end
+  end
+  return vim.lsp.get_log_path()
+end
+
+function M.log()
+  vim.cmd('botright split ' .. vim.fn.fnameescape(M.log_path()))
+  vim.bo.autoread = true
+  vim.cmd('normal! G')
+end
+
 function M.health()
-  require('agent_lsp.health').notify()
+  require('agent_lsp.checks').notify()
 end
 
 return M
