@@ -24,13 +24,14 @@ H.run(':AgentSessions reopens a session from its history', function()
     return items[1]
   end })
   vim.cmd('AgentSessions')
-  H.wait(5000, function() return chats.current() and chats.current() ~= first end, 'the session to reopen')
+  H.wait(nil, function() return chats.current() and chats.current() ~= first end, 'the session to reopen')
   H.eq(1, #asked, 'pickers shown')
   H.eq(1, #labels, 'sessions listed')
   H.truthy(labels[1]:match('^what is x%?  %(%d%d%d%d%-%d%d%-%d%dT.*%)$'), 'the label: ' .. labels[1])
 
   local chat = chats.current()
-  H.eq(vim.api.nvim_get_current_buf(), chat.view.buf, 'the reopened chat has the focus')
+  H.eq(chat.input, vim.api.nvim_get_current_buf(), 'the reopened chat\'s input has the focus')
+  H.eq({ transcript = 1, input = 1 }, H.chat_windows(), 'in the one chat window')
   H.eq(session, chat.session_id, 'the reopened chat\'s session')
   H.eq({ '> what is x?', 'Reading.', '● Read a.py [completed]', 'x is 1.' }, chat.view:lines(), 'the history')
 

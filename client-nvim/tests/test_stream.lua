@@ -1,5 +1,6 @@
--- A chat streams into the chat buffer: thinking (dimmed), then text delta by delta, then the closing line;
--- a second message in the same buffer continues the same session.
+-- A chat streams into the chat buffer (markdown): thinking (dimmed, in a fold), then text delta by delta, then
+-- the closing line; a second message, typed in the input area and sent with <CR>, continues the same session;
+-- :AgentChat again (with or without !) leaves one chat window and one input window.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/helpers.lua')
 
 H.run('chat streams into the chat buffer', function()
@@ -14,7 +15,8 @@ H.run('chat streams into the chat buffer', function()
   vim.cmd('AgentChat hi')
   local chat = require('agent_lsp.chat').current()
   local buf = chat.view.buf
-  H.eq(buf, vim.api.nvim_get_current_buf(), 'the chat window has the focus')
+  H.eq(chat.input, vim.api.nvim_get_current_buf(), 'the input area has the focus')
+  H.eq({ 'markdown', 'markdown' }, { vim.bo[buf].filetype, vim.bo[chat.input].filetype }, 'filetypes')
 
   -- Every state the buffer went through while the chat ran.
   local states = {}
@@ -49,7 +51,11 @@ H.run('chat streams into the chat buffer', function()
   end
   H.eq({ [0] = 'AgentLspUser', [1] = 'AgentLspThinking', [4] = 'AgentLspEnd' }, groups, 'highlights by row')
 
-  vim.cmd('AgentChat and again')
+  H.eq({ 0, 1, 0, 0, 0 }, H.fold_levels(chat), 'fold levels: the thinking is in a fold')
+
+  vim.api.nvim_buf_set_lines(chat.input, 0, -1, false, { 'and again' })
+  H.keys('<CR>')
+  H.eq({ '' }, vim.api.nvim_buf_get_lines(chat.input, 0, -1, false), 'the input area after sending')
   local second = H.wait_chat(chat)
   H.eq(result.sessionId, second.sessionId, 'the second message continues the session')
   H.eq({ '', '> and again', 'Same session.', '-- done (1 turn, 0 tool calls)' },
@@ -58,4 +64,18 @@ H.run('chat streams into the chat buffer', function()
   H.eq(2, #requests, 'model calls')
   H.eq({ 'user', 'assistant', 'user' }, vim.tbl_map(function(m) return m.role end, requests[2].messages),
     'the second model call carries the first exchange')
+
+  vim.cmd('wincmd p')
+  vim.cmd('AgentChat')
+  H.eq({ { transcript = 1, input = 1 }, chat.input }, { H.chat_windows(), vim.api.nvim_get_current_buf() },
+    ':AgentChat again: the same windows, the cursor in the input')
+  vim.cmd('AgentChat!')
+  local third = require('agent_lsp.chat').current()
+  H.truthy(third ~= chat, ':AgentChat! makes a new chat')
+  H.eq({ transcript = 1, input = 1 }, H.chat_windows(), ':AgentChat!: the new chat in the same windows')
+  vim.cmd('AgentChat!')
+  H.eq({ transcript = 1, input = 1 }, H.chat_windows(), ':AgentChat! twice: still one pair')
+  local newest = require('agent_lsp.chat').current()
+  H.eq({ 1, 1 }, { #vim.fn.win_findbuf(newest.view.buf), #vim.fn.win_findbuf(newest.input) },
+    'the newest chat is the one shown')
 end)

@@ -28,7 +28,7 @@ function M.setup(opts)
 end
 
 -- What the editor shows, for the model: the active file, and the lines of a range given to :AgentChat.
-local function context(range)
+function M.context(range)
   local current = vim.api.nvim_get_current_buf()
   local buf = is_file(current) and current or last_file
   if not (buf and vim.api.nvim_buf_is_valid(buf)) then
@@ -41,18 +41,14 @@ local function context(range)
   return ctx
 end
 
--- :AgentChat[!] [message]: `!` starts a new session; no message asks for one.
+-- :AgentChat[!] [message]: `!` starts a new session; no message puts the cursor in the input area.
 function M.chat(message, new, range)
-  local ctx = context(range)  -- before the chat window takes the focus
+  local ctx = M.context(range)  -- before the chat window takes the focus
   local c = chat.open(new)
   if message ~= '' then
-    return c:send(message, ctx)
+    c:send(message, ctx)
   end
-  vim.ui.input({ prompt = 'Ask agent-lsp: ' }, function(input)
-    if input and vim.trim(input) ~= '' then
-      c:send(input, ctx)
-    end
-  end)
+  return c
 end
 
 function M.stop()

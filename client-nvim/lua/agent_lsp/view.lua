@@ -1,5 +1,6 @@
--- The chat buffer as text: appending lines, streaming text into the last line, and lines that are
--- rewritten in place later (tool calls). Knows nothing about the protocol.
+-- The chat buffer as markdown text: appending lines, streaming text into the last line, lines that are
+-- rewritten in place later (tool calls), and folds (thinking, a tool call's diff). Knows nothing about the
+-- protocol.
 local View = {}
 View.__index = View
 
@@ -25,14 +26,45 @@ end
 -- Streamed kinds and the prefix of each of their lines: thinking is set apart as well as dimmed.
 local PREFIX = { text = '', thinking = '│ ' }
 local HL = { thinking = 'AgentLspThinking' }
+local FOLD = { thinking = 'start' }  -- thinking is folded away; the answer is not
+
+local views = {}  -- buffer -> View, for the fold expression
+
+-- Folds come from `fold`, filled as lines are written: row (0-based) -> '>1' (a fold starts) or '1' (inside).
+-- Rows never move: the chat only grows at its end, and rewrites lines in place.
+function _G.agent_lsp_foldexpr(lnum)
+  local view = views[api.nvim_get_current_buf()]
+  return view and view.fold[lnum - 1] or '0'
+end
+
+function _G.agent_lsp_foldtext()
+  local first = vim.fn.getline(vim.v.foldstart)
+  return string.format('%s  [+%d lines]', first, vim.v.foldend - vim.v.foldstart)
+end
 
 function View.new(name)
   local buf = api.nvim_create_buf(true, true)  -- listed, scratch: nofile, no swap file
   api.nvim_buf_set_name(buf, name)
   vim.bo[buf].bufhidden = 'hide'
-  vim.bo[buf].filetype = 'agent_lsp_chat'
+  vim.bo[buf].filetype = 'markdown'
+  if vim.treesitter and vim.treesitter.start then  -- 0.9+: markdown's treesitter highlighting, when installed
+    pcall(vim.treesitter.start, buf, 'markdown')
+  end
   vim.bo[buf].modifiable = false  -- the chat is written by the plugin only
-  return setmetatable({ buf = buf, empty = true, tail = nil }, View)
+  local view = setmetatable({ buf = buf, empty = true, tail = nil, fold = {} }, View)
+  views[buf] = view
+  api.nvim_create_autocmd('BufWipeout', { buffer = buf, once = true, callback = function()
+    views[buf] = nil
+  end })
+  return view
+end
+
+-- Window options of a window showing a chat: wrapped text, closed folds.
+function View.setup_window(win)
+  local wo = vim.wo[win]
+  wo.wrap, wo.linebreak = true, true
+  wo.foldmethod, wo.foldexpr = 'expr', 'v:lua.agent_lsp_foldexpr(v:lnum)'
+  wo.foldtext, wo.foldlevel, wo.foldenable = 'v:lua.agent_lsp_foldtext()', 0, true
 end
 
 function View:valid()
@@ -70,9 +102,18 @@ local function highlight(buf, group, first, last)
   end
 end
 
--- Append whole lines; returns the row of the first one.
-function View:append(lines, group)
+-- The row of the last line.
+function View:last_row()
+  return api.nvim_buf_line_count(self.buf) - 1
+end
+
+-- Append whole lines; returns the row of the first one. `fold`: 'start' (the first line starts a fold, the
+-- others are in it) or 'in' (all continue the fold above).
+function View:append(lines, group, fold)
   local first = self.empty and 0 or api.nvim_buf_line_count(self.buf)
+  for i = 1, #lines do
+    self.fold[first + i - 1] = fold and ((fold == 'start' and i == 1) and '>1' or '1') or nil
+  end
   self:_write(function()
     api.nvim_buf_set_lines(self.buf, first, self.empty and 1 or first, false, lines)
   end)
@@ -85,7 +126,7 @@ end
 -- on, and starts a new line when the kind changes or something else was written in between.
 function View:stream(kind, text)
   if self.tail ~= kind then
-    self:append({ PREFIX[kind] }, HL[kind])
+    self:append({ PREFIX[kind] }, HL[kind], FOLD[kind])
     self.tail = kind
   end
   local parts = vim.split(text, '\n', { plain = true })
@@ -93,6 +134,7 @@ function View:stream(kind, text)
   local col = #api.nvim_buf_get_lines(self.buf, row, row + 1, false)[1]
   for i = 2, #parts do
     parts[i] = PREFIX[kind] .. parts[i]
+    self.fold[row + i - 1] = FOLD[kind] and '1' or nil
   end
   -- Inserting at the end of the line keeps that line's highlight.
   self:_write(function()
@@ -102,13 +144,17 @@ function View:stream(kind, text)
 end
 
 -- Append a line that can be rewritten later with set(); returns its handle.
-function View:append_marked(line, group)
-  local row = self:append({ line }, group)
+function View:append_marked(line, group, fold)
+  local row = self:append({ line }, group, fold)
   return api.nvim_buf_set_extmark(self.buf, marks, row, 0, {})
 end
 
+function View:row(handle)
+  return api.nvim_buf_get_extmark_by_id(self.buf, marks, handle, {})[1]
+end
+
 function View:set(handle, line, group)
-  local row = api.nvim_buf_get_extmark_by_id(self.buf, marks, handle, {})[1]
+  local row = self:row(handle)
   local old = api.nvim_buf_get_lines(self.buf, row, row + 1, false)[1]
   -- set_text, not set_lines: the mark at column 0 stays on this row.
   self:_write(function()
@@ -116,20 +162,6 @@ function View:set(handle, line, group)
   end)
   api.nvim_buf_clear_namespace(self.buf, hls, row, row + 1)
   highlight(self.buf, group, row, row)
-end
-
--- Show the buffer: focus a window of this tab that has it, else open one with `split` (an Ex command).
-function View:show(split)
-  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
-    if api.nvim_win_get_buf(win) == self.buf then
-      api.nvim_set_current_win(win)
-      return
-    end
-  end
-  vim.cmd(split)
-  api.nvim_win_set_buf(0, self.buf)
-  vim.wo.wrap, vim.wo.linebreak = true, true
-  api.nvim_win_set_cursor(0, { api.nvim_buf_line_count(self.buf), 0 })
 end
 
 return View
