@@ -29,6 +29,10 @@ command('AgentSessions', function()
   require('agent_lsp').sessions()
 end, { desc = 'agent-lsp: reopen an earlier session' })
 
+command('AgentModel', function()
+  require('agent_lsp').model()
+end, { desc = 'agent-lsp: pick the model of the next chats' })
+
 command('AgentHealth', function()
   require('agent_lsp').health()
 end, { desc = 'agent-lsp: check the setup' })

@@ -80,6 +80,10 @@ function M.sessions()
   require('agent_lsp.sessions').pick()
 end
 
+function M.model()
+  require('agent_lsp.sessions').pick_model()
+end
+
 -- :AgentLog: the server's own log when the command gives --log-file, else Neovim's LSP log (where the
 -- server's stderr goes).
 function M.log_path()
