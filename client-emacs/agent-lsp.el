@@ -88,7 +88,8 @@ eglot 1.9 runs one server per buffer: these modes lose their usual language serv
     (let ((wrong (agent-lsp--identity-error server)))
       (when wrong
         (display-warning 'agent-lsp wrong :error)
-        (eglot-shutdown server)))))
+        ;; After the hook: eglot's own connect hooks still talk to it.
+        (run-at-time 0 nil #'eglot-shutdown server)))))
 
 (add-hook 'eglot-connect-hook #'agent-lsp--check-identity)
 

@@ -4,7 +4,8 @@
 ;; eglot), each with its diff in a diff-mode buffer before the question; C-g at the first question rejects
 ;; that edit and the chat goes on to the model's reply; the second is allowed and lands in the buffer, not
 ;; on disk; the transcript ends "Done."; the chat is not left busy, and a next message continues the session.
-;; A missing program is one clear error naming the install command.
+;; A missing program is one clear error naming the install command; another language server is refused with one
+;; warning saying what it reported.
 
 (require 'cl-lib)
 (require 'json)
@@ -56,9 +57,22 @@
         (setq agent-lsp-command '("no-such-agent-lsp"))
         (test-eq '(user-error "agent-lsp was not found (`no-such-agent-lsp').  Install it with `pipx install agent-lsp-server' or `uv tool install agent-lsp-server', or set `agent-lsp-command' to its full path.")
                  (condition-case e (agent-lsp-contact) (user-error e)) "a missing program")
-        (setq agent-lsp-command (list "agent-lsp" "--data-dir" (concat test-dir "data")))
         (find-file (concat test-dir "a.py"))
-        (apply #'eglot (eglot--guess-contact))  ; what M-x eglot does, without its prompts
+        ;; A language server that is not agent-lsp: one warning saying what it reported, and it is shut down.
+        (setq agent-lsp-command (list "python3" (expand-file-name "../../client-nvim/tests/bare_server.py" test-here)))
+        (let ((warnings nil))
+          (cl-letf (((symbol-function 'display-warning)
+                     (lambda (type message &rest _)
+                       (when (eq type 'agent-lsp) (push (list type message) warnings)))))
+            (apply #'eglot (eglot--guess-contact))  ; what M-x eglot does, without its prompts
+            (test-wait "the other server to stop" (lambda () (and warnings (null (eglot-current-server))))))
+          (test-eq `((agent-lsp ,(concat "`python3 " (expand-file-name "../../client-nvim/tests/bare_server.py" test-here)
+                                         "' is not agent-lsp (it reports `bare 0, protocol none').  Install agent-lsp with "
+                                         "`pipx install agent-lsp-server' or `uv tool install agent-lsp-server' and set "
+                                         "`agent-lsp-command' to its path.")))
+                   warnings "another language server: one warning"))
+        (setq agent-lsp-command (list "agent-lsp" "--data-dir" (concat test-dir "data")))
+        (apply #'eglot (eglot--guess-contact))
         (test-wait "eglot to connect" #'eglot-current-server)
         (cl-letf (((symbol-function 'completing-read)
                    (lambda (prompt collection &rest _)
