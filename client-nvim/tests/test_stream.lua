@@ -6,7 +6,7 @@ local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h')
 H.run('chat streams into the chat buffer', function()
   H.workspace({ ['a.py'] = 'x = 1\n' })
   H.fake_api({
-    { content = { { type = 'thinking', thinking = 'The user says hi.' },
+    { content = { { type = 'thinking', thinking = 'The user says hi.\nAnswer in kind.' },
       { type = 'text', text = 'Hello from the fake model.\nSecond line of the answer.' } }, delay = 0.03 },
     { content = { { type = 'text', text = 'Same session.' } } },
   })
@@ -34,6 +34,7 @@ H.run('chat streams into the chat buffer', function()
   H.eq({
     '> hi',
     '│ The user says hi.',
+    '│ Answer in kind.',
     'Hello from the fake model.',
     'Second line of the answer.',
     '-- done (1 turn, 0 tool calls)',
@@ -49,9 +50,13 @@ H.run('chat streams into the chat buffer', function()
   for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
     groups[m[2]] = m[4].hl_group
   end
-  H.eq({ [0] = 'AgentLspUser', [1] = 'AgentLspThinking', [4] = 'AgentLspEnd' }, groups, 'highlights by row')
+  H.eq({ [0] = 'AgentLspUser', [1] = 'AgentLspThinking', [2] = 'AgentLspThinking', [5] = 'AgentLspEnd' }, groups,
+    'highlights by row')
 
-  H.eq({ 0, 1, 0, 0, 0 }, H.fold_levels(chat), 'fold levels: the thinking is in a fold')
+  local win = vim.fn.win_findbuf(buf)[1]
+  H.eq({ { 0, 1, 1, 0, 0, 0 }, 2 }, { H.fold_levels(chat), vim.api.nvim_win_call(win, function()
+    return vim.fn.foldclosed(3)
+  end) }, 'the thinking is in a closed fold')
 
   vim.api.nvim_buf_set_lines(chat.input, 0, -1, false, { 'and again' })
   H.keys('<CR>')
@@ -59,7 +64,7 @@ H.run('chat streams into the chat buffer', function()
   local second = H.wait_chat(chat)
   H.eq(result.sessionId, second.sessionId, 'the second message continues the session')
   H.eq({ '', '> and again', 'Same session.', '-- done (1 turn, 0 tool calls)' },
-    vim.api.nvim_buf_get_lines(buf, 5, -1, false), 'chat buffer after the second message')
+    vim.api.nvim_buf_get_lines(buf, 6, -1, false), 'chat buffer after the second message')
   local requests = H.requests()
   H.eq(2, #requests, 'model calls')
   H.eq({ 'user', 'assistant', 'user' }, vim.tbl_map(function(m) return m.role end, requests[2].messages),

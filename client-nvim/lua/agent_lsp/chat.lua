@@ -213,6 +213,7 @@ end
 -- `quiet`: the user has already been told why (the server is missing, not agent-lsp, or exited).
 function Chat:_finish(err, result, quiet)
   self.running, self.request_id = false, nil
+  self.view:end_block()
   close_float(self.float)
   self.float = nil
   self.result = result
@@ -314,8 +315,8 @@ function M.show(chat)
   end
   if vim.api.nvim_win_get_buf(tw) ~= chat.view.buf then
     vim.api.nvim_win_set_buf(tw, chat.view.buf)
+    chat.view:setup_window(tw)
   end
-  View.setup_window(tw)
   vim.api.nvim_win_set_cursor(tw, { vim.api.nvim_buf_line_count(chat.view.buf), 0 })
   if not iw then
     vim.api.nvim_set_current_win(tw)

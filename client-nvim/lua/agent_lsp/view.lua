@@ -26,20 +26,20 @@ end
 -- Streamed kinds and the prefix of each of their lines: thinking is set apart as well as dimmed.
 local PREFIX = { text = '', thinking = '│ ' }
 local HL = { thinking = 'AgentLspThinking' }
-local FOLD = { thinking = 'start' }  -- thinking is folded away; the answer is not
+local FOLD = { thinking = 'start' }  -- thinking is folded away once the answer starts; the answer is not
 
-local views = {}  -- buffer -> View, for the fold expression
-
--- Folds come from `fold`, filled as lines are written: row (0-based) -> '>1' (a fold starts) or '1' (inside).
--- Rows never move: the chat only grows at its end, and rewrites lines in place.
-function _G.agent_lsp_foldexpr(lnum)
-  local view = views[api.nvim_get_current_buf()]
-  return view and view.fold[lnum - 1] or '0'
-end
-
+-- Folds are manual, made once a block is complete (thinking when the answer starts; a tool call and its diff
+-- when the next line comes), in every window showing the chat: a fold expression is not recomputed reliably
+-- when a buffer grows at its end while shown.
 function _G.agent_lsp_foldtext()
   local first = vim.fn.getline(vim.v.foldstart)
   return string.format('%s  [+%d lines]', first, vim.v.foldend - vim.v.foldstart)
+end
+
+local function make_fold(win, block)
+  api.nvim_win_call(win, function()
+    vim.cmd(string.format('%d,%dfold', block[1] + 1, block[2] + 1))
+  end)
 end
 
 function View.new(name)
@@ -51,20 +51,34 @@ function View.new(name)
     pcall(vim.treesitter.start, buf, 'markdown')
   end
   vim.bo[buf].modifiable = false  -- the chat is written by the plugin only
-  local view = setmetatable({ buf = buf, empty = true, tail = nil, fold = {} }, View)
-  views[buf] = view
-  api.nvim_create_autocmd('BufWipeout', { buffer = buf, once = true, callback = function()
-    views[buf] = nil
-  end })
-  return view
+  -- blocks: the folded {first, last} rows; block: the first row of the block being written, if any.
+  return setmetatable({ buf = buf, empty = true, tail = nil, blocks = {}, block = nil }, View)
 end
 
--- Window options of a window showing a chat: wrapped text, closed folds.
-function View.setup_window(win)
+-- Set up a window that now shows the chat: wrapped text, the chat's folds (closed).
+function View:setup_window(win)
   local wo = vim.wo[win]
   wo.wrap, wo.linebreak = true, true
-  wo.foldmethod, wo.foldexpr = 'expr', 'v:lua.agent_lsp_foldexpr(v:lnum)'
-  wo.foldtext, wo.foldlevel, wo.foldenable = 'v:lua.agent_lsp_foldtext()', 0, true
+  wo.foldmethod, wo.foldtext, wo.foldenable = 'manual', 'v:lua.agent_lsp_foldtext()', true
+  api.nvim_win_call(win, function()
+    vim.cmd('normal! zE')
+  end)
+  for _, block in ipairs(self.blocks) do
+    make_fold(win, block)
+  end
+end
+
+-- End the block being written at `last` (a row): a block of two lines or more becomes a fold.
+function View:end_block(last)
+  local first = self.block
+  self.block = nil
+  last = last or self:last_row()
+  if first and last > first then
+    table.insert(self.blocks, { first, last })
+    for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
+      make_fold(win, self.blocks[#self.blocks])
+    end
+  end
 end
 
 function View:valid()
@@ -111,8 +125,11 @@ end
 -- others are in it) or 'in' (all continue the fold above).
 function View:append(lines, group, fold)
   local first = self.empty and 0 or api.nvim_buf_line_count(self.buf)
-  for i = 1, #lines do
-    self.fold[first + i - 1] = fold and ((fold == 'start' and i == 1) and '>1' or '1') or nil
+  if fold ~= 'in' and self.block then
+    self:end_block(first - 1)
+  end
+  if fold == 'start' then
+    self.block = first
   end
   self:_write(function()
     api.nvim_buf_set_lines(self.buf, first, self.empty and 1 or first, false, lines)
@@ -134,7 +151,6 @@ function View:stream(kind, text)
   local col = #api.nvim_buf_get_lines(self.buf, row, row + 1, false)[1]
   for i = 2, #parts do
     parts[i] = PREFIX[kind] .. parts[i]
-    self.fold[row + i - 1] = FOLD[kind] and '1' or nil
   end
   -- Inserting at the end of the line keeps that line's highlight.
   self:_write(function()
