@@ -93,7 +93,7 @@ local function on_init(client, result)
     state.refused = true
     notify_error(wrong)
     vim.schedule(function()
-      vim.lsp.stop_client(client.id, true)
+      call(client, 'stop', true)
     end)
     return
   end
