@@ -14,7 +14,8 @@ end
 
 H.run('health checks identity', function()
   H.workspace()
-  for _, name in ipairs({ 'ANTHROPIC_API_KEY', 'AGENT_LSP_MODEL', 'AGENT_LSP_PROVIDER' }) do
+  for _, name in ipairs({ 'ANTHROPIC_API_KEY', 'AGENT_LSP_MODEL', 'AGENT_LSP_PROVIDER', 'OPENAI_API_KEY',
+                          'OPENAI_BASE_URL' }) do
     vim.env[name] = nil
   end
   local version = vim.trim(vim.fn.system({ 'agent-lsp', '--version' }))
@@ -36,6 +37,18 @@ H.run('health checks identity', function()
   H.truthy(report:find('OK:? `agent%-lsp` is ' .. vim.pesc(path)), ':checkhealth agent, real server: ' .. report)
   H.truthy(report:find('OK:? ANTHROPIC_API_KEY is set %(model claude%-sonnet%-4%-5%)'), report)
   H.truthy(not report:find('ERROR'), ':checkhealth agent has no error: ' .. report)
+
+  local function model_line(settings)
+    notes = H.stub_notify()
+    H.setup({ cmd = { 'agent-lsp' }, settings = settings })
+    vim.cmd('AgentHealth')
+    return vim.split(notes[1].msg, '\n')[3]
+  end
+  H.eq('OK: provider openai: model qwen2.5-coder:7b at http://127.0.0.1:11434/v1',
+    model_line({ provider = 'openai', model = 'qwen2.5-coder:7b', baseUrl = 'http://127.0.0.1:11434/v1' }), 'ollama')
+  H.truthy(model_line({ provider = 'openai' }):find('^ERROR: provider "openai" needs a model'), 'openai, no model')
+  H.truthy(model_line({ provider = 'openai', model = 'gpt-4.1' }):find('^ERROR: provider "openai" needs OPENAI_API_KEY'),
+    'openai, no key and no base URL')
 
   -- Somebody else's agent-lsp, first on PATH.
   local bin = H.dir .. '/bin'
