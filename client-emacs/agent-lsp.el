@@ -24,19 +24,24 @@
 (require 'cl-lib)
 (require 'diff-mode)
 
+(declare-function markdown-mode "markdown-mode")
+
 (defgroup agent-lsp nil
   "A coding agent's chat over the agent-lsp language server."
   :group 'tools
   :prefix "agent-lsp-")
 
 (defcustom agent-lsp-command '("agent-lsp")
-  "The server command and its arguments, e.g. (\"agent-lsp\" \"--model\" \"demo\").
-Install the server with `pipx install agent-lsp-server' or `uv tool install agent-lsp-server'."
+  "The server command and its arguments.
+E.g. (\"agent-lsp\" \"--model\" \"demo\") for the offline demo model.
+Install the server with `pipx install agent-lsp-server' or
+`uv tool install agent-lsp-server'."
   :type '(repeat string))
 
 (defcustom agent-lsp-modes '(python-mode)
   "Major modes whose eglot server is agent-lsp.
-eglot 1.9 runs one server per buffer: these modes lose their usual language server."
+eglot 1.9 runs one server per buffer: these modes lose their usual
+language server."
   :type '(repeat symbol))
 
 (defcustom agent-lsp-permission-mode nil
@@ -102,7 +107,8 @@ eglot 1.9 runs one server per buffer: these modes lose their usual language serv
 
 (cl-defmethod eglot-handle-request
   ((_server agent-lsp-server) (_method (eql workspace/applyEdit)) &key _label edit)
-  "Apply an agent's edit without a second question: the user answered the agent's own."
+  "Apply an agent's edit without a second question.
+The user has answered the agent's own question about it."
   (eglot--apply-workspace-edit edit nil)
   (list :applied t))
 
@@ -117,12 +123,17 @@ eglot 1.9 runs one server per buffer: these modes lose their usual language serv
         (current-buffer))))
 
 (defun agent-lsp--insert (&rest strings)
-  "Append STRINGS to the transcript."
+  "Append STRINGS to the transcript; windows that showed its end keep following it."
   (with-current-buffer (agent-lsp--buffer)
-    (let ((inhibit-read-only t))
+    (let* ((inhibit-read-only t)
+           (end (point-max))
+           (following (cl-remove-if-not (lambda (w) (= (window-point w) end))
+                                        (get-buffer-window-list (current-buffer) nil t))))
       (save-excursion
-        (goto-char (point-max))
-        (apply #'insert strings)))))
+        (goto-char end)
+        (apply #'insert strings))
+      (dolist (w following)
+        (set-window-point w (point-max))))))
 
 (defun agent-lsp--line (&rest strings)
   "Append STRINGS as a line of their own; return a marker at its start."
@@ -211,8 +222,9 @@ eglot 1.9 runs one server per buffer: these modes lose their usual language serv
     (or (cdr (assoc answer choices)) "reject_once")))
 
 (defun agent-lsp--confirm (server session update)
-  "Ask about UPDATE (a confirmation_request of SESSION on SERVER) and answer it.
-The diff comes first; C-g at the question rejects the call, and the chat goes on."
+  "Ask about UPDATE (a confirmation_request of SESSION on SERVER); answer it.
+The diff comes first; C-g at the question rejects the call, and the
+chat goes on."
   (when agent-lsp--busy  ; a chat stopped meanwhile has dropped its question
     (let* ((diff (plist-get update :diff))
            (decision
@@ -278,10 +290,12 @@ The diff comes first; C-g at the question rejects the call, and the chat goes on
 (defun agent-lsp-stop ()
   "Stop the running chat."
   (interactive)
-  (if (not (and agent-lsp--busy agent-lsp--session))
-      (message "agent-lsp: no chat is running")
+  (cond
+   ((not agent-lsp--busy) (message "agent-lsp: no chat is running"))
+   ((not agent-lsp--session) (message "agent-lsp: the chat has not started yet; try again in a moment"))
+   (t
     (jsonrpc-async-request agent-lsp--server :agent/abort (list :sessionId agent-lsp--session)
-                           :success-fn #'ignore)))
+                           :success-fn #'ignore))))
 
 ;;;###autoload
 (defun agent-lsp-new-session ()

@@ -56,6 +56,9 @@ for nvim in "$NVIM07" "$NVIM011"; do
   echo "   nvim $version: $(( $(date +%s) - start )) s"
 done
 check "nvim v0.11.4 screenshots (tmux)" bash tests/screenshot.sh "$NVIM011"
+check "emacs byte-compile, warnings as errors" emacs --batch --eval "(progn (setq byte-compile-error-on-warn t \
+  byte-compile-dest-file-function (lambda (_) (make-temp-file \"agent-lsp\" nil \".elc\"))) \
+  (kill-emacs (if (byte-compile-file \"../client-emacs/agent-lsp.el\") 0 1)))"
 check "emacs client-emacs/agent-lsp.el" emacs --batch -l ../client-emacs/tests/test_agent_lsp.el
 echo "   all: $(( $(date +%s) - t0 )) s"
 
