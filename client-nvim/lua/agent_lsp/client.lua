@@ -176,6 +176,19 @@ function M.root_uri()
   return state.root and vim.uri_from_fname(state.root) or nil
 end
 
+-- Stop the server (it starts again with the next request, in Neovim's directory of then).
+function M.stop()
+  local c = state.id and vim.lsp.get_client_by_id(state.id)
+  if c then
+    call(c, 'stop')
+  end
+end
+
+-- Whether a server runs or is starting.
+function M.running()
+  return state.id ~= nil
+end
+
 -- The running client, or nil.
 function M.get()
   return state.ready and vim.lsp.get_client_by_id(state.id) or nil
