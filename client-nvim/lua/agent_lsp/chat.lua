@@ -246,15 +246,33 @@ function Chat:send(message, context)
   self.running, self.tools = true, {}
   local params = { sessionId = self.session_id, message = message, context = context, permissionMode = M.mode,
     model = M.model }
+  local function chat(c)
+    params.sessionId = self.session_id
+    self.request_id = client.request(c, 'agent/chat', params, function(err, result)
+      if self.running then
+        self:_finish(err, result)
+      end
+    end)
+  end
   local started = client.when_ready(function(c)
     if not self.running then
       return  -- stopped, or the server died, before it was ready
     end
     self.client = c
-    self.request_id = client.request(c, 'agent/chat', params, function(err, result)
-      if self.running then
-        self:_finish(err, result)
+    if self.session_id or not client.has('newSession') then
+      return chat(c)
+    end
+    -- The session's id before the chat: a stop right after sending is an agent/abort like any other.
+    self.creating = true
+    self.request_id = client.request(c, 'agent/newSession', vim.empty_dict(), function(err, result)
+      self.creating = false
+      if not self.running then
+        return
+      elseif err then
+        return self:_finish(err)
       end
+      self:_bind(result.sessionId)
+      chat(c)
     end)
   end)
   if not started then
@@ -275,8 +293,8 @@ function Chat:stop()
   if not self.running then
     return false
   end
-  if not self.request_id then
-    -- Not sent yet (the server is still starting): nothing to tell the server.
+  if not self.request_id or self.creating then
+    -- Not sent yet (the server is still starting, or making the session): nothing to stop on the server.
     self.running = false
     self.view:append({ '-- stopped' }, 'AgentLspEnd')
   elseif self.session_id then
