@@ -25,6 +25,7 @@
 (require 'diff-mode)
 
 (declare-function markdown-mode "markdown-mode")
+(defvar eglot-confirm-server-edits)     ; eglot 1.16+
 
 (defgroup agent-lsp nil
   "A coding agent's chat over the agent-lsp language server."
@@ -109,7 +110,10 @@ language server."
   ((_server agent-lsp-server) (_method (eql workspace/applyEdit)) &key _label edit)
   "Apply an agent's edit without a second question.
 The user has answered the agent's own question about it."
-  (eglot--apply-workspace-edit edit nil)
+  ;; eglot 1.9 asks when its second argument is non-nil; eglot 1.16+ takes an origin there and asks per
+  ;; `eglot-confirm-server-edits', bound to nil here.
+  (let ((eglot-confirm-server-edits nil))
+    (eglot--apply-workspace-edit edit nil))
   (list :applied t))
 
 ;;; The transcript
