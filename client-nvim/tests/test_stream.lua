@@ -81,6 +81,9 @@ H.run('chat streams into the chat buffer', function()
   vim.cmd('AgentChat!')
   H.eq({ transcript = 1, input = 1 }, H.chat_windows(), ':AgentChat! twice: still one pair')
   local newest = require('agent_lsp.chat').current()
+  vim.cmd('bwipeout! ' .. newest.input)  -- an input area the user wiped comes back with the chat
+  vim.cmd('AgentChat')
+  H.eq({ transcript = 1, input = 1 }, H.chat_windows(), 'the input area is back')
   H.eq({ 1, 1 }, { #vim.fn.win_findbuf(newest.view.buf), #vim.fn.win_findbuf(newest.input) },
     'the newest chat is the one shown')
 end)

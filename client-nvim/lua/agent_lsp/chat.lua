@@ -22,7 +22,7 @@ Chat.__index = Chat
 -- The input area: a scratch buffer under the transcript; <CR> in normal mode sends what it holds.
 local function new_input(chat)
   local buf = vim.api.nvim_create_buf(false, true)
-  vim.api.nvim_buf_set_name(buf, 'agent-lsp://input/' .. count)
+  vim.api.nvim_buf_set_name(buf, 'agent-lsp://input/' .. chat.number)
   vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].filetype = 'markdown'
   by_input[buf] = chat
@@ -35,7 +35,7 @@ local function new_chat(session_id)
   repeat  -- a reloaded plugin starts counting again
     count = count + 1
   until vim.fn.bufexists('agent-lsp://chat/' .. count) == 0
-  local chat = setmetatable({ view = View.new('agent-lsp://chat/' .. count), tools = {} }, Chat)
+  local chat = setmetatable({ view = View.new('agent-lsp://chat/' .. count), tools = {}, number = count }, Chat)
   chat.input = new_input(chat)
   by_buf[chat.view.buf] = chat
   if session_id then
@@ -316,6 +316,10 @@ end
 -- opened with the `split` option), the input area in a small window under it; never a second pair. The
 -- cursor goes to the input area.
 function M.show(chat)
+  if not vim.api.nvim_buf_is_valid(chat.input) then  -- the user wiped it: a fresh one
+    by_input[chat.input] = nil
+    chat.input = new_input(chat)
+  end
   local tw, iw
   for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
     local buf = vim.api.nvim_win_get_buf(win)
