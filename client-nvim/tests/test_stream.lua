@@ -17,6 +17,9 @@ H.run('chat streams into the chat buffer', function()
   local buf = chat.view.buf
   H.eq(chat.input, vim.api.nvim_get_current_buf(), 'the input area has the focus')
   H.eq({ 'markdown', 'markdown' }, { vim.bo[buf].filetype, vim.bo[chat.input].filetype }, 'filetypes')
+  if vim.fn.has('nvim-0.11') == 1 then  -- it ships a markdown parser
+    H.truthy(vim.treesitter.highlighter.active[buf], 'treesitter highlights the chat')
+  end
 
   -- Every state the buffer went through while the chat ran.
   local states = {}
