@@ -1,4 +1,4 @@
-;;; agent-lsp.el --- A coding agent's chat over the agent-lsp language server, on top of eglot -*- lexical-binding: t; -*-
+;;; agent-lsp.el --- A coding agent's chat over agent-lsp, on top of eglot -*- lexical-binding: t; -*-
 
 ;; Version: 0.2.0
 ;; Package-Requires: ((emacs "28.1") (eglot "1.9"))
@@ -84,7 +84,8 @@ language server."
          (name (plist-get info :name))
          (protocol (plist-get agent :protocolVersion)))
     (unless (and (equal name "agent-lsp-server") (numberp protocol) (>= protocol 1))
-      (format "`%s' is not agent-lsp (it reports `%s %s, protocol %s').  Install agent-lsp with %s and set `agent-lsp-command' to its path."
+      (format (concat "`%s' is not agent-lsp (it reports `%s %s, protocol %s').  "
+                      "Install agent-lsp with %s and set `agent-lsp-command' to its path.")
               (string-join agent-lsp-command " ") (or name "no serverInfo.name")
               (or (plist-get info :version) "") (or protocol "none") agent-lsp--install))))
 

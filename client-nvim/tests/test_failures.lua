@@ -54,7 +54,8 @@ H.run('a missing or dying server is reported, never a hang', function()
   H.wait_chat(chat)
   H.eq('-- request failed: the agent-lsp server did not start', chat.view:lines()[2], 'no start: chat buffer')
   H.eq(1, #ours(notes), 'no start: one notification: ' .. vim.inspect(notes))
-  H.truthy(ours(notes)[1].level == ERROR and ours(notes)[1].msg:find('`sh -c exit 3` is not agent-lsp (it reports `exit code 3`)', 1, true),
+  H.truthy(ours(notes)[1].level == ERROR
+    and ours(notes)[1].msg:find('`sh -c exit 3` is not agent-lsp (it reports `exit code 3`)', 1, true),
     'no start: ' .. vim.inspect(notes))
 
   -- A language server that is not agent-lsp: refused after initialize, said once.
