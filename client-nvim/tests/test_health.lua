@@ -1,6 +1,7 @@
 -- :checkhealth agent and :AgentHealth check identity, not just presence: the real server passes; a program named
 -- agent-lsp that is somebody else's (it prints `agent-lsp 0.23.5`) is an error saying what it reported and what to
 -- install; a missing command is one error notification with the fix, at once, and no chat waits on it.
+-- :AgentLog opens the log that applies.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/helpers.lua')
 
 local INSTALL = '`pipx install agent-lsp-server` or `uv tool install agent-lsp-server`'
@@ -49,6 +50,16 @@ H.run('health checks identity', function()
   H.truthy(model_line({ provider = 'openai' }):find('^ERROR: provider "openai" needs a model'), 'openai, no model')
   H.truthy(model_line({ provider = 'openai', model = 'gpt-4.1' }):find('^ERROR: provider "openai" needs OPENAI_API_KEY'),
     'openai, no key and no base URL')
+
+  -- :AgentLog opens the server's --log-file when the command gives one, else Neovim's LSP log.
+  H.setup({ cmd = { 'agent-lsp', '--log-file', H.dir .. '/server.log' } })
+  vim.cmd('AgentLog')
+  H.eq(H.dir .. '/server.log', vim.api.nvim_buf_get_name(0), ':AgentLog with --log-file')
+  vim.cmd('close')
+  H.setup({ cmd = { 'agent-lsp' } })
+  vim.cmd('AgentLog')
+  H.eq(vim.lsp.get_log_path(), vim.api.nvim_buf_get_name(0), ':AgentLog without')
+  vim.cmd('close')
 
   -- Somebody else's agent-lsp, first on PATH.
   local bin = H.dir .. '/bin'
