@@ -40,12 +40,22 @@ export const PERMISSION_MODES: readonly PermissionMode[] = ['default', 'acceptEd
 export const ChatRequest = new RequestType<ChatParams, ChatResult, void>('agent/chat');
 export const AbortRequest = new RequestType<SessionParams, AbortResult, void>('agent/abort');
 export const ConfirmToolRequest = new RequestType<ConfirmToolParams, ConfirmToolResult, void>('agent/confirmTool');
-export const SessionsRequest = new RequestType<Record<string, never>, SessionsResult, void>('agent/sessions');
+export const SessionsRequest = new RequestType<SessionsParams, SessionsResult, void>('agent/sessions');
 export const HistoryRequest = new RequestType<SessionParams, HistoryResult, void>('agent/history');
 export const DeleteSessionRequest = new RequestType<SessionParams, DeleteSessionResult, void>('agent/deleteSession');
+export const ModelsRequest = new RequestType<Record<string, never>, ModelsResult, void>('agent/models');
+export const NewSessionRequest = new RequestType<{ title?: string }, { sessionId: string }, void>('agent/newSession');
 // server → client
 export const UpdateNotification = new NotificationType<UpdateParams>('agent/update');
 export const DiagnosticsRequest = new RequestType<DiagnosticsParams, DiagnosticsResult, void>('agent/diagnostics');
+
+/** agent/sessions params (protocol 1.1, §8): only the sessions of this workspace folder. */
+export interface SessionsParams { workspace?: string }
+/** agent/models (protocol 1.1, §8; the server lists "models" in `features`). */
+export interface ModelsResult {
+  models: { id: string; displayName?: string; provider?: string; contextWindow?: number }[];
+  default: string;
+}
 
 /** JSON-RPC error codes the client reacts to. */
 export const MethodNotFound = -32601;

@@ -27,11 +27,13 @@ export type Item =
   | ToolItem
   | { kind: 'notice'; level: 'info' | 'warning'; message: string }
   | { kind: 'result'; result: ChatResult }
-  | { kind: 'error'; message: string };
+  | { kind: 'error'; message: string; details?: string; restart?: boolean };
 
 export class Transcript {
   /** Where the running chat's items begin (its user message). */
   private chatStart = 0;
+  /** The tool items the last finish() ended (to redraw them). */
+  settled: number[] = [];
 
   constructor(public items: Item[] = []) {}
 
@@ -90,6 +92,7 @@ export class Transcript {
 
   /** The chat's answer. Its finalMessage is shown only if no text streamed (nothing is lost either way). */
   finish(result: ChatResult): number {
+    this.settled = this.settle();
     const streamed = this.items.slice(this.chatStart).some((it) => it.kind === 'assistant' && it.text);
     if (!streamed && result.finalMessage) this.push({ kind: 'assistant', text: result.finalMessage, thinking: '' });
     return this.push({ kind: 'result', result });
@@ -97,6 +100,26 @@ export class Transcript {
 
   error(message: string): number {
     return this.push({ kind: 'error', message });
+  }
+
+  /** The running chat failed without an answer (the server died): its open calls end, with a Restart offer. */
+  fail(message: string, details?: string): number[] {
+    const changed = this.settle();
+    return [...changed, this.push({ kind: 'error', message, ...(details ? { details } : {}), restart: true })];
+  }
+
+  /** Ends the running chat's tool calls that have no terminal status, so no confirmation is left to answer
+   * for a chat that is over; returns the indexes it changed. */
+  private settle(): number[] {
+    const changed: number[] = [];
+    this.items.forEach((it, i) => {
+      if (i < this.chatStart || it.kind !== 'tool') return;
+      if (['pending', 'awaiting_confirmation', 'running'].includes(it.status)) {
+        it.status = 'cancelled';
+        changed.push(i);
+      }
+    });
+    return changed;
   }
 
   /** A session's history (agent/history), as it would have streamed. */
