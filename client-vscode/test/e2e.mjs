@@ -122,12 +122,24 @@ async function editorText(page) {
   return lines.sort((a, b) => a.top - b.top).map((l) => l.text.replace(/\u00a0/g, ' ')).join('\n');
 }
 
-async function runCommand(page, title, pick = title) {
-  await page.keyboard.press('F1');
-  await page.waitForSelector('.quick-input-widget .quick-input-box input');
-  await page.keyboard.type(title);
-  await page.waitForSelector(`.quick-input-list .monaco-list-row[aria-label*="${pick}"]`, { timeout: LONG });
+/** Picks `label` in the open quick input (the command palette, the theme picker…) by typing it. */
+async function pick(page, label) {
+  await page.waitForSelector('.quick-input-widget .quick-input-box input', { timeout: LONG });
+  await page.keyboard.type(label);
+  await page.waitForSelector(`.quick-input-list .monaco-list-row[aria-label*="${label}"]`, { timeout: LONG });
   await page.keyboard.press('Enter');
+}
+
+async function runCommand(page, title) {
+  await page.click('.editor-group-container');  // the workbench, not the webview, gets F1
+  await page.keyboard.press('F1');
+  await pick(page, title);
+}
+
+async function colorTheme(page, theme, cls) {
+  await runCommand(page, 'Preferences: Color Theme');
+  await pick(page, theme);
+  await until(theme, () => page.$(`.monaco-workbench.${cls}`));
 }
 
 /** Whether `selector`'s element lies inside the transcript's visible area. */
@@ -171,6 +183,7 @@ try {
     { content: [{ type: 'text', text: 'OK, I left it at hey.' }] },
     { content: [{ type: 'text', text: 'Bye for now.' }] },  // the queued message's reply
     { content: [{ type: 'text', text: 'Thinking about the whole codebase' }], hang: true },
+    { content: [{ type: 'text', text: 'Ready.' }] },
     { content: [{ type: 'tool_use', name: 'run_command', input: { command: 'kill -9 $PPID' } }] },
     { content: [{ type: 'text', text: 'Still here after the restart.' }] },
   ]);
@@ -270,7 +283,12 @@ try {
     const border = await frame.$eval('.markdown td', (td) => getComputedStyle(td).borderTopStyle);
     assert.equal(border, 'solid');
     await block.locator('button.copy').click();
-    await until('the code on the clipboard', async () => (await page.evaluate(() => navigator.clipboard.readText())) === CODE);
+    let clip;
+    await page.click('.editor-group-container');  // the browser reads the clipboard only for the focused page
+    await until('the code on the clipboard', async () => {
+      clip = await page.evaluate(() => navigator.clipboard.readText().then((t) => t, (e) => `(error: ${e.message})`));
+      return clip === CODE;
+    }).catch((e) => { throw new Error(`${e.message}; it has ${JSON.stringify(clip)}`); });
     assert.equal(await block.locator('button.copy').textContent(), 'Copied');
   });
 
@@ -315,21 +333,14 @@ try {
   await check('screenshots of the panel in the dark and light themes', async () => {
     await frame.$eval('.codeblock', (n) => n.scrollIntoView({ block: 'start' }));
     await shoot('vscode-panel-dark.png');
-    await runCommand(page, 'Preferences: Color Theme', 'Light Modern');
-    await page.keyboard.type('Light Modern');
-    await page.waitForSelector('.quick-input-list .monaco-list-row[aria-label*="Light Modern"]');
-    await page.keyboard.press('Enter');
-    await until('the light theme', () => page.$('.monaco-workbench.vs:not(.vs-dark)'));
+    await colorTheme(page, 'Light Modern', 'vs:not(.vs-dark)');
+    await until('the theme in the webview', () => frame.evaluate(() => document.body.classList.contains('vscode-light')));
     await shoot('vscode-panel-light.png');
   });
 
   for (const [theme, cls] of [['Dark High Contrast', 'hc-black'], ['Light High Contrast', 'hc-light']]) {
     await check(`${theme}: inline code's colour differs from its background`, async () => {
-      await runCommand(page, 'Preferences: Color Theme');
-      await page.keyboard.type(theme);
-      await page.waitForSelector(`.quick-input-list .monaco-list-row[aria-label*="${theme}"]`);
-      await page.keyboard.press('Enter');
-      await until(theme, () => page.$(`.monaco-workbench.${cls}`));
+      await colorTheme(page, theme, cls);
       await until('the theme in the webview', () => frame.evaluate((c) => document.body.classList.contains(`vscode-high-contrast${c === 'hc-light' ? '-light' : ''}`), cls));
       const [color, background] = await frame.$eval('.markdown p code', (code) => {
         let node = code;
@@ -377,6 +388,10 @@ try {
 
   await check('a server that dies mid-chat: the chat fails with its last stderr lines and Restart; after the '
     + 'restart the session goes on', async () => {
+    await frame.fill('#prompt', 'Before the crash');
+    await frame.press('#prompt', 'Enter');
+    await frame.waitForSelector('.msg.assistant >> text=Ready.', { timeout: LONG });
+    await until('the chat to end', async () => await frame.isEnabled('#send'));
     await frame.fill('#prompt', 'Crash please');
     await frame.press('#prompt', 'Enter');
     await (await frame.waitForSelector('.confirm button[data-decision="allow_once"]', { timeout: LONG })).click();
@@ -392,7 +407,7 @@ try {
     await frame.press('#prompt', 'Enter');
     await frame.waitForSelector('.msg.assistant >> text=Still here after the restart.', { timeout: LONG });
     const body = api.requests().at(-1);
-    assert.match(JSON.stringify(body.messages[0]), /Make greet say hello/, 'the model got the same session\'s history');
+    assert.match(JSON.stringify(body.messages), /Before the crash/, 'the model got the same session\'s history');
   });
 
   await check('a missing server: the panel says what to install within 10 s, with a button to the setting', async () => {

@@ -152,17 +152,25 @@ test('renders a streamed chat, posts Allow, Stop and the mode, with no console o
 
 test('says what to install when the server is missing, hides sessions the server cannot list', async () => {
   const { page, errors, toPage, posted } = await open(undefined);
-  const message = 'The agent server "agent-lsp" was not found. Install it with "pip install agent-lsp", or set agentLsp.serverCommand to the command that starts it.';
-  await toPage({ type: 'init', mode: 'plan', server: { state: 'failed', message }, busy: false });
+  const message = 'agent-lsp was not found (agent-lsp). Install it with "pipx install agent-lsp-server" or "uv tool install agent-lsp-server", or set agentLsp.serverCommand to its full path.';
+  await toPage({ type: 'init', mode: 'plan', server: { state: 'missing', message }, busy: false });
   await toPage({ type: 'sessions', sessions: null });
   assert.equal(await page.textContent('#banner p'), message);
   assert.equal(await page.isVisible('#sessions'), false);
   assert.equal(await page.inputValue('#mode'), 'plan');
-  await page.click('#banner button');
+  await page.click('#banner button[data-command="openServerSetting"]');
+  await page.click('#banner button[data-command="restart"]');
   await page.fill('#prompt', 'hello');
-  await page.click('#send');
+  await page.click('#send');  // nothing to send to: the message stays, and the panel is not "Working…"
+  assert.equal(await page.inputValue('#prompt'), 'hello');
+  assert.equal(await page.textContent('#status'), '');
+  await page.fill('#prompt', 'x'.repeat(1_000_001));
+  await page.press('#prompt', 'Enter');  // refused at once with its size, kept in the input
+  assert.match(await page.textContent('.notice.error'), /^The message is 1,000,001 characters; the panel sends at most 1,000,000\./);
+  assert.equal((await page.inputValue('#prompt')).length, 1_000_001);
+  await page.fill('#prompt', '');
   await toPage({ type: 'error', message });
-  assert.equal(await page.textContent('.notice.error'), message);
+  assert.equal(await page.textContent('.notice.error >> nth=1'), message);
   await toPage({ type: 'done', result: { sessionId: 's', stopReason: 'error', finalMessage: '',
     error: { type: 'initialization_failed', message: 'No model: set ANTHROPIC_API_KEY or use --model demo.' }, metadata: { ...META, turnsCount: 0, toolCallsCount: 0 } } });
   await page.click('.result button');
@@ -173,7 +181,7 @@ test('says what to install when the server is missing, hides sessions the server
   assert.equal(await page.$$eval('#transcript script, #transcript img, #transcript [onerror]', (ns) => ns.length), 0);
   assert.equal(await page.evaluate(() => window.__xss), undefined);
   assert.deepEqual(await posted(), [
-    { type: 'ready' }, { type: 'command', command: 'openSettings' }, { type: 'send', text: 'hello' },
+    { type: 'ready' }, { type: 'command', command: 'openServerSetting' }, { type: 'command', command: 'restart' },
     { type: 'command', command: 'setApiKey' },
   ]);
   assert.deepEqual(errors, []);
