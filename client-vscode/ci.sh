@@ -9,12 +9,14 @@ cd "$(dirname "$0")"
 export AGENT_LSP_OFFLINE=1   # the server refuses any model API that is not on loopback
 export NO_COLOR=1 FORCE_COLOR=0
 export CODE_SERVER_DIR=${CODE_SERVER_DIR:-$HOME/.cache/agent-lsp-code-server}
-# npm's settings are ours, not the user's ~/.npmrc (a `yes=false` there cancels node-gyp's npx; a `nodedir`
-# there changes the native builds): no user config, and Node's own headers for node-gyp when the system has
-# them (no download).
-export NPM_CONFIG_USERCONFIG=/dev/null npm_config_yes=true npm_config_fund=false npm_config_audit=false \
-  npm_config_update_notifier=false
-if [ -f /usr/include/node/node.h ]; then export npm_config_nodedir=/usr; fi
+# npm's settings are the project's (../.ci/npmrc), not the user's ~/.npmrc: a `yes=false` there cancels
+# node-gyp's npx, a `nodedir` there changes the native builds. Native modules build against this very node's
+# headers, offline (node-gyp would otherwise download them).
+if [ -f ../.ci/npmrc ]; then export NPM_CONFIG_USERCONFIG=${NPM_CONFIG_USERCONFIG:-$(cd .. && pwd)/.ci/npmrc}
+else export NPM_CONFIG_USERCONFIG=${NPM_CONFIG_USERCONFIG:-/dev/null}; fi
+export npm_config_yes=true
+node_prefix=$(node -p 'require("path").resolve(process.execPath, "..", "..")')
+if [ -z "${npm_config_nodedir:-}" ] && [ -f "$node_prefix/include/node/node.h" ]; then export npm_config_nodedir=$node_prefix; fi
 started=$SECONDS
 
 node_major=$(node -p 'process.versions.node.split(".")[0]')

@@ -126,8 +126,8 @@ async function editorText(page) {
 async function pick(page, label) {
   await page.waitForSelector('.quick-input-widget .quick-input-box input', { timeout: LONG });
   await page.keyboard.type(label);
-  await page.waitForSelector(`.quick-input-list .monaco-list-row[aria-label*="${label}"]`, { timeout: LONG });
-  await page.keyboard.press('Enter');
+  // Clicked, not Enter: Enter takes the focused row, which may still be the first one while the list filters.
+  await page.click(`.quick-input-list .monaco-list-row[aria-label*="${label}"]`, { timeout: LONG });
 }
 
 async function runCommand(page, title) {

@@ -70,7 +70,7 @@ function escapeHtml(text: string): string {
 function enhanceCode(body: HTMLElement, actions: Actions): void {
   for (const code of body.querySelectorAll<HTMLElement>('pre > code')) {
     const pre = code.parentElement!;
-    const source = code.textContent ?? '';
+    const source = (code.textContent ?? '').replace(/\n$/, '');  // marked ends a block with a newline
     const lang = /language-([\w+#-]+)/.exec(code.className)?.[1];
     if (source.length <= 100_000) {  // a huge block is shown plain rather than freezing the panel
       const known = lang && hljs.getLanguage(lang);
