@@ -331,7 +331,8 @@ try {
     await element.screenshot({ path: path.join(DOCS_IMG, name) });
   };
   await check('screenshots of the panel in the dark and light themes', async () => {
-    await frame.$eval('.codeblock', (n) => n.scrollIntoView({ block: 'start' }));
+    // The chat with the two edits (a diff, an answered and a rejected question) and the queued message after it.
+    await frame.$$eval('.msg.user', (ns) => ns.find((n) => n.textContent === 'Make it say hey').scrollIntoView({ block: 'start' }));
     await shoot('vscode-panel-dark.png');
     await colorTheme(page, 'Light Modern', 'vs:not(.vs-dark)');
     await until('the theme in the webview', () => frame.evaluate(() => document.body.classList.contains('vscode-light')));

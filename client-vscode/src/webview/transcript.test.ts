@@ -68,4 +68,22 @@ describe('Transcript', () => {
         status: 'rejected', error: 'declined' },
     ]);
   });
+
+  it('a chat that ends (stopped, or its server died) leaves no question to answer', () => {
+    const t = new Transcript();
+    t.user('edit');
+    t.apply({ kind: 'tool_call', toolCallId: 't1', name: 'edit_file', title: 'Edit a.py', toolKind: 'edit', input: {} });
+    t.apply({ kind: 'confirmation_request', toolCallId: 't1', name: 'edit_file', title: 'Edit a.py', input: {},
+      options: ['allow_once', 'reject_once'] });
+    const r: ChatResult = { sessionId: 's', stopReason: 'aborted', finalMessage: '', metadata: META };
+    expect(t.finish(r)).toBe(2);
+    expect(t.settled).toEqual([1]);
+    expect(t.items[1]).toMatchObject({ kind: 'tool', status: 'cancelled' });
+    t.user('again');
+    t.apply({ kind: 'tool_call', toolCallId: 't2', name: 'run_command', title: 'Run', toolKind: 'execute', input: {} });
+    expect(t.fail('The agent server stopped during this chat.', 'Traceback')).toEqual([4, 5]);
+    expect(t.items.slice(4)).toMatchObject([{ kind: 'tool', status: 'cancelled' },
+      { kind: 'error', message: 'The agent server stopped during this chat.', details: 'Traceback', restart: true }]);
+    expect(t.items[1]).toMatchObject({ status: 'cancelled' });  // an earlier chat is not touched again
+  });
 });
