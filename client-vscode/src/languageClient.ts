@@ -115,7 +115,7 @@ export async function startClient(output: vscode.LogOutputChannel, apiKey: strin
   if (!who.ok) {
     output.error(`${shown} is not agent-lsp: ${who.said}`);
     await client.dispose(2000).catch(() => undefined);
-    return { server: { state: 'failed', message: messages.notAgentLsp(shown, who.said) } };
+    return { server: { state: 'failed', message: messages.notAgentLsp(found.command, who.said) } };
   }
   output.info(`agent-lsp ${client.initializeResult?.serverInfo?.version ?? ''} ready; features: ${who.features.join(', ') || 'none'}`);
   return { client, features: who.features, stderr };

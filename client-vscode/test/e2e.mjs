@@ -411,15 +411,44 @@ try {
     assert.match(JSON.stringify(body.messages), /Before the crash/, 'the model got the same session\'s history');
   });
 
-  await check('a missing server: the panel says what to install within 10 s, with a button to the setting', async () => {
-    // Through the settings.json editor, as a user would (code-server does not notice the file changing on disk).
+  /** Sets agentLsp.serverCommand through the settings.json editor, as a user would (code-server does not notice
+   * the file changing on disk). */
+  const setServerCommand = async (value) => {
     const settings = JSON.parse(fs.readFileSync(path.join(dir, 'ud/User/settings.json'), 'utf8'));
     await runCommand(page, 'Preferences: Open User Settings (JSON)');
     await until('settings.json in the editor', () => page.$('.tabs-container .tab.active[aria-label*="settings.json"]'));
     await page.click('.editor-instance .view-lines');
     await page.keyboard.press('Control+A');
-    await page.keyboard.insertText(JSON.stringify({ ...settings, 'agentLsp.serverCommand': 'agent-lsp-not-installed' }));
+    await page.keyboard.press('Delete');  // with a selection, typing a quote or brace would surround it
+    await page.keyboard.insertText(JSON.stringify({ ...settings, 'agentLsp.serverCommand': value }, null, 1));
     await page.keyboard.press('Control+S');
+    let text;
+    await until('settings.json saved', () => {
+      text = fs.readFileSync(path.join(dir, 'ud/User/settings.json'), 'utf8');
+      try { return JSON.parse(text)['agentLsp.serverCommand'] === value; } catch { return false; }
+    }).catch((e) => { throw new Error(`${e.message}: ${text}`); });
+  };
+  const INSTALL = 'Install agent-lsp with "pipx install agent-lsp-server" (or "uv tool install agent-lsp-server") and set agentLsp.serverCommand to its path.';
+
+  await check('another program in serverCommand: the panel names what it reports, once, with the fix', async () => {
+    const other = path.join(ROOT, 'test/fixtures/not-agent-lsp.py');
+    await setServerCommand(other);
+    const expected = `${other} is not agent-lsp (it reports "agent-lsp 0.23.5" without the agent protocol). ${INSTALL}`;
+    await frame.waitForSelector('#banner[data-state="failed"]', { timeout: LONG });
+    assert.equal(await frame.textContent('#banner p'), expected);
+    assert.notEqual(await frame.textContent('#status'), 'Working…');
+    await page.waitForSelector('.statusbar-item[aria-label="Agent LSP: failed"]', { timeout: LONG });
+  });
+
+  await check('a file that is not executable in serverCommand: one clear message', async () => {
+    fs.writeFileSync(path.join(ws, 'agent-lsp.txt'), 'not a program\n');
+    await setServerCommand('${workspaceFolder}/agent-lsp.txt');
+    await frame.waitForSelector('#banner[data-state="failed"] >> text=is not an executable program', { timeout: LONG });
+    assert.equal(await frame.textContent('#banner p'), `\${workspaceFolder}/agent-lsp.txt is not an executable program (${path.join(ws, 'agent-lsp.txt')}). ${INSTALL}`);
+  });
+
+  await check('a missing server: the panel says what to install within 10 s, with a button to the setting', async () => {
+    await setServerCommand('agent-lsp-not-installed');
     const expected = 'agent-lsp was not found (agent-lsp-not-installed). Install it with "pipx install agent-lsp-server" '
       + 'or "uv tool install agent-lsp-server", or set agentLsp.serverCommand to its full path.';
     await frame.waitForSelector('#banner[data-state="missing"]', { timeout: 10_000 });

@@ -69,6 +69,22 @@ describe('Transcript', () => {
     ]);
   });
 
+  it('draws each chat\'s footer from the usage and stop reason history carries (protocol 1.1)', () => {
+    const usage = { inputTokens: 30, outputTokens: 7, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
+    const t = Transcript.fromHistory([
+      { role: 'user', content: 'read it' },
+      { role: 'assistant', content: '', toolCalls: [{ toolCallId: 't1', name: 'read_file', title: 'Read a.py',
+        toolKind: 'read', input: { path: 'a.py' }, status: 'completed', output: '1: x = 1' }], usage, stopReason: 'end_turn', durationMs: 1200 },
+      { role: 'assistant', content: 'x is 1.', usage, stopReason: 'end_turn', durationMs: 1200 },
+      { role: 'user', content: 'old chat without usage' },
+      { role: 'assistant', content: 'ok' },
+    ] as Parameters<typeof Transcript.fromHistory>[0]);
+    expect(t.items.map((it) => it.kind)).toEqual(['user', 'tool', 'assistant', 'result', 'user', 'assistant']);
+    expect(t.items[3]).toEqual({ kind: 'result', result: { sessionId: '', stopReason: 'end_turn', finalMessage: '',
+      metadata: { turnsCount: 2, toolCallsCount: 1, durationMs: 1200, usage } } });
+    expect(t.items[1]).toMatchObject({ kind: 'tool', status: 'completed', output: '1: x = 1' });
+  });
+
   it('a chat that ends (stopped, or its server died) leaves no question to answer', () => {
     const t = new Transcript();
     t.user('edit');

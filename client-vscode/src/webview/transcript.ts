@@ -4,6 +4,9 @@
  */
 import type { AgentUpdate, ChatResult, Decision, HistoryMessage, ToolCall } from '../protocol';
 
+/** How a chat ended, as agent/history reports it on assistant messages (protocol 1.1). */
+interface ChatEnd { stopReason: ChatResult['stopReason']; usage: ChatResult['metadata']['usage']; durationMs?: number }
+
 export type ToolStatus = 'pending' | 'awaiting_confirmation' | 'running' | 'completed' | 'failed' | 'rejected' | 'cancelled';
 
 export interface ToolItem {
@@ -125,9 +128,31 @@ export class Transcript {
   /** A session's history (agent/history), as it would have streamed. */
   static fromHistory(messages: HistoryMessage[]): Transcript {
     const t = new Transcript();
+    // Protocol 1.1 (§8): assistant messages carry their chat's usage, stopReason and duration; a chat's footer
+    // is drawn from them where the server sends them.
+    let chat: { turns: number; tools: number; end?: ChatEnd } | undefined;
+    const footer = () => {
+      if (chat?.end) {
+        const { stopReason, usage, durationMs } = chat.end;
+        t.push({ kind: 'result', result: { sessionId: '', stopReason, finalMessage: '',
+          metadata: { turnsCount: chat.turns, toolCallsCount: chat.tools, durationMs: durationMs ?? 0, usage } } });
+      }
+      chat = undefined;
+    };
     for (const m of messages) {
-      if (m.role === 'user') t.user(m.content);
-      else if (m.content) t.push({ kind: 'assistant', text: m.content, thinking: '' });
+      if (m.role === 'user') {
+        footer();
+        t.user(m.content);
+        chat = { turns: 0, tools: 0 };
+      } else {
+        if (m.content) t.push({ kind: 'assistant', text: m.content, thinking: '' });
+        const end = m as HistoryMessage & Partial<ChatEnd>;
+        if (chat) {
+          chat.turns += 1;
+          chat.tools += m.toolCalls?.length ?? 0;
+          if (end.stopReason && end.usage) chat.end = { stopReason: end.stopReason, usage: end.usage, durationMs: end.durationMs };
+        }
+      }
       for (const c of m.toolCalls ?? []) {
         t.push({
           kind: 'tool', id: c.toolCallId, name: c.name, title: c.title || c.name, toolKind: c.toolKind,
@@ -138,6 +163,7 @@ export class Transcript {
         });
       }
     }
+    footer();
     return t;
   }
 
