@@ -263,6 +263,28 @@ describe('ChatController', () => {
     expect(server.requests.find(([m]) => m === 'agent/chat')).toEqual(['agent/chat', { message: 'hi', permissionMode: 'default', model: 'b' }]);
   });
 
+  it('with agent/newSession, a new chat knows its session before the first update', async () => {
+    const chat = deferred<ChatResult>();
+    const { posted, server, controller } = setup({
+      'agent/sessions': SESSIONS, 'agent/newSession': () => ({ sessionId: 'n1' }), 'agent/chat': () => chat.promise,
+      'agent/abort': () => ({ aborted: true }),
+    });
+    controller.attach(server.connection, { state: 'ready', features: ['newSession'] });
+    await tick();
+    const sending = controller.send('hi');
+    await tick();
+    expect(controller.currentSessionId).toBe('n1');
+    await controller.stop();
+    chat.resolve({ ...RESULT, sessionId: 'n1', stopReason: 'aborted' });
+    await sending;
+    expect(server.requests.map(([m, p]) => [m, p])).toEqual([
+      ['agent/sessions', { workspace: 'file:///w' }], ['agent/newSession', {}],
+      ['agent/chat', { sessionId: 'n1', message: 'hi', permissionMode: 'default' }],
+      ['agent/abort', { sessionId: 'n1' }], ['agent/sessions', { workspace: 'file:///w' }],
+    ]);
+    expect(posted.filter((m) => m.type === 'session')).toEqual([{ type: 'session', sessionId: 'n1' }]);
+  });
+
   it('drops the old server\'s updates after a restart', async () => {
     const first = setup({ 'agent/sessions': SESSIONS });
     const second = fakeServer({ 'agent/sessions': SESSIONS });

@@ -9,7 +9,7 @@ import {
 } from './messages';
 import {
   AbortRequest, type ChatContext, ChatRequest, ConfirmToolRequest, type Decision, DeleteSessionRequest,
-  HistoryRequest, MethodNotFound, ModelsRequest, PERMISSION_MODES, type PermissionMode, SessionsRequest,
+  HistoryRequest, MethodNotFound, ModelsRequest, NewSessionRequest, PERMISSION_MODES, type PermissionMode, SessionsRequest,
   UpdateNotification, type UpdateParams,
 } from './protocol';
 import type { NotificationType, RequestType } from 'vscode-jsonrpc';
@@ -123,6 +123,11 @@ export class ChatController {
     this.host.post({ type: 'busy', busy: true });
     const context = this.host.context();
     try {
+      // With agent/newSession (protocol 1.1) a new chat's session is known before its first update, so Stop
+      // and the session list work from the start.
+      if (!this.sessionId && this.server.state === 'ready' && this.server.features.includes('newSession')) {
+        this.adopt((await connection.sendRequest(NewSessionRequest, {})).sessionId);
+      }
       const result = await connection.sendRequest(ChatRequest, {
         ...(this.sessionId ? { sessionId: this.sessionId } : {}),
         message,

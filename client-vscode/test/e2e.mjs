@@ -366,14 +366,18 @@ try {
     assert.equal(await frame.isEnabled('#send'), true);
   });
 
-  await check('the session list shows this workspace\'s sessions only; a reopened session redraws its tool '
-    + 'cards with their results and diffs', async () => {
+  await check('the session list shows this workspace\'s sessions only', async () => {
     await frame.click('#new-session');
     await frame.waitForSelector('.welcome');
+    await until('the session list', () => frame.$('#sessions option:not([value=""])'));
     const titles = await frame.$$eval('#sessions option', (os) => os.map((o) => o.textContent));
-    assert.ok(!titles.some((t) => t.startsWith('A chat in another project')), `listed: ${titles}`);
+    assert.ok(titles.some((t) => t.startsWith('Make greet say hello')), `this workspace's conversation is listed: ${titles}`);
+    assert.ok(!titles.some((t) => t.startsWith('A chat in another project')), `another workspace's is not: ${titles}`);
+  });
+
+  await check('a reopened session redraws its tool cards with their results and diffs', async () => {
     const first = await frame.$$eval('#sessions option', (os) => os.find((o) => o.textContent.startsWith('Make greet say hello'))?.value);
-    assert.ok(first, `the conversation is listed, titled by its first message: ${titles}`);
+    assert.ok(first, 'the conversation is listed, titled by its first message');
     await frame.selectOption('#sessions', first);
     await frame.waitForSelector('.tool.kind-edit');
     assert.deepEqual(await frame.$$eval('.msg.user', (ns) => ns.map((n) => n.textContent)), [
