@@ -105,7 +105,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       };
       output.error(`the server stopped${lines ? `; its last output:\n${lines}` : ''}`);
       show(crashed);
-      controller.setServerState(crashed);
+      controller.attach(undefined, crashed);  // nothing more goes to the dead client ("Client is not running")
     });
     const ready: ServerState = { state: 'ready', features: outcome.features };
     show(ready);

@@ -333,6 +333,8 @@ try {
   await check('screenshots of the panel in the dark and light themes', async () => {
     // The chat with the two edits (a diff, an answered and a rejected question) and the queued message after it.
     await frame.$$eval('.msg.user', (ns) => ns.find((n) => n.textContent === 'Make it say hey').scrollIntoView({ block: 'start' }));
+    await colorTheme(page, 'Dark Modern', 'vs-dark');
+    await until('the theme in the webview', () => frame.evaluate(() => document.body.classList.contains('vscode-dark')));
     await shoot('vscode-panel-dark.png');
     await colorTheme(page, 'Light Modern', 'vs:not(.vs-dark)');
     await until('the theme in the webview', () => frame.evaluate(() => document.body.classList.contains('vscode-light')));
