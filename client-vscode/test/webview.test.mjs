@@ -187,3 +187,45 @@ test('says what to install when the server is missing, hides sessions the server
   assert.deepEqual(errors, []);
   await page.screenshot({ path: path.join(OUT, 'webview-no-server.png') });
 });
+
+test('Enter during a chat queues the message (cancellable), sent when the chat ends; scrolling follows unless the user scrolled up', async () => {
+  const { page, errors, toPage, posted } = await open(undefined);
+  await toPage({ type: 'init', mode: 'default', server: { state: 'ready', features: [] }, busy: false });
+  await page.fill('#prompt', 'first');
+  await page.press('#prompt', 'Enter');
+  await toPage({ type: 'busy', busy: true });
+  await page.fill('#prompt', 'second');
+  await page.press('#prompt', 'Enter');
+  assert.equal(await page.textContent('#queued .queued-text'), 'second');
+  await page.click('#queued button');  // Cancel: the text goes back to the input
+  assert.equal(await page.isHidden('#queued'), true);
+  assert.equal(await page.inputValue('#prompt'), 'second');
+  await page.press('#prompt', 'Enter');
+  assert.equal(await page.textContent('#queued .queued-text'), 'second');
+  // A long answer: the panel follows it...
+  for (let i = 0; i < 60; i++) await toPage(update({ kind: 'text_delta', text: `line ${i}\n\n` }));
+  const atEnd = () => page.$eval('#transcript', (t) => t.scrollHeight - t.scrollTop - t.clientHeight < 2);
+  assert.equal(await atEnd(), true);
+  // ...until the user scrolls up; then new text leaves the view where it is...
+  await page.$eval('#transcript', (t) => { t.scrollTop = 0; t.dispatchEvent(new Event('scroll')); });
+  await toPage(update({ kind: 'text_delta', text: 'more\n\n' }));
+  assert.equal(await page.$eval('#transcript', (t) => t.scrollTop), 0);
+  // ...but a question is always brought into view, with the focus on its first button.
+  await toPage(update({ kind: 'tool_call', toolCallId: 'q', name: 'run_command', title: 'Run make', toolKind: 'execute', input: { command: 'make' } }));
+  await toPage(update({ kind: 'confirmation_request', toolCallId: 'q', name: 'run_command', title: 'Run make', input: {}, command: 'make',
+    options: ['allow_once', 'allow_always', 'reject_once', 'reject_always'] }));
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.decision), 'allow_once');
+  assert.equal(await page.$eval('.confirm button', (b) => {
+    const r = b.getBoundingClientRect(); const t = document.getElementById('transcript').getBoundingClientRect();
+    return r.top >= t.top && r.bottom <= t.bottom;
+  }), true);
+  await page.keyboard.press('Escape');  // rejects the question (not the chat)
+  await toPage({ type: 'done', result: { sessionId: 's', stopReason: 'end_turn', finalMessage: '', metadata: META } });
+  await toPage({ type: 'busy', busy: false });  // the chat ended: the queued message goes out
+  assert.equal(await page.isHidden('#queued'), true);
+  assert.deepEqual((await posted()).slice(1), [
+    { type: 'send', text: 'first' }, { type: 'confirm', toolCallId: 'q', decision: 'reject_once' }, { type: 'send', text: 'second' },
+  ]);
+  assert.deepEqual(await page.$$eval('.msg.user', (ns) => ns.map((n) => n.textContent)), ['first', 'second']);
+  assert.deepEqual(errors, []);
+});
