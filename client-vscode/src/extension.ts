@@ -72,8 +72,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     status.show();
   }
 
-  /** (Re)starts the server; `restarting` when the user asked for it after a crash or failure. */
-  async function restart(): Promise<void> {
+  /** (Re)starts the server, one start at a time (settings can change twice in a row). */
+  let starts = Promise.resolve();
+  function restart(): Promise<void> {
+    starts = starts.then(start, start);
+    return starts;
+  }
+
+  /** Starts the server; `restarting` when one ran or failed before. */
+  async function start(): Promise<void> {
     const old = client;
     client = undefined;
     const first: ServerState = old || stderr ? { state: 'restarting' } : { state: 'starting' };
