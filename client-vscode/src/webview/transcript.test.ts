@@ -81,7 +81,7 @@ describe('Transcript', () => {
     ] as Parameters<typeof Transcript.fromHistory>[0]);
     expect(t.items.map((it) => it.kind)).toEqual(['user', 'tool', 'assistant', 'result', 'user', 'assistant']);
     expect(t.items[3]).toEqual({ kind: 'result', result: { sessionId: '', stopReason: 'end_turn', finalMessage: '',
-      metadata: { turnsCount: 2, toolCallsCount: 1, durationMs: 1200, usage } } });
+      metadata: { turnsCount: 2, toolCallsCount: 1, deniedToolCalls: 0, durationMs: 1200, usage } } });
     expect(t.items[1]).toMatchObject({ kind: 'tool', status: 'completed', output: '1: x = 1' });
   });
 

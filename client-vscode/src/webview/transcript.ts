@@ -130,12 +130,13 @@ export class Transcript {
     const t = new Transcript();
     // Protocol 1.1 (§8): assistant messages carry their chat's usage, stopReason and duration; a chat's footer
     // is drawn from them where the server sends them.
-    let chat: { turns: number; tools: number; end?: ChatEnd } | undefined;
+    let chat: { turns: number; tools: number; denied: number; end?: ChatEnd } | undefined;
     const footer = () => {
       if (chat?.end) {
         const { stopReason, usage, durationMs } = chat.end;
-        t.push({ kind: 'result', result: { sessionId: '', stopReason, finalMessage: '',
-          metadata: { turnsCount: chat.turns, toolCallsCount: chat.tools, durationMs: durationMs ?? 0, usage } } });
+        const metadata = { turnsCount: chat.turns, toolCallsCount: chat.tools, deniedToolCalls: chat.denied,
+          durationMs: durationMs ?? 0, usage } as ChatResult['metadata'];
+        t.push({ kind: 'result', result: { sessionId: '', stopReason, finalMessage: '', metadata } });
       }
       chat = undefined;
     };
@@ -143,13 +144,14 @@ export class Transcript {
       if (m.role === 'user') {
         footer();
         t.user(m.content);
-        chat = { turns: 0, tools: 0 };
+        chat = { turns: 0, tools: 0, denied: 0 };
       } else {
         if (m.content) t.push({ kind: 'assistant', text: m.content, thinking: '' });
         const end = m as HistoryMessage & Partial<ChatEnd>;
         if (chat) {
           chat.turns += 1;
           chat.tools += m.toolCalls?.length ?? 0;
+          chat.denied += m.toolCalls?.filter((c) => c.status === 'rejected').length ?? 0;
           if (end.stopReason && end.usage) chat.end = { stopReason: end.stopReason, usage: end.usage, durationMs: end.durationMs };
         }
       }
