@@ -15,12 +15,12 @@ export CODE_SERVER_DIR=${CODE_SERVER_DIR:-$HOME/.cache/agent-lsp-code-server}
 if [ -f ../.ci/npmrc ]; then export NPM_CONFIG_USERCONFIG=${NPM_CONFIG_USERCONFIG:-$(cd .. && pwd)/.ci/npmrc}
 else export NPM_CONFIG_USERCONFIG=${NPM_CONFIG_USERCONFIG:-/dev/null}; fi
 export npm_config_yes=true
+if ! command -v node >/dev/null || [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]; then
+  echo "Node 20 or later is needed (found: $(node --version 2>/dev/null || echo none))"; echo "0 passed, 1 failed"; exit 1
+fi
 node_prefix=$(node -p 'require("path").resolve(process.execPath, "..", "..")')
 if [ -z "${npm_config_nodedir:-}" ] && [ -f "$node_prefix/include/node/node.h" ]; then export npm_config_nodedir=$node_prefix; fi
 started=$SECONDS
-
-node_major=$(node -p 'process.versions.node.split(".")[0]')
-if [ "$node_major" -lt 20 ]; then echo "Node 20 or later is needed (found $(node --version))"; echo "0 passed, 1 failed"; exit 1; fi
 
 need=()
 for pkg in chromium ripgrep build-essential pkg-config libkrb5-dev libxkbfile-dev libsecret-1-dev libx11-dev; do
