@@ -152,6 +152,12 @@ function inView(frame, selector) {
 }
 
 const results = [];
+const skipped = [];
+/** A case the server under test cannot support yet: said, and counted as neither passed nor failed. */
+function skip(name) {
+  skipped.push(name);
+  log(`skip - ${name} (the server does not offer it)`);
+}
 /** Runs one case; a failure is recorded and the run goes on, so every failure is reported. */
 async function check(name, fn) {
   try {
@@ -193,6 +199,7 @@ try {
   // A session made in another folder, in the same store: the panel must not list it.
   const other = await startServer(api.url, { workspace: path.join(dir, 'other'), dataDir: path.join(dir, 'data') });
   await other.conn.sendRequest('agent/chat', { message: 'A chat in another project' });
+  const features = other.init.capabilities.experimental.agent.features ?? [];
   await other.stop();
 
   const port = await freePort();
@@ -368,9 +375,8 @@ try {
     assert.equal(await frame.isEnabled('#send'), true);
   });
 
-  await check('the session list shows this workspace\'s sessions only', async () => {
-    await frame.click('#new-session');
-    await frame.waitForSelector('.welcome');
+  // Sessions per workspace came with protocol 1.1's sessions layer (the server lists "newSession" with it).
+  await (features.includes('newSession') ? check : skip)('the session list shows this workspace\'s sessions only', async () => {
     await until('the session list', () => frame.$('#sessions option:not([value=""])'));
     const titles = await frame.$$eval('#sessions option', (os) => os.map((o) => o.textContent));
     assert.ok(titles.some((t) => t.startsWith('Make greet say hello')), `this workspace's conversation is listed: ${titles}`);
@@ -378,6 +384,8 @@ try {
   });
 
   await check('a reopened session redraws its tool cards with their results and diffs', async () => {
+    await frame.click('#new-session');
+    await frame.waitForSelector('.welcome');
     const first = await frame.$$eval('#sessions option', (os) => os.find((o) => o.textContent.startsWith('Make greet say hello'))?.value);
     assert.ok(first, 'the conversation is listed, titled by its first message');
     await frame.selectOption('#sessions', first);
@@ -479,5 +487,6 @@ try {
 }
 const passed = results.filter(([, ok]) => ok).length;
 for (const [name, ok] of results) if (!ok) console.log(`FAILED: ${name}`);
-console.log(`e2e: ${passed} passed, ${results.length - passed} failed (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+console.log(`e2e: ${passed} passed, ${results.length - passed} failed${skipped.length ? `, ${skipped.length} skipped` : ''} `
+  + `(${((Date.now() - t0) / 1000).toFixed(1)} s)`);
 process.exit(passed === results.length && passed > 0 ? 0 : 1);
