@@ -231,7 +231,7 @@ export class ChatController {
     try {
       const result = await this.connection.sendRequest(ModelsRequest, {});
       this.host.post({
-        type: 'models', selected: this.model || result.default,
+        type: 'models', selected: this.model || result.default, ...(result.error ? { note: result.error } : {}),
         models: result.models.map((m) => ({ id: m.id, ...(m.displayName ? { displayName: m.displayName } : {}) })),
       });
     } catch {

@@ -46,7 +46,7 @@ export type ToWebview =
   /** The running chat ended without an answer: the server died. */
   | { type: 'chatFailed'; message: string; details?: string }
   /** The model picker's choices; `null` hides it (the server has no agent/models). */
-  | { type: 'models'; models: ModelChoice[] | null; selected: string };
+  | { type: 'models'; models: ModelChoice[] | null; selected: string; note?: string };
 
 /** Webview → extension. `ready` carries what the webview restored from its saved state. */
 export type FromWebview =

@@ -55,6 +55,8 @@ export interface SessionsParams { workspace?: string }
 export interface ModelsResult {
   models: { id: string; displayName?: string; provider?: string; contextWindow?: number }[];
   default: string;
+  /** Why the list is only the configured model (the provider's list could not be read). */
+  error?: string;
 }
 
 /** JSON-RPC error codes the client reacts to. */

@@ -210,7 +210,9 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
     case 'done': return onDone(m.result);
     case 'error': return draw(transcript.error(m.message));
     case 'chatFailed': transcript.fail(m.message, m.details).forEach(draw); return;
-    case 'models': return showModels(m.models, m.selected);
+    case 'models':
+      ui.model.title = m.note ? `The model of the next chat (${m.note})` : 'The model of the next chat';
+      return showModels(m.models, m.selected);
     case 'sessions': sessions = m.sessions; return showSessions();
     case 'history':
       sessionId = m.sessionId;
