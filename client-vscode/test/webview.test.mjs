@@ -188,11 +188,15 @@ test('says what to install when the server is missing, hides sessions the server
   await page.screenshot({ path: path.join(OUT, 'webview-no-server.png') });
 });
 
-test('Enter during a chat queues the message (cancellable), sent when the chat ends; scrolling follows unless the user scrolled up', async () => {
+test('Enter while the server starts or a chat runs queues the message (cancellable), sent when it can be; scrolling follows unless the user scrolled up', async () => {
   const { page, errors, toPage, posted } = await open(undefined);
-  await toPage({ type: 'init', mode: 'default', server: { state: 'ready', features: [] }, busy: false });
+  await toPage({ type: 'init', mode: 'default', server: { state: 'starting' }, busy: false });
   await page.fill('#prompt', 'first');
-  await page.press('#prompt', 'Enter');
+  await page.press('#prompt', 'Enter');  // the server is still starting: the message waits for it
+  assert.equal(await page.textContent('#queued .queued-text'), 'first');
+  assert.equal(await page.textContent('#status'), 'Starting the agent server…');
+  await toPage({ type: 'server', server: { state: 'ready', features: [] } });
+  assert.equal(await page.isHidden('#queued'), true);
   await toPage({ type: 'busy', busy: true });
   await page.fill('#prompt', 'second');
   await page.press('#prompt', 'Enter');

@@ -138,6 +138,11 @@ function showServer(s: ServerState): void {
     }
   }
   if (!busy) ui.status.textContent = SERVER_STATUS[s.state];
+  if (s.state === 'ready' && !busy && queued !== undefined) {
+    const text = queued;
+    setQueued(undefined);
+    submit(text);
+  }
 }
 
 function setQueued(text: string | undefined): void {
@@ -232,7 +237,8 @@ function send(): void {
   const text = ui.prompt.value.trim();
   if (!text) return;
   if (text.length > MAX_MESSAGE_CHARS) return void draw(transcript.error(tooLong(text.length)));
-  if (busy) {
+  // While a chat runs, or the server is still starting, the message waits for its turn.
+  if (busy || server.state === 'starting' || server.state === 'restarting') {
     if (queued !== undefined) return;  // one queued message; cancel it to queue another
     setQueued(text);
     ui.prompt.value = '';
