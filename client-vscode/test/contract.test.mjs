@@ -134,8 +134,12 @@ describe('agent-lsp contract', { concurrency: 3 }, () => {
     assert.match(JSON.stringify(toolResult.content), /a\.py:2:5: error: boom/);
   });
 
-  test('sessions: agent/sessions lists the chat, agent/history redraws it', async (t) => {
+  test('identity as the extension checks it; agent/sessions lists the chat, agent/history redraws it', async (t) => {
     const { server } = await setup(t, [text('Hello!')]);
+    const { serverInfo, capabilities } = server.init;
+    assert.equal(serverInfo.name, 'agent-lsp-server');
+    assert.ok(capabilities.experimental.agent.protocolVersion >= 1);
+    assert.ok(Array.isArray(capabilities.experimental.agent.features ?? []));
     const { sessionId } = await server.conn.sendRequest('agent/chat', { message: 'hi there' });
     const { sessions } = await server.conn.sendRequest('agent/sessions', {});
     assert.deepEqual(sessions.map((s) => [s.sessionId, s.title, s.turnsCount]), [[sessionId, 'hi there', 1]]);
