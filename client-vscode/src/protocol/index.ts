@@ -14,6 +14,9 @@ import type { DeleteSessionResult } from './generated/agent-deleteSession.result
 import type { DiagnosticsParams } from './generated/agent-diagnostics.params';
 import type { DiagnosticsResult } from './generated/agent-diagnostics.result';
 import type { HistoryResult } from './generated/agent-history.result';
+import type { NewSessionParams } from './generated/agent-newSession.params';
+import type { NewSessionResult } from './generated/agent-newSession.result';
+import type { SessionsParams } from './generated/agent-sessions.params';
 import type { SessionsResult } from './generated/agent-sessions.result';
 import type { UpdateParams } from './generated/agent-update.params';
 
@@ -44,13 +47,11 @@ export const SessionsRequest = new RequestType<SessionsParams, SessionsResult, v
 export const HistoryRequest = new RequestType<SessionParams, HistoryResult, void>('agent/history');
 export const DeleteSessionRequest = new RequestType<SessionParams, DeleteSessionResult, void>('agent/deleteSession');
 export const ModelsRequest = new RequestType<Record<string, never>, ModelsResult, void>('agent/models');
-export const NewSessionRequest = new RequestType<{ title?: string }, { sessionId: string }, void>('agent/newSession');
+export const NewSessionRequest = new RequestType<NewSessionParams, NewSessionResult, void>('agent/newSession');
 // server → client
 export const UpdateNotification = new NotificationType<UpdateParams>('agent/update');
 export const DiagnosticsRequest = new RequestType<DiagnosticsParams, DiagnosticsResult, void>('agent/diagnostics');
 
-/** agent/sessions params (protocol 1.1, §8): only the sessions of this workspace folder. */
-export interface SessionsParams { workspace?: string }
 /** agent/models (protocol 1.1, §8; the server lists "models" in `features`). */
 export interface ModelsResult {
   models: { id: string; displayName?: string; provider?: string; contextWindow?: number }[];
