@@ -94,7 +94,12 @@ def api_messages(history: list[Message]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for message in history:
         if isinstance(message, AssistantMessage):
-            role, blocks = "assistant", [_block(p) for p in message.parts]
+            # Thinking without a signature came from another provider (chat.completions reasoning): the API
+            # rejects an unsigned thinking block, so it stays in the transcript only.
+            role, blocks = "assistant", [_block(p) for p in message.parts
+                                         if not (isinstance(p, ThinkingPart) and not p.signature)]
+            if not blocks:
+                continue
         elif isinstance(message, ToolResultsMessage):
             role, blocks = "user", [
                 {"type": "tool_result", "tool_use_id": r.tool_use_id, "content": r.content or "(no output)",
