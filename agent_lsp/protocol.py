@@ -141,6 +141,26 @@ class DeleteSessionResult(WireModel):
     deleted: Literal[True] = True
 
 
+class ModelsParams(Params):
+    """agent/models params (none yet)."""
+
+
+class ModelEntry(WireModel):
+    id: str
+    display_name: Optional[str] = None
+    provider: str
+    context_window: Optional[int] = None
+
+
+class ModelsResult(WireModel):
+    """agent/models result: the provider's models, the one a chat uses without `model`, and why the list is
+    only the configured model when listing failed."""
+
+    models: list[ModelEntry]
+    default: str
+    error: Optional[str] = None
+
+
 class UpdateParams(WireModel):
     """agent/update notification params."""
 
@@ -181,6 +201,7 @@ class ServerAgentCapabilities(WireModel):
     protocol_version: int = PROTOCOL_VERSION
     tools: list[str]
     permission_modes: list[PermissionMode] = ["default", "acceptEdits", "plan", "bypassPermissions"]
+    features: list[str] = []
 
 
 SCHEMAS: dict[str, type[WireModel]] = {
@@ -195,6 +216,8 @@ SCHEMAS: dict[str, type[WireModel]] = {
     "agent-history.result": HistoryResult,
     "agent-deleteSession.params": SessionParams,
     "agent-deleteSession.result": DeleteSessionResult,
+    "agent-models.params": ModelsParams,
+    "agent-models.result": ModelsResult,
     "agent-update.params": UpdateParams,
     "agent-diagnostics.params": DiagnosticsParams,
     "agent-diagnostics.result": DiagnosticsResult,

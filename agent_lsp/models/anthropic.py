@@ -19,7 +19,15 @@ from agent_lsp.core.messages import (
     ToolUsePart,
     UserMessage,
 )
-from agent_lsp.core.ports import ModelError, ModelEvent, ModelReply, ModelRequest, TextChunk, ThinkingChunk
+from agent_lsp.core.ports import (
+    ModelError,
+    ModelEvent,
+    ModelInfo,
+    ModelReply,
+    ModelRequest,
+    TextChunk,
+    ThinkingChunk,
+)
 
 EPHEMERAL = {"type": "ephemeral"}
 _OVERFLOW_HINTS = ("prompt is too long", "context window", "too many tokens", "context_length")
@@ -63,6 +71,20 @@ class AnthropicModel:
         if final.stop_reason == "model_context_window_exceeded":
             raise ModelError("context_overflow", "The conversation no longer fits the model's context window.")
         yield ModelReply(parts=_parts(final.content), stop_reason=final.stop_reason, usage=_usage(final.usage))
+
+    async def list_models(self) -> list[ModelInfo]:
+        """The models the API's GET /v1/models lists (first page: 100)."""
+        import anthropic
+        import httpx2
+
+        try:
+            page = await self._sdk().with_options(max_retries=1, timeout=15.0).models.list(limit=100)
+        except anthropic.APIStatusError as e:
+            raise ModelError("llm_error", f"Listing the models failed: {_status_message(e)}") from None
+        except (anthropic.APIError, httpx2.TransportError, ValueError) as e:
+            raise ModelError("llm_error", f"Listing the models failed: {type(e).__name__}: {e}") from None
+        return [ModelInfo(id=m.id, provider="anthropic", display_name=m.display_name,
+                          context_window=m.max_input_tokens) for m in page.data]
 
 
 def api_request(model: str, request: ModelRequest) -> dict[str, Any]:

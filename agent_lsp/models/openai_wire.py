@@ -175,7 +175,7 @@ def tool_use(call: _Call, n: int) -> ToolUsePart:
     try:
         value = json.loads(raw)
     except ValueError as e:
-        problem = f"the arguments are not valid JSON ({getattr(e, 'msg', e)} at character {getattr(e, 'pos', '?')})"
+        problem = f"the arguments are not valid JSON ({getattr(e, 'msg', e)}, at character {getattr(e, 'pos', '?')})"
         return ToolUsePart(id=call_id, name=call.name, input={}, input_error=f"{problem}: {_quote(raw)}")
     if not isinstance(value, dict):
         return ToolUsePart(id=call_id, name=call.name, input={},
