@@ -65,7 +65,7 @@ def reply_chunks(reply: dict[str, Any], number: int, model: str, include_usage: 
         elif block["type"] == "tool_use":
             index, calls = calls, calls + 1
             call_id = block.get("id") or f"call_{number:03d}_{index}"
-            raw = block["arguments"] if "arguments" in block else json.dumps(block.get("input", {}))
+            raw = block["arguments"] if "arguments" in block else json.dumps(block.get("input", {}), ensure_ascii=False)
             chunks.append(chunk({"tool_calls": [{"index": index, "id": call_id, "type": "function",
                                                  "function": {"name": block["name"], "arguments": ""}}]}))
             chunks += [chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
@@ -158,7 +158,7 @@ class FakeChatCompletions:
                     for n, chunk in enumerate(chunks):
                         if "cut_after" in reply and n >= reply["cut_after"]:
                             return
-                        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                        self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
                         self.wfile.flush()
                         time.sleep(reply.get("delay", 0))
                     if reply.get("hang"):  # keep the stream open (SSE comments) until the client goes away
