@@ -71,8 +71,11 @@ def anthropic_transcript(messages: list[dict]) -> list[dict]:
 def openai_transcript(messages: list[dict]) -> list[dict]:
     out: list[dict] = []
     for m in messages:
-        if m["role"] == "user":
-            out.append({"user": m["content"]})
+        if m["role"] == "user":  # consecutive user messages read as one, as the Messages API merges them
+            if out and "user" in out[-1]:
+                out[-1]["user"] += "\n\n" + m["content"]
+            else:
+                out.append({"user": m["content"]})
         elif m["role"] == "assistant":
             out.append({"assistant": m["content"] or "", "calls": [
                 [c["id"], c["function"]["name"], json.loads(c["function"]["arguments"])]
@@ -184,3 +187,20 @@ async def test_abort_mid_stream(lsp, provider):
     assert (await chat(client, "continue", sessionId=session_id))["finalMessage"] == "Back again."
     assert provider.transcript(1) == [{"user": "go"}, {"assistant": "Working on it", "calls": []},
                                       {"user": "continue"}]
+
+
+async def test_compaction(lsp, provider):
+    long = "x" * 1500
+    provider.fake.add(text(f"First {long}"), text(f"Second {long}"), text("SUMMARY: two long answers."),
+                      text("Third."))
+    client = await lsp.start(init_options={"contextWindow": 1000, "compactThreshold": 0.9})
+    one = await chat(client, "one")
+    await chat(client, "two", sessionId=one["sessionId"])
+    third = await chat(client, "three", sessionId=one["sessionId"])
+    assert third["finalMessage"] == "Third."
+    assert "tools" not in provider.fake.requests[2]
+    assert provider.transcript(2) == [{"user": f"USER: one\nAGENT: First {long}"}]
+    assert provider.transcript(3) == [
+        {"user": "<summary of the earlier conversation>\nSUMMARY: two long answers.\n</summary>\n\ntwo"},
+        {"assistant": f"Second {long}", "calls": []}, {"user": "three"}]
+    assert shape(updates_of(client))[-4:] == ["turn_start", "notice", "text_delta", "usage"]
