@@ -93,6 +93,8 @@ class FakeChatCompletions:
         self.requests: list[dict[str, Any]] = []
         self.authorizations: list[Optional[str]] = []
         self.disconnects: list[int] = []
+        self.emissions: list[tuple[float, float]] = []
+        """(first chunk written, [DONE] written) per complete stream, in time.perf_counter() (for benchmarks)."""
         self._lock = threading.Lock()
         self._served = 0
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -155,12 +157,14 @@ class FakeChatCompletions:
                     self.send_header("content-type", "text/event-stream; charset=utf-8")
                     self.end_headers()
                     chunks = reply_chunks(reply, number, body.get("model", "?"), include_usage)
+                    started = time.perf_counter()
                     for n, chunk in enumerate(chunks):
                         if "cut_after" in reply and n >= reply["cut_after"]:
                             return
                         self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
                         self.wfile.flush()
-                        time.sleep(reply.get("delay", 0))
+                        if reply.get("delay"):
+                            time.sleep(reply["delay"])
                     if reply.get("hang"):  # keep the stream open (SSE comments) until the client goes away
                         while True:
                             self.wfile.write(b": keep-alive\n\n")
@@ -168,6 +172,7 @@ class FakeChatCompletions:
                             time.sleep(0.05)
                     self.wfile.write(b"data: [DONE]\n\n")
                     self.wfile.flush()
+                    fake.emissions.append((started, time.perf_counter()))
                 except (BrokenPipeError, ConnectionResetError):
                     with fake._lock:
                         fake.disconnects.append(number)
