@@ -204,3 +204,19 @@ async def test_compaction(lsp, provider):
         {"user": "<summary of the earlier conversation>\nSUMMARY: two long answers.\n</summary>\n\ntwo"},
         {"assistant": f"Second {long}", "calls": []}, {"user": "three"}]
     assert shape(updates_of(client))[-4:] == ["turn_start", "notice", "text_delta", "usage"]
+
+
+LISTED = {
+    "anthropic": {"models": [{"id": "claude-test", "displayName": "Claude Test", "provider": "anthropic",
+                              "contextWindow": 200000},
+                             {"id": "claude-small-test", "displayName": "Claude Small Test", "provider": "anthropic"}],
+                  "default": "claude-sonnet-5-5"},
+    "openai": {"models": [{"id": "gpt-test", "provider": "openai", "contextWindow": 32768},
+                          {"id": "qwen-test:7b", "provider": "openai"}], "default": "gpt-test"},
+}
+
+
+async def test_agent_models_lists_the_providers_models(lsp, provider):
+    client = await lsp.start()
+    assert await client.protocol.send_request_async("agent/models", {}) == LISTED[provider.name]
+    assert "models" in client.initialize_result.capabilities.experimental["agent"]["features"]
