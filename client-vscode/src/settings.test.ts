@@ -17,6 +17,10 @@ describe('settings', () => {
     expect(serverSettings(reader({ model: ' demo ', permissionMode: 'plan', serverCommand: 'x', trace: { server: 'verbose' } })))
       .toEqual({ model: 'demo', permissionMode: 'plan' });
     expect(serverSettings(reader({ model: '', permissionMode: 'yolo' }))).toEqual({});
+    expect(serverSettings(reader({ provider: 'openai', model: 'qwen2.5-coder:14b', baseUrl: ' http://127.0.0.1:11434/v1 ',
+      contextWindow: 32768, maxTurns: null, thinking: false, compactThreshold: undefined })))
+      .toEqual({ provider: 'openai', model: 'qwen2.5-coder:14b', baseUrl: 'http://127.0.0.1:11434/v1',
+        contextWindow: 32768, thinking: false });
   });
 
   it('finds a program on PATH or by path, only when it is an executable file', () => {

@@ -26,13 +26,23 @@ export function serverArgv(config: SettingsReader): string[] {
   return [DEFAULT_COMMAND];
 }
 
+/** Server settings passed as they are: the server checks each and warns naming the one that is wrong. */
+const PASSED_THROUGH = ['provider', 'baseUrl', 'maxTurns', 'thinking', 'maxTokens', 'contextWindow', 'compactThreshold'];
+
+export interface ServerSettings { model?: string; permissionMode?: PermissionMode; [key: string]: unknown }
+
 /** The settings the server reads (PROTOCOL §1); unset ones are left out so the server's defaults apply. */
-export function serverSettings(config: SettingsReader): { model?: string; permissionMode?: PermissionMode } {
-  const out: { model?: string; permissionMode?: PermissionMode } = {};
+export function serverSettings(config: SettingsReader): ServerSettings {
+  const out: ServerSettings = {};
   const model = config.get<string>('model')?.trim();
   if (model) out.model = model;
   const mode = config.get<PermissionMode>('permissionMode');
   if (mode && PERMISSION_MODES.includes(mode)) out.permissionMode = mode;
+  for (const key of PASSED_THROUGH) {
+    const value = config.get<unknown>(key);
+    if (value === undefined || value === null || (typeof value === 'string' && !value.trim())) continue;
+    out[key] = typeof value === 'string' ? value.trim() : value;
+  }
   return out;
 }
 

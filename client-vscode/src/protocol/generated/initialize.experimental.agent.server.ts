@@ -4,6 +4,7 @@
  * experimental.agent of the server's capabilities.
  */
 export interface ServerAgentCapabilities {
+  features?: string[];
   permissionModes?: ('default' | 'acceptEdits' | 'plan' | 'bypassPermissions')[];
   protocolVersion?: number;
   tools: string[];
