@@ -7,7 +7,7 @@ is made per (base URL, key) per process, so that every chat of every session sha
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Optional
+from typing import Any, AsyncIterator
 
 from agent_lsp.core.ports import ModelError, ModelEvent, ModelInfo, ModelRequest
 from agent_lsp.models.openai_wire import ReplyBuilder, api_request

@@ -175,12 +175,12 @@ def tool_use(call: _Call, n: int) -> ToolUsePart:
     try:
         value = json.loads(raw)
     except ValueError as e:
-        problem = f"the arguments are not valid JSON ({getattr(e, 'msg', e)}, at character {getattr(e, 'pos', '?')})"
-        return ToolUsePart(id=call_id, name=call.name, input={}, input_error=f"{problem}: {_quote(raw)}")
-    if not isinstance(value, dict):
-        return ToolUsePart(id=call_id, name=call.name, input={},
-                           input_error=f"the arguments are a JSON {_JSON_TYPES[type(value)]}, not an object: {_quote(raw)}")
-    return ToolUsePart(id=call_id, name=call.name, input=value)
+        problem = f"not valid JSON ({getattr(e, 'msg', e)}, at character {getattr(e, 'pos', '?')})"
+    else:
+        if isinstance(value, dict):
+            return ToolUsePart(id=call_id, name=call.name, input=value)
+        problem = f"a JSON {_JSON_TYPES[type(value)]}, not an object"
+    return ToolUsePart(id=call_id, name=call.name, input={}, input_error=f"the arguments are {problem}: {_quote(raw)}")
 
 
 _JSON_TYPES = {list: "array", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}

@@ -134,7 +134,9 @@ async def test_an_edit_confirmed_is_applied_in_the_editor(lsp, api):
 
 
 async def test_malformed_arguments_are_an_error_result_and_the_loop_goes_on(lsp, api):
-    api.add({"content": [{"type": "tool_use", "id": "call_bad", "name": "read_file", "arguments": '{"path": "app.py"'}]},
+    api.add({"content": [{"type": "tool_use", "id": "call_bad", "name": "read_file", "arguments": '{"path": "app.py"'},
+                         {"type": "tool_use", "id": "call_unk", "name": "open_file", "input": {"path": "app.py"}},
+                         {"type": "tool_use", "id": "call_typ", "name": "read_file", "input": {"path": 3}}]},
             {"content": [{"type": "tool_use", "id": "call_arr", "name": "read_file", "arguments": '["app.py"]'}]},
             tool_use("read_file", {"path": "app.py"}, id="call_ok"), text("Read it at last."))
     client = await lsp.start()
@@ -142,17 +144,20 @@ async def test_malformed_arguments_are_an_error_result_and_the_loop_goes_on(lsp,
     assert (result["stopReason"], result["finalMessage"]) == ("end_turn", "Read it at last.")
     ends = [(u["toolCallId"], u["status"]) for u in updates_of(client)
             if u["kind"] == "tool_call_update" and u["status"] != "running"]
-    assert ends == [("call_bad", "failed"), ("call_arr", "failed"), ("call_ok", "completed")]
+    assert ends == [("call_bad", "failed"), ("call_unk", "failed"), ("call_typ", "failed"), ("call_arr", "failed"),
+                    ("call_ok", "completed")]
     sent = messages(api, 3)
     assert_every_call_answered(sent)
-    bad_call, bad_result, array_call, array_result = sent[1:5]
+    bad_call, bad_result, unknown_result, type_result, array_call, array_result = sent[1:7]
     assert bad_call["tool_calls"][0]["function"] == {"name": "read_file", "arguments": "{}"}
     assert bad_result["content"] == (
         "Error: Invalid input for read_file: the arguments are not valid JSON (Expecting ',' delimiter, at "
         "character 17): '{\"path\": \"app.py\"'. Call the tool again with its arguments as one JSON object.")
+    assert unknown_result["content"].startswith("Error: Unknown tool 'open_file'. Available tools: list_open_buffers,")
+    assert type_result["content"].startswith("Error: Invalid input for read_file: path:")
     assert array_result["content"].startswith(
         "Error: Invalid input for read_file: the arguments are a JSON array, not an object: '[\"app.py\"]'.")
-    assert sent[6]["content"].startswith("app.py (2 lines")
+    assert sent[8]["content"].startswith("app.py (2 lines")
 
 
 async def test_length_is_max_tokens_and_a_half_written_call_is_answered(lsp, api):

@@ -166,8 +166,8 @@ async def test_edit_confirmed_then_one_rejected(lsp, provider):
     assert (result["stopReason"], result["finalMessage"]) == ("end_turn", "Left it at hello.")
     assert client.docs[uri] == [5, SOURCE.replace("'hi '", "'hello '")]
     transcript = provider.transcript(2)
-    assert transcript[2] == {"tool": "call_e1", "error": False,
-                             "content": f"Edited app.py: replaced 1 occurrence.\n{DIFF}\nNo diagnostics after the edit."}
+    assert transcript[2] == {"tool": "call_e1", "error": False, "content":
+                             f"Edited app.py: replaced 1 occurrence.\n{DIFF}\nNo diagnostics after the edit."}
     assert transcript[4]["tool"] == "call_e2" and transcript[4]["error"] is True
     assert "Keep hello." in transcript[4]["content"]
 
