@@ -62,6 +62,9 @@ class OpenAIModel:
         except openai.APIStatusError as e:
             raise status_error(e, self.name, self._url(), bool(request.tools)) from None
         except openai.APIConnectionError as e:
+            if reply.chunks:  # reached, then lost: not a wrong address
+                raise ModelError("llm_error", f"The model stream from {self._url()} broke off after {reply.chunks} "
+                                 f"chunks ({_describe(e.__cause__ or e)}).") from None
             raise ModelError("llm_error", connection_message(e, self._url())) from None
         except (openai.APIError, httpx2.TransportError) as e:
             raise ModelError("llm_error", f"The model stream failed: {_describe(e)}") from None

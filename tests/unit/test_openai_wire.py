@@ -197,3 +197,43 @@ def test_the_sdk_reads_the_stream_split_at_every_byte():
 
     assert len(inside) == 9  # ü, 日, 本, é, 😀
     asyncio.run(every_split())
+
+
+def test_a_stream_that_breaks_off_says_so_and_an_error_chunk_is_the_apis_message():
+    import openai
+
+    import agent_lsp.models.openai as provider
+
+    body = b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in reply_chunks({"content": [
+        {"type": "text", "text": "one two"}]}, 1, "m", True)[:3])
+
+    class Broken(httpx2.AsyncByteStream):
+        async def __aiter__(self):
+            yield body
+            raise httpx2.ReadError("connection reset")
+
+    answers = iter([
+        httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=Broken()),
+        httpx2.Response(200, headers={"content-type": "text/event-stream"},
+                        content=body + b'data: {"error": {"message": "overloaded", "type": "server_error"}}\n\n'),
+    ])
+    model = OpenAIModel("m", "http://127.0.0.1:2/v1", "k")
+
+    async def failures() -> list[ModelError]:
+        client = openai.AsyncOpenAI(base_url=model.base_url, api_key="k", http_client=httpx2.AsyncClient(
+            transport=httpx2.MockTransport(lambda request: next(answers))))
+        provider._clients[(model.base_url, model.api_key)] = client
+        errors = []
+        try:
+            for _ in range(2):
+                with pytest.raises(ModelError) as error:
+                    [e async for e in model.stream(ModelRequest(system="s", messages=[], tools=[]))]
+                errors.append(error.value)
+        finally:
+            provider._clients.pop((model.base_url, model.api_key))
+        return errors
+
+    broke, overloaded = asyncio.run(failures())
+    assert broke.message == ("The model stream from http://127.0.0.1:2/v1/chat/completions broke off after 3 "
+                             "chunks (ReadError: connection reset).")
+    assert overloaded.message == "The model stream failed: APIError: overloaded"
