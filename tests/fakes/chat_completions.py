@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import threading
 import time
@@ -26,7 +27,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Optional
 
-from tests.fakes.messages_api import text_chunks
+
+def text_chunks(text: str) -> list[str]:
+    """Split text into word-sized deltas, as the fake Messages API does (standalone: no package import)."""
+    return re.findall(r"\s*\S+\s*", text) or [text]
+
 
 FINISH = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length", "refusal": "content_filter"}
 MODELS = [{"id": "gpt-test", "object": "model", "created": 1700000000, "owned_by": "agent-lsp-tests",
@@ -49,10 +54,12 @@ def reply_chunks(reply: dict[str, Any], number: int, model: str, include_usage: 
     if "chunks" in reply:
         return reply["chunks"]
     base = {"id": f"chatcmpl-{number:03d}", "object": "chat.completion.chunk", "created": 1700000000 + number,
-            "model": model, "system_fingerprint": "fp_test"}
+            "model": model, "service_tier": "default", "system_fingerprint": "fp_test"}
 
     def chunk(delta: dict[str, Any], finish: Optional[str] = None) -> dict[str, Any]:
-        return {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+        # With include_usage, every chunk but the last carries `"usage": null`, as the API sends it.
+        return {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+                **({"usage": None} if include_usage else {})}
 
     chunks = [chunk({"role": "assistant", "content": "", "refusal": None})]
     content = reply.get("content", [])
