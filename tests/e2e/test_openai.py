@@ -36,8 +36,8 @@ def api():
 
 
 @pytest.fixture
-async def lsp(fake_api, workspace, api):
-    harness = Harness(fake_api, workspace)
+async def lsp(workspace, api):
+    harness = Harness(api, workspace)
     original = harness.start
 
     async def start(*args, env=None, **kwargs):
