@@ -44,3 +44,19 @@ def test_offline_refuses_a_non_loopback_api_as_for_anthropic():
     assert "example.com" in failure(Settings(provider="openai", model="m", base_url="https://example.com/v1"),
                                     offline).message
     assert build_model(Settings(provider="openai", model="m", base_url="http://[::1]:8080/v1"), offline)
+
+
+def test_one_sdk_client_per_base_url_and_key_for_the_whole_process():
+    import agent_lsp.models.openai as provider
+
+    first = build_model(Settings(provider="openai", model="a", base_url="http://127.0.0.1:7/v1"), {})
+    second = build_model(Settings(provider="openai", model="b", base_url="http://127.0.0.1:7/v1"), {})
+    other = build_model(Settings(provider="openai", model="a", base_url="http://127.0.0.1:7/v1"),
+                        {"OPENAI_API_KEY": "sk-2"})
+    try:
+        client = provider.client_for(first.base_url, first.api_key)
+        assert provider.client_for(second.base_url, second.api_key) is client
+        assert provider.client_for(other.base_url, other.api_key) is not client
+        assert (str(client.base_url), client.api_key) == ("http://127.0.0.1:7/v1/", "not-needed")
+    finally:
+        provider._clients.clear()
