@@ -14,8 +14,8 @@ TOOL_NAMES = [
     "run_command",
 ]
 """The names of `agent_lsp.tools.ALL`, in order (a test keeps the two equal)."""
-FEATURES: list[str] = ["models"]
-"""The protocol 1.1 additions this server has (PROTOCOL §8), sent as `experimental.agent.features`."""
+FEATURES: list[str] = ["newSession", "models"]
+"""The protocol 1.1 additions this server has (PROTOCOL §8), so a client can hide what is missing."""
 
 
 def server_agent_capabilities() -> dict:

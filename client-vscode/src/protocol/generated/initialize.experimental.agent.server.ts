@@ -4,8 +4,8 @@
  * experimental.agent of the server's capabilities.
  */
 export interface ServerAgentCapabilities {
-  features?: string[];
-  permissionModes?: ('default' | 'acceptEdits' | 'plan' | 'bypassPermissions')[];
-  protocolVersion?: number;
+  features: string[];
+  permissionModes: ('default' | 'acceptEdits' | 'plan' | 'bypassPermissions')[];
+  protocolVersion: number;
   tools: string[];
 }
