@@ -26,8 +26,17 @@ function M.results()
 
   local cmd_model = table.concat(cmd, ' '):match('%-%-model[ =](%S+)')
   local model = settings.model or cmd_model or vim.env.AGENT_LSP_MODEL
-  if model == 'demo' or settings.provider == 'demo' or vim.env.AGENT_LSP_PROVIDER == 'demo' then
+  local provider = settings.provider or vim.env.AGENT_LSP_PROVIDER
+  local base_url = settings.baseUrl or vim.env.OPENAI_BASE_URL
+  if base_url == '' then base_url = nil end
+  if model == 'demo' or provider == 'demo' then
     add('ok', 'the offline demo model is configured')
+  elseif provider == 'openai' and not model then
+    add('error', 'provider "openai" needs a model: setup({ settings = { model = "..." } }) (see docs/providers.md)')
+  elseif provider == 'openai' and not base_url and (vim.env.OPENAI_API_KEY or '') == '' then
+    add('error', 'provider "openai" needs OPENAI_API_KEY, or settings.baseUrl for a local server (see docs/providers.md)')
+  elseif provider == 'openai' then
+    add('ok', 'provider openai: model ' .. model .. ' at ' .. (base_url or 'https://api.openai.com/v1'))
   elseif vim.env.ANTHROPIC_API_KEY and vim.env.ANTHROPIC_API_KEY ~= '' then
     add('ok', 'ANTHROPIC_API_KEY is set' .. (model and ' (model ' .. model .. ')' or ''))
   elseif cmd_model then
