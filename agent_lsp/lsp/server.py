@@ -155,6 +155,9 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
         ls.warn(ls.pending_warnings)
         ls.pending_warnings = []
         await pull_configuration(ls)
+        from agent_lsp.lsp.warmup import schedule_warmup
+
+        schedule_warmup(ls.layers.resolve({}))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: AgentServer, params: types.DidChangeConfigurationParams) -> None:
@@ -168,6 +171,10 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
     @server.feature("agent/chat")
     async def agent_chat(ls: AgentServer, params: Any) -> dict:
         return await _handlers().agent_chat(ls, params)
+
+    @server.feature("agent/newSession")
+    def agent_new_session(ls: AgentServer, params: Any) -> dict:
+        return _handlers().agent_new_session(ls, params)
 
     @server.feature("agent/abort")
     def agent_abort(ls: AgentServer, params: Any) -> dict:
