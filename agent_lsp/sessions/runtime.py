@@ -19,9 +19,11 @@ from agent_lsp.core.loop import ChatConfig, ChatState, close_aborted, run_chat
 from agent_lsp.core.messages import Message, UserMessage
 from agent_lsp.core.ports import Model, ModelError, PermissionRequest
 from agent_lsp.core.tool import Tool, ToolContext
+from agent_lsp.sessions.checkpoints import Checkpoint, RecordingEditor, plan_revert, revert_files, revert_note
 from agent_lsp.sessions.permissions import Ask, Grants, make_permit, offered
 from agent_lsp.sessions.results import ChatFailure, ChatOutcome
 from agent_lsp.sessions.store import ChatRecord, SessionRow, Store
+from agent_lsp.tools.paths import display
 
 log = logging.getLogger(__name__)
 _MESSAGE: TypeAdapter = TypeAdapter(Message)
@@ -37,6 +39,10 @@ class SessionBusy(RuntimeError):
 
 class UnknownToolCall(KeyError):
     """No pending confirmation has that id."""
+
+
+class NothingToRevert(ValueError):
+    """The chats named made no edits (or they were reverted already)."""
 
 
 def _now() -> str:
@@ -69,6 +75,13 @@ class Session:
     """URIs of the workspace folders of the window that created the session."""
     chats: list[ChatRecord] = field(default_factory=list)
     """How each chat ended and what it used, oldest first."""
+    checkpoints: list[Checkpoint] = field(default_factory=list)
+    """What each chat of this process changed, oldest first (chats without edits have none)."""
+
+    @property
+    def chat_count(self) -> int:
+        """How many chats the session has had (also those from before chats had records)."""
+        return sum(1 for m in self.history if isinstance(m, UserMessage) and m.origin == "user")
 
     def row(self) -> SessionRow:
         usage = Usage()
@@ -127,7 +140,7 @@ class Sessions:
                           tool_calls=self._store.tool_calls(session_id), workspace_folders=row.workspace_folders,
                           chats=self._store.chats(session_id))
         if cached is not None:  # what lives only in this process carries over: the seq, the standing answers
-            session.seq, session.grants = cached.seq, cached.grants
+            session.seq, session.grants, session.checkpoints = cached.seq, cached.grants, cached.checkpoints
         self._sessions[session_id] = session
         return session
 
@@ -234,9 +247,11 @@ class Sessions:
         )
         state.compaction = session.compaction
         permit = make_permit(mode, session.grants, ask or self.asker(session))
+        checkpoint = Checkpoint(chat=session.chat_count, message=request.message.text)
+        ctx = ToolContext(editor=RecordingEditor(request.ctx.editor, checkpoint), report=request.ctx.report)
 
         async def drive() -> None:
-            async for update in run_chat(model, request.message, state, config, request.ctx, permit):
+            async for update in run_chat(model, request.message, state, config, ctx, permit):
                 self._publish(session, update)
 
         task = asyncio.create_task(drive())
@@ -258,6 +273,8 @@ class Sessions:
             log.error("chat failed", exc_info=task.exception())
             state.stop_reason = "error"
             state.error = ModelError("tool_error", f"internal error: {task.exception()!r}")
+        if checkpoint.files:
+            session.checkpoints.append(checkpoint)
         session.turns_count += state.turns
         session.updated_at = _now()
         session.compaction = state.compaction
@@ -266,6 +283,27 @@ class Sessions:
                                         duration_ms=outcome.duration_ms, usage=outcome.usage))
         self._save(session)
         return outcome
+
+    async def revert(self, session: Session, to_chat: Optional[int], editor) -> tuple[list, list]:
+        """Undo the edits of the last chat, or of every chat after the first `to_chat`; answers (reverted paths,
+        refused (path, reason)). The history tells the model what was undone. NothingToRevert when the chats named
+        made no edits still in place."""
+        first = session.chat_count - 1 if to_chat is None else to_chat
+        chosen = [c for c in session.checkpoints if c.chat >= first]
+        if not chosen:
+            which = "the last chat" if to_chat is None else f"the chats after the first {to_chat}"
+            raise NothingToRevert(f"{which} of session {session.id} made no edits that can be reverted")
+        reverted, refused = await revert_files(editor, plan_revert(chosen))
+        for checkpoint in chosen:  # what was restored is gone from the checkpoints; what was refused stays
+            for path in reverted:
+                checkpoint.files.pop(path, None)
+        session.checkpoints = [c for c in session.checkpoints if c.files]
+        note = revert_note(sorted({c.chat for c in chosen}), [display(editor.roots, p) for p in reverted],
+                           [(display(editor.roots, p), why) for p, why in refused])
+        session.history.append(UserMessage(text=note, origin="revert"))
+        session.updated_at = _now()
+        self._save(session)
+        return reverted, refused
 
     def _publish(self, session: Session, update: AgentUpdate) -> None:
         """Send an update, and remember how tool calls went for agent/history."""
