@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import Any, Literal, Mapping, Optional, Union
 
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 PROVIDERS = ("anthropic", "openai", "demo")
+MEMORY_FILES = ("agents", "private")
 HARD_MAX_TURNS = 100
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
@@ -36,6 +38,10 @@ class Settings:
     secret_env: tuple[str, ...] = ()
     """Environment variables (names or fnmatch patterns) that run_command never passes on, besides the
     provider keys it always holds back (tools/run_command.py)."""
+    memory_file: str = "agents"
+    """Where `remember` keeps facts: "agents" (AGENTS.md, section Memory) or "private" (under the data dir)."""
+    hooks: Mapping[str, Any] = field(default_factory=dict)
+    """Shell hooks by event (sessions/shell_hooks.py), already checked."""
 
 
 def _text(value: Any) -> str:
@@ -66,6 +72,12 @@ def _share(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.05 <= value <= 1:
         raise ValueError("must be a number from 0.05 to 1")
     return float(value)
+
+
+def _hooks(value: Any) -> Mapping[str, Any]:
+    from agent_lsp.sessions.shell_hooks import parse_hooks  # small, but only settings that have hooks need it
+
+    return parse_hooks(value)
 
 
 def _thinking(value: Any) -> Thinking:
@@ -103,7 +115,12 @@ FIELDS = {
     "compactThreshold": ("compact_threshold", _share),
     "readTimeout": ("read_timeout", _seconds),
     "secretEnv": ("secret_env", _names),
+    "memoryFile": ("memory_file", _choice(MEMORY_FILES)),
+    "hooks": ("hooks", _hooks),
 }
+GATED = ("hooks", "baseUrl")
+"""Keys of the workspace file that run commands or send code elsewhere: used only once the user trusted it."""
+WORKSPACE_FILE = Path(".agent-lsp") / "settings.json"
 
 
 CLIENT_KEYS = frozenset({"serverCommand", "serverArgs", "trace"})
@@ -141,11 +158,13 @@ class Layers:
 
     environment: dict[str, Any] = field(default_factory=dict)
     initialization_options: dict[str, Any] = field(default_factory=dict)
+    workspace_file: dict[str, Any] = field(default_factory=dict)
+    """From the workspace's .agent-lsp/settings.json (its gated keys only once trusted)."""
     workspace: dict[str, Any] = field(default_factory=dict)
 
     def resolve(self, chat: Optional[dict[str, Any]] = None) -> Settings:
         """The settings in force for a chat whose own parameters (already valid) are `chat`."""
-        merged = {**self.environment, **self.initialization_options, **self.workspace}
+        merged = {**self.environment, **self.initialization_options, **self.workspace_file, **self.workspace}
         merged.update({k: v for k, v in (chat or {}).items() if v is not None})
         return replace(Settings(), **merged)
 
@@ -172,3 +191,18 @@ def default_data_dir(env: Mapping[str, str] = os.environ) -> Path:
 def effective_max_turns(value: int) -> int:
     """-1 means unlimited, which is the hard cap."""
     return HARD_MAX_TURNS if value < 0 else min(value, HARD_MAX_TURNS)
+
+
+def read_workspace_file(root: Path) -> tuple[dict[str, Any], list[str]]:
+    """The raw settings of `root`/.agent-lsp/settings.json ({} when there is none), and a warning when it is not a
+    JSON object."""
+    path = root / WORKSPACE_FILE
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}, []
+    except (OSError, ValueError) as e:
+        return {}, [f"agent-lsp: {path} cannot be read as JSON ({e}); it is ignored."]
+    if not isinstance(raw, dict):
+        return {}, [f"agent-lsp: {path} must hold a JSON object; it is ignored."]
+    return raw, []

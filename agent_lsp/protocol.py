@@ -54,6 +54,8 @@ class ChatParams(Params):
     max_turns: Optional[int] = Field(None, ge=-1)
     model: Optional[str] = None
     work_done_token: Optional[Union[int, str]] = None
+    output_schema: Optional[dict[str, Any]] = None
+    """A JSON Schema: the model is offered a `finish` tool with it; the result carries `structuredOutput`."""
 
     @field_validator("message")
     @classmethod
@@ -91,6 +93,8 @@ class ChatResult(WireModel):
     final_message: str
     error: Optional[ChatError] = None
     metadata: ChatMetadata
+    structured_output: Optional[Any] = None
+    """The validated input of the accepted `finish` call (chats with an outputSchema)."""
 
 
 class SessionParams(Params):
@@ -177,6 +181,26 @@ class HistoryResult(WireModel):
 
 class DeleteSessionResult(WireModel):
     deleted: Literal[True] = True
+
+
+class ModelsParams(Params):
+    """agent/models params (none yet)."""
+
+
+class ModelEntry(WireModel):
+    id: str
+    display_name: Optional[str] = None
+    provider: str
+    context_window: Optional[int] = None
+
+
+class ModelsResult(WireModel):
+    """agent/models result: the provider's models, the one a chat uses without `model`, and why the list is
+    only the configured model when listing failed."""
+
+    models: list[ModelEntry]
+    default: str
+    error: Optional[str] = None
 
 
 class RevertParams(Params):
@@ -267,6 +291,8 @@ SCHEMAS: dict[str, type[WireModel]] = {
     "agent-history.result": HistoryResult,
     "agent-deleteSession.params": SessionParams,
     "agent-deleteSession.result": DeleteSessionResult,
+    "agent-models.params": ModelsParams,
+    "agent-models.result": ModelsResult,
     "agent-revert.params": RevertParams,
     "agent-revert.result": RevertResult,
     "agent-command.argument": CommandArgument,

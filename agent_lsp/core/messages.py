@@ -43,8 +43,8 @@ class ToolUsePart(_Model):
     name: str
     input: dict[str, Any] = Field(default_factory=dict)
     input_error: Optional[str] = None
-    """Why the call cannot run as the model wrote it (its input was not a JSON object, its id repeated an
-    earlier call's); the loop answers it with an error result the model can act on."""
+    """Why the model's arguments could not be read (not JSON, not an object): the loop answers the call with this
+    as an error, and `input` is then empty."""
 
     @model_validator(mode="before")
     @classmethod

@@ -5,6 +5,7 @@ Imported on the first agent request (see server.py), with everything the agent n
 
 from __future__ import annotations
 
+import logging
 import os
 import platform
 from pathlib import Path
@@ -15,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from agent_lsp import tools
-from agent_lsp.config import Settings
+from agent_lsp.config import GATED, WORKSPACE_FILE, Settings, clean, read_workspace_file
 from agent_lsp.core.events import AgentUpdate, Usage
 from agent_lsp.core.messages import UserMessage
 from agent_lsp.core.prompt import Environment, editor_context, project_instructions, system_prompt
@@ -26,6 +27,7 @@ from agent_lsp.lsp.editor import LspEditor
 from agent_lsp.lsp.progress import ChatProgress
 from agent_lsp.lsp.server import AgentServer
 from agent_lsp.lsp.updates import UpdateStream
+from agent_lsp.models.catalog import catalog
 from agent_lsp.models.registry import build_model
 from agent_lsp.protocol import (
     AbortResult,
@@ -41,6 +43,9 @@ from agent_lsp.protocol import (
     HistoryMessage,
     HistoryResult,
     HistoryToolCall,
+    ModelEntry,
+    ModelsParams,
+    ModelsResult,
     NewSessionParams,
     NewSessionResult,
     RefusedRevert,
@@ -65,9 +70,15 @@ from agent_lsp.sessions.runtime import (
     UnknownSession,
     UnknownToolCall,
 )
+from agent_lsp.sessions.shell_hooks import ShellHooks
 from agent_lsp.sessions.store import open_store
+from agent_lsp.sessions.trust import Trust, digest
+from agent_lsp.tools.forget import Forget
+from agent_lsp.tools.memory import MemoryFile, memory_file, read_memory
 from agent_lsp.tools.paths import display, is_inside
+from agent_lsp.tools.remember import Remember
 
+log = logging.getLogger(__name__)
 SESSION_BUSY = -32001
 CONFIRM_ACTIONS = {"Allow once": "allow_once", "Allow always": "allow_always", "Reject": "reject_once"}
 
@@ -84,6 +95,7 @@ class Agent:
         self.sessions = Sessions(build_model, self.emit, store)
         self.streams: dict[str, UpdateStream] = {}
         self.progress: dict[str, ChatProgress] = {}
+        self.trust = Trust(server.data_dir)
         self.current: Optional[str] = None
         """The window's current session: the last one chatted in (code actions continue it)."""
 
@@ -174,7 +186,74 @@ def chat_result(outcome: ChatOutcome) -> ChatResult:
             duration_ms=outcome.duration_ms,
             usage=chat_usage(outcome.usage),
         ),
+        structured_output=outcome.structured_output,
     )
+
+
+from agent_lsp.config import GATED, WORKSPACE_FILE, Settings, clean, read_workspace_file
+from agent_lsp.core.events import AgentUpdate, Usage
+
+
+def finishing(p: ChatParams) -> list:
+    """`finish` when the chat asks for structured output (-32602 naming outputSchema when that is not a valid JSON
+    Schema)."""
+    if p.output_schema is None:
+        return []
+    from agent_lsp.tools.finish import InvalidSchema, finish_tool
+
+    try:
+        return [finish_tool(p.output_schema)]
+    except InvalidSchema as e:
+        raise JsonRpcInvalidParams(f"Invalid params: outputSchema: not a valid JSON Schema: {e}",
+                                   data={"fields": ["outputSchema"]}) from None
+
+
+async def workspace_file_layer(ls: AgentServer, agent: "Agent", roots: list) -> dict[str, Any]:
+    """The cleaned settings of the workspace's .agent-lsp/settings.json; its hooks and baseUrl only once the user
+    trusted them (asked once through window/showMessageRequest, the answer kept per folder and content)."""
+    if not roots:
+        return {}
+    root = roots[0]
+    raw, warnings = read_workspace_file(root)
+    gated = {key: raw[key] for key in GATED if key in raw}
+    if gated:
+        content = digest(gated)
+        trusted = agent.trust.answer(root, content)
+        if trusted is None:
+            trusted = await ask_trust(ls, root, gated)
+            if trusted is not None:
+                agent.trust.record(root, content, trusted)
+        if not trusted:
+            raw = {key: value for key, value in raw.items() if key not in GATED}
+    layer, problems = clean(raw, str(root / WORKSPACE_FILE))
+    ls.warn(warnings + problems)
+    return layer
+
+
+async def ask_trust(ls: AgentServer, root, gated: dict[str, Any]) -> Optional[bool]:
+    """Ask the user whether the workspace's settings file may run its commands; None when dismissed."""
+    commands = sorted({str(hook.get("command")) for groups in (gated.get("hooks") or {}).values()
+                       if isinstance(groups, list) for group in groups if isinstance(group, dict)
+                       for hook in (group.get("hooks") if "hooks" in group else [group]) if isinstance(hook, dict)})
+    parts = [f"run hooks: {', '.join(f'`{c}`' for c in commands)}"] if commands else []
+    if "baseUrl" in gated:
+        parts.append(f"send your code to {gated['baseUrl']}")
+    message = (f"agent-lsp: {root / WORKSPACE_FILE} asks to {' and '.join(parts)}. Trust this workspace's "
+               "settings? Until you do, they are ignored.")
+    try:
+        answer = await ls.window_show_message_request_async(types.ShowMessageRequestParams(
+            type=types.MessageType.Warning, message=message,
+            actions=[types.MessageActionItem(title="Trust"), types.MessageActionItem(title="Don't trust")]))
+    except Exception as e:  # a client that cannot ask: nothing runs
+        log.info("window/showMessageRequest for trust failed: %r", e)
+        return None
+    title = answer.get("title") if isinstance(answer, dict) else getattr(answer, "title", None)
+    return {"Trust": True, "Don't trust": False}.get(title)
+
+
+def memory_tools(memory: Optional[MemoryFile]) -> list:
+    """`remember` and `forget`, when the workspace has somewhere to keep facts."""
+    return [Remember(memory), Forget(memory)] if memory else []
 
 
 def chat_usage(usage: Usage) -> ChatUsage:
@@ -215,6 +294,7 @@ async def mentioned(editor: LspEditor, p: ChatParams) -> Optional[str]:
 
 async def agent_chat(ls: AgentServer, params: Any) -> dict:
     p = parse(ChatParams, params)
+    finish = finishing(p)
     agent = agent_of(ls)
     editor = agent.editor()
     attached = await mentioned(editor, p)
@@ -226,13 +306,19 @@ async def agent_chat(ls: AgentServer, params: Any) -> dict:
     agent.current = session.id
     progress: Optional[ChatProgress] = None
     try:
+        ls.layers.workspace_file = await workspace_file_layer(ls, agent, editor.roots)
         settings: Settings = ls.layers.resolve(
             {"permission_mode": p.permission_mode, "max_turns": p.max_turns, "model": p.model})
         env = environment(editor, p)
+        memory = memory_file(settings.memory_file, editor.roots, ls.data_dir)
         context = "\n\n".join(part for part in (editor_context(env), attached) if part) or None
         request = ChatRequest(message=UserMessage(text=p.message, context=context), settings=settings,
-                              system=system_prompt(env, project_instructions(editor.roots)),
-                              tools=list(tools.ALL), ctx=ToolContext(editor=editor, secret_env=settings.secret_env))
+                              system=system_prompt(env, project_instructions(editor.roots),
+                                                   read_memory(memory) if memory and not memory.in_workspace else None),
+                              tools=[*tools.ALL, *memory_tools(memory), *finish], ctx=ToolContext(editor=editor, secret_env=settings.secret_env),
+                              ends_with="finish" if p.output_schema is not None else None,
+                              hooks=[ShellHooks(settings.hooks, session.id, editor.roots[0] if editor.roots else None)]
+                              if settings.hooks else [])
         progress = await ChatProgress.open(ls, p.work_done_token, lambda: agent.sessions.abort(session.id))
         if progress:
             agent.progress[session.id] = progress
@@ -298,6 +384,14 @@ def agent_delete_session(ls: AgentServer, params: Any) -> dict:
     session = session_of(agent, parse(SessionParams, params).session_id)
     agent.sessions.delete(session.id)
     return DeleteSessionResult().wire()
+
+
+async def agent_models(ls: AgentServer, params: Any) -> dict:
+    parse(ModelsParams, params)
+    found = await catalog(ls.layers.resolve())
+    return ModelsResult(models=[ModelEntry(id=m.id, display_name=m.display_name, provider=m.provider,
+                                           context_window=m.context_window) for m in found.models],
+                        default=found.default, error=found.error).wire()
 
 
 async def agent_revert(ls: AgentServer, params: Any) -> dict:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from agent_lsp.core.ports import EditOutcome, FileEdit, TextEdit
+from agent_lsp.tools.editing import minimal_edit
 
 
 def apply_text_edits(text: str, edits: list[TextEdit]) -> str:
@@ -21,20 +22,6 @@ def apply_text_edits(text: str, edits: list[TextEdit]) -> str:
     for e in sorted(edits, key=lambda e: e.start, reverse=True):
         text = text[: e.start] + e.new_text + text[e.end :]
     return text
-
-
-def minimal_edit(old: str, new: str) -> TextEdit:
-    """One edit turning `old` into `new`, touching only the span between their common prefix and suffix (so the
-    editor's undo and the user's cursor move as little as possible)."""
-    start = 0
-    limit = min(len(old), len(new))
-    while start < limit and old[start] == new[start]:
-        start += 1
-    end_old, end_new = len(old), len(new)
-    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
-        end_old -= 1
-        end_new -= 1
-    return TextEdit(start=start, end=end_old, new_text=new[start:end_new])
 
 
 @dataclass

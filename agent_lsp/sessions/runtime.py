@@ -16,6 +16,7 @@ from pydantic import TypeAdapter
 
 from agent_lsp.config import Settings, effective_max_turns
 from agent_lsp.core.events import AgentUpdate, Decision, Notice, ToolCall, ToolCallUpdate, Usage
+from agent_lsp.core.hooks import Hook
 from agent_lsp.core.loop import ChatConfig, ChatState, close_aborted, run_chat
 from agent_lsp.core.messages import Message, UserMessage
 from agent_lsp.core.ports import Model, ModelError, PermissionRequest
@@ -118,6 +119,9 @@ class ChatRequest:
     system: str
     tools: list[Tool]
     ctx: ToolContext
+    ends_with: Optional[str] = None
+    """A tool whose valid call ends the chat with a structured output (`finish`)."""
+    hooks: list[Hook] = field(default_factory=list)
 
 
 Emit = Callable[[Session, AgentUpdate], None]
@@ -289,6 +293,8 @@ class Sessions:
             thinking=settings.thinking,
             context_window=settings.context_window,
             compact_threshold=settings.compact_threshold,
+            ends_with=request.ends_with,
+            hooks=request.hooks,
         )
         state.compaction = session.compaction
         permit = make_permit(mode, session.grants, ask or self.asker(session))
@@ -377,4 +383,5 @@ def _result(session: Session, state: ChatState, stop_reason: str, started: float
         denied_tool_calls=state.denied,
         duration_ms=int((time.monotonic() - started) * 1000),
         usage=state.usage.model_copy(),
+        structured_output=state.structured_output if state.finished else None,
     )

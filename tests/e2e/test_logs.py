@@ -46,7 +46,7 @@ async def test_shutdown_with_a_chat_running_exits_quietly(lsp):
     (session,) = (await restarted.protocol.send_request_async("agent/sessions", {}))["sessions"]
     history = await restarted.protocol.send_request_async("agent/history", {"sessionId": session["sessionId"]})
     assert [(m["role"], m["content"], m.get("stopReason")) for m in history["messages"]] == [
-        ("user", "go", None), ("assistant", "Working on it", "aborted")]  # the record of protocol 1.1 (proto10)
+        ("user", "go", None), ("assistant", "Working on it", "aborted")]
 
 
 async def test_a_client_that_goes_away_mid_chat_is_not_an_error(lsp):

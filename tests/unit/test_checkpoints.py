@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_lsp.sessions.checkpoints import Checkpoint, FileChange, apply_text_edits, minimal_edit, plan_revert
+from agent_lsp.sessions.checkpoints import Checkpoint, FileChange, apply_text_edits, plan_revert
+from agent_lsp.tools.editing import minimal_edit
 
 A, B = Path("/ws/a.py"), Path("/ws/b.py")
 

@@ -8,6 +8,9 @@ export interface ChatParams {
   maxTurns?: number | null;
   message: string;
   model?: string | null;
+  outputSchema?: {
+    [k: string]: unknown;
+  } | null;
   permissionMode?: ('default' | 'acceptEdits' | 'plan' | 'bypassPermissions') | null;
   sessionId?: string | null;
   workDoneToken?: number | string | null;
