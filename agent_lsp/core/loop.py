@@ -350,8 +350,6 @@ class _Prepared:
 
 def _prepare(use: ToolUsePart, config: ChatConfig) -> _Prepared:
     tool = next((t for t in config.tools if t.name == use.name), None)
-    if use.input_error:
-        return _Prepared(use, tool, None, use.input_error)
     if tool is None:
         names = ", ".join(t.name for t in config.tools)
         return _Prepared(use, None, None, f"Unknown tool {use.name!r}. Available tools: {names}.")
