@@ -5,6 +5,7 @@ Imported on the first agent request (see server.py), with everything the agent n
 
 from __future__ import annotations
 
+import asyncio
 import platform
 from typing import Any, Optional
 
@@ -50,6 +51,7 @@ from agent_lsp.sessions.store import open_store
 from agent_lsp.tools.paths import display
 
 SESSION_BUSY = -32001
+MAX_LISTED_BUFFERS = 20
 CONFIRM_ACTIONS = {"Allow once": "allow_once", "Allow always": "allow_always", "Reject": "reject_once"}
 
 
@@ -121,15 +123,22 @@ def session_of(agent: Agent, session_id: str) -> Session:
                                    data={"fields": ["sessionId"]}) from None
 
 
-def environment(editor: LspEditor, params: ChatParams) -> Environment:
-    """What the system prompt tells the model about the editor."""
+async def environment(editor: LspEditor, params: ChatParams) -> Environment:
+    """What the system prompt tells the model about the editor: the active buffer and the most recently opened
+    ones, at most MAX_LISTED_BUFFERS (list_open_buffers has the rest)."""
     roots = editor.roots
     docs = editor.open_documents()
-    env = Environment(os_name=f"{platform.system()} {platform.release()}", roots=roots,
-                      open_buffers=[(display(roots, d.path) if d.path else d.uri, d.unsaved) for d in docs])
     context = params.context
+    active = next((d for d in docs if d.uri == context.active_uri), None) if context and context.active_uri else None
+    listed = docs[-MAX_LISTED_BUFFERS:]
+    if active is not None and active not in listed:
+        listed = [active, *listed[1:]]
+    flags = await asyncio.to_thread(lambda: [d.unsaved for d in listed])  # may read the files
+    env = Environment(os_name=f"{platform.system()} {platform.release()}", roots=roots,
+                      open_buffers=[(display(roots, d.path) if d.path else d.uri, dirty)
+                                    for d, dirty in zip(listed, flags)],
+                      more_buffers=len(docs) - len(listed))
     if context and context.active_uri:
-        active = next((d for d in docs if d.uri == context.active_uri), None)
         env.active_file = display(roots, active.path) if active and active.path else context.active_uri
         if active and context.selection:
             lines = active.text.splitlines()
@@ -161,7 +170,7 @@ async def agent_chat(ls: AgentServer, params: Any) -> dict:
         settings: Settings = ls.layers.resolve(
             {"permission_mode": p.permission_mode, "max_turns": p.max_turns, "model": p.model})
         editor = agent.editor()
-        env = environment(editor, p)
+        env = await environment(editor, p)
         request = ChatRequest(message=UserMessage(text=p.message, context=editor_context(env)), settings=settings,
                               system=system_prompt(env, project_instructions(editor.roots)),
                               tools=list(tools.ALL), ctx=ToolContext(editor=editor))
