@@ -181,7 +181,7 @@ async def agent_chat(ls: AgentServer, params: Any) -> dict:
         result = await agent.sessions.chat(session, request, ask)
     finally:
         agent.sessions.release(session)
-        stream = agent.streams.get(session.id)
+        stream = agent.streams.pop(session.id, None)  # one per running chat, not one per session ever seen
         if stream:
             stream.flush()
         agent.progress.pop(session.id, None)

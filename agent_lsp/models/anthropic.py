@@ -37,8 +37,10 @@ class AnthropicModel:
         if self._client is None:
             import anthropic
 
+            from agent_lsp.models.registry import shared_client
+
             kwargs = {"base_url": self.base_url} if self.base_url else {}
-            self._client = anthropic.AsyncAnthropic(**kwargs)
+            self._client = shared_client("anthropic", self.base_url, lambda: anthropic.AsyncAnthropic(**kwargs))
         return self._client
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:

@@ -24,6 +24,8 @@ from agent_lsp.sessions.permissions import Ask, Grants, make_permit, offered
 from agent_lsp.sessions.store import SessionRow, Store
 
 log = logging.getLogger(__name__)
+MAX_IDLE_SESSIONS = 16
+"""Idle sessions kept in memory when there is a store; older ones are reloaded from it on demand."""
 _MESSAGE: TypeAdapter = TypeAdapter(Message)
 
 
@@ -98,6 +100,8 @@ class Sessions:
         self._emit = emit
         self._store = store
         self._sessions: dict[str, Session] = {}
+        self._evicted: dict[str, tuple[int, Grants]] = {}
+        """What only this process knows of a session evicted from memory: its seq and standing answers."""
 
     def get(self, session_id: str) -> Session:
         """The session, or UnknownSession. It is (re)loaded from the store when this process has not seen it
@@ -119,7 +123,10 @@ class Sessions:
                           tool_calls=self._store.tool_calls(session_id))
         if cached is not None:  # what lives only in this process carries over: the seq, the standing answers
             session.seq, session.grants = cached.seq, cached.grants
+        elif session_id in self._evicted:
+            session.seq, session.grants = self._evicted.pop(session_id)
         self._sessions[session_id] = session
+        self._evict()
         return session
 
     def start(self, title: str) -> Session:
@@ -128,6 +135,7 @@ class Sessions:
         self._sessions[session.id] = session
         if self._store:
             self._write(lambda: self._store.create(session.row()))
+        self._evict()
         return session
 
     def all(self) -> list[SessionRow]:
@@ -141,6 +149,7 @@ class Sessions:
         if session.task:
             session.task.cancel()
         del self._sessions[session_id]
+        self._evicted.pop(session_id, None)
         if self._store:
             self._write(lambda: self._store.delete(session_id))
 
@@ -167,6 +176,18 @@ class Sessions:
     def release(self, session: Session) -> None:
         """The session's chat has answered."""
         session.busy = False
+        self._evict()
+
+    def _evict(self) -> None:
+        """Forget all but the MAX_IDLE_SESSIONS most recent idle sessions that the store holds whole."""
+        if self._store is None or len(self._sessions) <= MAX_IDLE_SESSIONS:
+            return
+        idle = [s for s in self._sessions.values()
+                if not s.busy and s.task is None and not s.pending and s.saved == len(s.history)]
+        idle.sort(key=lambda s: s.updated_at)
+        for session in idle[:max(0, len(self._sessions) - MAX_IDLE_SESSIONS)]:
+            del self._sessions[session.id]
+            self._evicted[session.id] = (session.seq, session.grants)
 
     def abort(self, session_id: str) -> bool:
         """Cancel the running chat; False when nothing was running."""

@@ -6,6 +6,7 @@ import asyncio
 import fnmatch
 import os
 import re
+import warnings
 from contextlib import aclosing
 from pathlib import Path
 from typing import Optional
@@ -126,8 +127,10 @@ async def search_buffers(pattern: str, buffers: dict[str, str]) -> list[Match]:
     if not buffers:
         return []
     try:
-        regex = re.compile(pattern)
-    except re.error:
+        with warnings.catch_warnings():  # a FutureWarning means Python reads it differently ([[:alpha:]])
+            warnings.simplefilter("error")
+            regex = re.compile(pattern)
+    except (re.error, FutureWarning):
         regex = None
     if regex is not None:
         return await asyncio.to_thread(_search_texts, regex, buffers)
