@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from agent_lsp import __version__
+from agent_lsp import DISTRIBUTION, __version__
+from agent_lsp.capabilities import PROTOCOL_VERSION
 
 
 def parser() -> argparse.ArgumentParser:
@@ -18,7 +19,7 @@ def parser() -> argparse.ArgumentParser:
         "`agent-lsp` serves on stdio; `agent-lsp demo` runs an offline session and prints it.",
     )
     p.add_argument("command", nargs="?", choices=["demo"], help="demo: run the offline demo session")
-    p.add_argument("--version", action="version", version=f"agent-lsp {__version__}")
+    p.add_argument("--version", action="version", version=f"{DISTRIBUTION} {__version__} (protocol {PROTOCOL_VERSION})")
     p.add_argument("--stdio", action="store_true", help="serve on stdio (the default)")
     p.add_argument("--tcp", action="store_true", help="serve on TCP instead of stdio")
     p.add_argument("--host", default="127.0.0.1", help="TCP host (default 127.0.0.1)")

@@ -27,17 +27,23 @@ from agent_lsp.models.registry import build_model
 from agent_lsp.protocol import (
     AbortResult,
     ChatParams,
+    ChatError,
+    ChatMetadata,
     ChatResult,
+    ChatUsage,
     ConfirmToolParams,
     ConfirmToolResult,
     DeleteSessionResult,
+    HistoryMessage,
     HistoryResult,
+    HistoryToolCall,
     SessionInfo,
     SessionParams,
     SessionsResult,
     UpdateParams,
 )
 from agent_lsp.sessions.history import render_history
+from agent_lsp.sessions.results import ChatOutcome, HistoryEntry
 from agent_lsp.sessions.permissions import Ask
 from agent_lsp.sessions.runtime import (
     ChatRequest,
@@ -147,6 +153,32 @@ async def environment(editor: LspEditor, params: ChatParams) -> Environment:
     return env
 
 
+def chat_result(outcome: ChatOutcome) -> ChatResult:
+    """The agent/chat answer for a chat's outcome."""
+    usage = outcome.usage
+    return ChatResult(
+        session_id=outcome.session_id,
+        stop_reason=outcome.stop_reason,
+        final_message=outcome.final_message,
+        error=ChatError(type=outcome.error.type, message=outcome.error.message) if outcome.error else None,
+        metadata=ChatMetadata(
+            turns_count=outcome.turns_count,
+            tool_calls_count=outcome.tool_calls_count,
+            denied_tool_calls=outcome.denied_tool_calls,
+            duration_ms=outcome.duration_ms,
+            usage=ChatUsage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+                            cache_read_input_tokens=usage.cache_read_input_tokens,
+                            cache_creation_input_tokens=usage.cache_creation_input_tokens),
+        ),
+    )
+
+
+def history_message(entry: HistoryEntry) -> HistoryMessage:
+    """An agent/history message for a transcript entry."""
+    calls = [HistoryToolCall.model_validate(vars(c)) for c in entry.tool_calls] if entry.tool_calls else None
+    return HistoryMessage(role=entry.role, content=entry.content, tool_calls=calls)
+
+
 def summary(result: ChatResult) -> str:
     """The progress end message."""
     meta = result.metadata
@@ -178,7 +210,7 @@ async def agent_chat(ls: AgentServer, params: Any) -> dict:
         if progress:
             agent.progress[session.id] = progress
         ask = None if ls.agent_caps["confirmTool"] else agent.ask_by_message()
-        result = await agent.sessions.chat(session, request, ask)
+        result = chat_result(await agent.sessions.chat(session, request, ask))
     finally:
         agent.sessions.release(session)
         stream = agent.streams.pop(session.id, None)  # one per running chat, not one per session ever seen
@@ -216,7 +248,8 @@ def agent_sessions(ls: AgentServer, params: Any) -> dict:
 
 def agent_history(ls: AgentServer, params: Any) -> dict:
     session = session_of(agent_of(ls), parse(SessionParams, params).session_id)
-    return HistoryResult(messages=render_history(session.history, tools.BY_NAME, session.tool_calls)).wire()
+    entries = render_history(session.history, tools.BY_NAME, session.tool_calls)
+    return HistoryResult(messages=[history_message(e) for e in entries]).wire()
 
 
 def agent_delete_session(ls: AgentServer, params: Any) -> dict:

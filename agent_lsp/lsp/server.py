@@ -12,7 +12,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
-from agent_lsp import __version__
+from agent_lsp import DISTRIBUTION, __version__
 from agent_lsp.capabilities import client_agent_capabilities, server_agent_capabilities
 from agent_lsp.config import Layers, clean
 
@@ -49,7 +49,7 @@ class AgentServer(LanguageServer):
     """The agent-lsp server: its settings layers, the client's agent capabilities, and the agent state."""
 
     def __init__(self, launch_settings: dict[str, Any], data_dir: Optional[Path]) -> None:
-        super().__init__("agent-lsp", __version__, protocol_cls=AgentProtocol, converter_factory=_dict_converter)
+        super().__init__(DISTRIBUTION, __version__, protocol_cls=AgentProtocol, converter_factory=_dict_converter)
         self.data_dir = data_dir
         """Where the session store lives; None keeps sessions in memory."""
         layer, self.pending_warnings = clean(launch_settings, "the environment")

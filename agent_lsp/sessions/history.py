@@ -4,24 +4,24 @@ from __future__ import annotations
 
 from agent_lsp.core.messages import AssistantMessage, Message, ToolResultsMessage, UserMessage
 from agent_lsp.core.tool import Tool
-from agent_lsp.protocol import HistoryMessage, HistoryToolCall
+from agent_lsp.sessions.results import HistoryEntry, HistoryToolCall
 
 
-def render_history(history: list[Message], tools: dict[str, Tool], records: dict[str, dict]) -> list[HistoryMessage]:
+def render_history(history: list[Message], tools: dict[str, Tool], records: dict[str, dict]) -> list[HistoryEntry]:
     """The panel's view of a transcript; messages the loop wrote on the user's behalf are left out.
 
     `records` are the tool calls as their updates described them (title, status, diff…); a call without one is
     described from its tool and result."""
     results = {r.tool_use_id: r for m in history if isinstance(m, ToolResultsMessage) for r in m.results}
-    out: list[HistoryMessage] = []
+    out: list[HistoryEntry] = []
     for message in history:
         if isinstance(message, UserMessage) and message.origin == "user":
-            out.append(HistoryMessage(role="user", content=message.text))
+            out.append(HistoryEntry(role="user", content=message.text))
         elif isinstance(message, AssistantMessage):
             calls = []
             for use in message.tool_uses:
                 if use.id in records:
-                    calls.append(HistoryToolCall.model_validate(records[use.id]))
+                    calls.append(_recorded(records[use.id]))
                     continue
                 tool, result = tools.get(use.name), results.get(use.id)
                 calls.append(HistoryToolCall(
@@ -31,7 +31,7 @@ def render_history(history: list[Message], tools: dict[str, Tool], records: dict
                     output=result.content if result and not result.is_error else None,
                     error=result.content if result and result.is_error else None,
                 ))
-            out.append(HistoryMessage(role="assistant", content=message.text, tool_calls=calls or None))
+            out.append(HistoryEntry(role="assistant", content=message.text, tool_calls=calls or None))
     return out
 
 
@@ -42,3 +42,10 @@ def _title(tool: Tool | None, raw: dict) -> str | None:
         return tool.title(tool.Input.model_validate(raw))
     except ValueError:
         return None
+
+
+def _recorded(record: dict) -> HistoryToolCall:
+    """A tool call as its updates recorded it (the wire form of core's ToolCall and ToolCallUpdate)."""
+    return HistoryToolCall(tool_call_id=record["toolCallId"], name=record["name"], title=record["title"],
+                           tool_kind=record["toolKind"], input=record["input"], status=record["status"],
+                           output=record.get("output"), error=record.get("error"), diff=record.get("diff"))

@@ -19,8 +19,8 @@ from agent_lsp.core.loop import ChatConfig, ChatState, close_aborted, run_chat
 from agent_lsp.core.messages import Message, UserMessage
 from agent_lsp.core.ports import Model, ModelError, PermissionRequest
 from agent_lsp.core.tool import Tool, ToolContext
-from agent_lsp.protocol import ChatError, ChatMetadata, ChatResult, ChatUsage
 from agent_lsp.sessions.permissions import Ask, Grants, make_permit, offered
+from agent_lsp.sessions.results import ChatFailure, ChatOutcome
 from agent_lsp.sessions.store import SessionRow, Store
 
 log = logging.getLogger(__name__)
@@ -217,7 +217,7 @@ class Sessions:
 
         return ask
 
-    async def chat(self, session: Session, request: ChatRequest, ask: Optional[Ask] = None) -> ChatResult:
+    async def chat(self, session: Session, request: ChatRequest, ask: Optional[Ask] = None) -> ChatOutcome:
         """Run one chat to its end; cancelling the caller aborts the chat, and a result is answered all the same."""
         started = time.monotonic()
         state = ChatState(history=session.history)
@@ -281,24 +281,16 @@ class Sessions:
         self._emit(session, update)
 
 
-def _result(session: Session, state: ChatState, stop_reason: str, started: float) -> ChatResult:
-    usage = state.usage
-    error = ChatError(type=state.error.type, message=state.error.message) if state.error else None
-    return ChatResult(
+def _result(session: Session, state: ChatState, stop_reason: str, started: float) -> ChatOutcome:
+    error = ChatFailure(type=state.error.type, message=state.error.message) if state.error else None
+    return ChatOutcome(
         session_id=session.id,
         stop_reason=stop_reason,
         final_message=state.final_message,
         error=error if stop_reason == "error" else None,
-        metadata=ChatMetadata(
-            turns_count=state.turns,
-            tool_calls_count=state.tool_calls,
-            denied_tool_calls=state.denied,
-            duration_ms=int((time.monotonic() - started) * 1000),
-            usage=ChatUsage(
-                input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens,
-                cache_read_input_tokens=usage.cache_read_input_tokens,
-                cache_creation_input_tokens=usage.cache_creation_input_tokens,
-            ),
-        ),
+        turns_count=state.turns,
+        tool_calls_count=state.tool_calls,
+        denied_tool_calls=state.denied,
+        duration_ms=int((time.monotonic() - started) * 1000),
+        usage=state.usage.model_copy(),
     )

@@ -8,14 +8,13 @@ import socket
 import subprocess
 import sys
 
-from agent_lsp import __version__
 
 SERVER = [sys.executable, "-m", "agent_lsp"]
 
 
 def test_version_and_help():
     version = subprocess.run([*SERVER, "--version"], capture_output=True, text=True, timeout=30)
-    assert (version.returncode, version.stdout) == (0, f"agent-lsp {__version__}\n")
+    assert (version.returncode, version.stdout) == (0, "agent-lsp-server 0.2.0 (protocol 1)\n")
     usage = subprocess.run([*SERVER, "--help"], capture_output=True, text=True, timeout=30)
     assert usage.returncode == 0
     for option in ("--tcp", "--host", "--port", "--model", "--data-dir", "--log-file", "--log-level", "demo"):
@@ -53,7 +52,7 @@ async def test_tcp_serves_lsp_and_logs_go_to_the_log_file(tmp_path):
         writer.write(framed({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                              "params": {"processId": None, "rootUri": None, "capabilities": {}}}))
         answer = await asyncio.wait_for(read_message(reader), 20)
-        assert answer["result"]["serverInfo"] == {"name": "agent-lsp", "version": __version__}
+        assert answer["result"]["serverInfo"] == {"name": "agent-lsp-server", "version": "0.2.0"}
         writer.close()
     finally:
         server.kill()

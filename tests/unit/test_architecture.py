@@ -20,6 +20,7 @@ def imports(path: Path) -> set[str]:
             found |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
+            found |= {f"{node.module}.{a.name}" for a in node.names}  # `from agent_lsp import protocol`
     return found
 
 
@@ -34,9 +35,17 @@ def test_core_imports_only_core_and_no_vendor_sdk(path):
     assert bad == []
 
 
-@pytest.mark.parametrize("path", modules("tools") + modules("sessions") + modules("models"), ids=lambda p: p.name)
-def test_only_the_lsp_edge_imports_pygls(path):
-    assert [m for m in imports(path) if m.split(".")[0] in ("pygls", "lsprotocol") or m.startswith("agent_lsp.lsp")] == []
+FRONT_ENDS = ("pygls", "lsprotocol", "acp")
+FRONT_END_MODULES = ("agent_lsp.protocol", "agent_lsp.lsp", "agent_lsp.acp")
+
+
+@pytest.mark.parametrize("path", modules("core") + modules("tools") + modules("sessions") + modules("models"),
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_nothing_below_the_front_ends_imports_their_wire_types(path):
+    """sessions/, core/, tools/ and models/ are protocol-neutral: each front end converts at its own edge."""
+    bad = [m for m in imports(path) if m.split(".")[0] in FRONT_ENDS
+           or any(m == f or m.startswith(f + ".") for f in FRONT_END_MODULES)]
+    assert bad == []
 
 
 def test_starting_the_server_imports_no_sdk_and_no_models():
