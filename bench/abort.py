@@ -39,6 +39,16 @@ def percentile(samples: list[float], q: float) -> float:
 
 
 async def main(runs: int) -> None:
+    results = await measure(runs)
+    print(f"{'state':<26} {'p50 (ms)':>9} {'p99 (ms)':>9} {'max (ms)':>9}   ({runs} aborts each)")
+    for state, samples in results.items():
+        print(f"{state:<26} {statistics.median(samples):>9.1f} {percentile(samples, 0.99):>9.1f} "
+              f"{max(samples):>9.1f}")
+
+
+async def measure(runs: int) -> dict[str, list[float]]:
+    """Milliseconds from agent/abort to the chat's answer, per state."""
+    results: dict[str, list[float]] = {}
     api = FakeMessagesAPI().start()
     root = Path(tempfile.mkdtemp(prefix="agent-lsp-bench-"))
     (root / "app.py").write_text("print('hi')\n")
@@ -66,7 +76,6 @@ async def main(runs: int) -> None:
         "capabilities": {"workspace": {"applyEdit": True, "workspaceEdit": {"documentChanges": True}},
                          "experimental": {"agent": {"confirmTool": True}}}})
     client.notify("initialized", {})
-    print(f"{'state':<26} {'p50 (ms)':>9} {'p99 (ms)':>9} {'max (ms)':>9}   ({runs} aborts each)")
     for state, (replies, mode, marker) in STATES.items():
         samples, session = [], None
         for _ in range(runs):
@@ -84,10 +93,10 @@ async def main(runs: int) -> None:
             await abort
             assert result["stopReason"] == "aborted", result
             api.script.clear()
-        print(f"{state:<26} {statistics.median(samples):>9.1f} {percentile(samples, 0.99):>9.1f} "
-              f"{max(samples):>9.1f}")
+        results[state] = samples
     await client.close()
     api.stop()
+    return results
 
 
 if __name__ == "__main__":

@@ -92,6 +92,7 @@ run() {  # run NAME COMMAND...: run a suite, show its output, count it; never st
 }
 
 run "python (unit + e2e)" timeout 900 python -m pytest -q -p no:cacheprovider tests
+run "bench --quick" timeout 600 python -m bench --quick
 if [ -x client-nvim/tests/run.sh ]; then run "client-nvim" client-nvim/tests/run.sh; fi
 if [ -x client-vscode/ci.sh ]; then run "client-vscode" client-vscode/ci.sh; fi
 run "demo" bash -c 'out=$(agent-lsp demo) && echo "$out" && grep -q "stopReason=end_turn" <<<"$out" \

@@ -79,6 +79,8 @@ class FakeMessagesAPI:
         self.script: list[dict[str, Any]] = list(script or [])
         self.requests: list[dict[str, Any]] = []
         self.disconnects: list[int] = []
+        self.first_byte_at: list[float] = []
+        """time.perf_counter() when each streamed reply's first byte went out (the benchmarks' clock)."""
         self.record = record
         self._lock = threading.Lock()
         self._served = 0
@@ -131,6 +133,7 @@ class FakeMessagesAPI:
                     return self._json(reply["status"], error, reply.get("headers", {}))
                 try:
                     time.sleep(reply.get("stall", 0))
+                    fake.first_byte_at.append(time.perf_counter())
                     self.send_response(200)
                     self.send_header("content-type", "text/event-stream")
                     self.end_headers()
