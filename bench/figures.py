@@ -98,7 +98,7 @@ async def _startup_once(command: list[str]) -> tuple[float, int]:
     await client.request("initialize", {"processId": os.getpid(), "rootUri": None, "capabilities": {}})
     elapsed = time.perf_counter() - started
     client.notify("initialized", {})
-    await round_trip(client)
+    await client.request("shutdown", None)  # every server answers it, after handling `initialized`
     rss = rss_kib(client.process.pid)
     client.process.kill()
     await client.process.wait()
