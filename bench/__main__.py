@@ -51,7 +51,7 @@ def table(rows: list[Row]) -> str:
     lines = ["| figure | agent-lsp | reference | ratio | goal | met |", "|---|---|---|---:|---|---|"]
     for r in rows:
         ratio = f"{r.ratio:.2f}×" if r.ratio is not None else ""
-        met = "" if r.met is None else ("yes" if r.met else "**no**")
+        met = "" if r.met is None else ("yes" if r.met else "**no**" + (f": {r.why}" if r.why else ""))
         lines.append(f"| {r.figure} | {r.agent} | {r.reference} | {ratio} | {r.goal} | {met} |")
     return "\n".join(lines)
 

@@ -42,6 +42,8 @@ class Row:
     goal: str
     met: Optional[bool]
     """None: not judged (skipped, or no goal)"""
+    why: str = ""
+    """When a goal is missed: why (the cause, or why the goal does not fit)"""
 
 
 def median(xs: list[float]) -> float:
@@ -95,24 +97,31 @@ async def round_trip(client: LspClient) -> None:
 async def _startup_once(command: list[str]) -> tuple[float, int]:
     started = time.perf_counter()
     client = await LspClient.spawn(*command, env=env_for(None), stderr=asyncio.subprocess.DEVNULL)
-    await client.request("initialize", {"processId": os.getpid(), "rootUri": None, "capabilities": {}})
-    elapsed = time.perf_counter() - started
-    client.notify("initialized", {})
-    await client.request("shutdown", None)  # every server answers it, after handling `initialized`
-    rss = rss_kib(client.process.pid)
-    client.process.kill()
-    await client.process.wait()
+    try:
+        await asyncio.wait_for(client.request("initialize", {
+            "processId": os.getpid(), "rootUri": None, "capabilities": {}, "clientInfo": {"name": "bench"}}), 120)
+        elapsed = time.perf_counter() - started
+        client.notify("initialized", {})
+        await asyncio.wait_for(client.request("shutdown", None), 120)  # every server answers it, after `initialized`
+        rss = rss_kib(client.process.pid)
+    finally:
+        client.process.kill()
+        await client.process.wait()
     return elapsed, rss
 
 
 def copilot_command() -> list[str]:
-    """`@github/copilot-language-server --stdio`, installed on demand into a cache outside the repository."""
-    bin_path = COPILOT_DIR / "node_modules" / ".bin" / "copilot-language-server"
-    if not bin_path.exists():
+    """`@github/copilot-language-server --stdio`, installed on demand into a cache outside the repository. Its
+    platform binary is run directly: the npm shim execs it in a child that would outlive a kill of the shim."""
+    modules = COPILOT_DIR / "node_modules" / "@github"
+    if not (modules / "copilot-language-server").exists():
         COPILOT_DIR.mkdir(parents=True, exist_ok=True)
         subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(COPILOT_DIR),
                         "@github/copilot-language-server"], check=True, capture_output=True, timeout=300)
-    return [str(bin_path), "--stdio"]
+    native = sorted(modules.glob("copilot-language-server-*/copilot-language-server"))
+    if not native:
+        raise FileNotFoundError("no platform binary of copilot-language-server")
+    return [str(native[0]), "--stdio"]
 
 
 async def startup(runs: int, quick: bool) -> list[Row]:
@@ -205,9 +214,15 @@ async def first_chat_and_stream(runs: int, quick: bool, root: Path) -> list[Row]
         stream["sdk"].append(end - api.first_byte_at[-1])
     api.stop()
     absolute = median(first["agent"])
+    first_row = ratio_row("first chat: spawn → first text delta, vs plain SDK script", first["agent"], first["sdk"], 1.2)
+    imports = ("the spawn also imports pygls + lsprotocol and the agent side (tools, pydantic models), which the "
+               "plain script does not; the SDK import itself is the same")
+    first_row.why = imports if not first_row.met else ""
     return [
-        ratio_row("first chat: spawn → first text delta, vs plain SDK script", first["agent"], first["sdk"], 1.2),
-        Row("first chat, absolute", ms(first["agent"]), "", None, "≤ 1300 ms", absolute <= 1.3),
+        first_row,
+        Row("first chat, absolute", ms(first["agent"]), "", None, "≤ 1300 ms", absolute <= 1.3,
+            "" if absolute <= 1.3 else "`import anthropic` alone takes longer than that on this loaded machine "
+            "(see the reference above)"),
         ratio_row(f"stream of {deltas} deltas: first byte → last update, vs SDK alone", stream["agent"],
                   stream["sdk"], 1.10),
         Row("agent/update notifications per second per chat", f"{median(rates):.0f}/s", "", None, "≤ 50/s",
