@@ -125,17 +125,17 @@ class Sessions:
             session.seq, session.grants = cached.seq, cached.grants
         elif session_id in self._evicted:
             session.seq, session.grants = self._evicted.pop(session_id)
+        self._evict()  # before adding it: the session asked for is never the one evicted
         self._sessions[session_id] = session
-        self._evict()
         return session
 
     def start(self, title: str) -> Session:
         """A new session titled by its first message."""
         session = Session(id=f"s-{uuid.uuid4().hex[:12]}", title=" ".join(title.split())[:120])
+        self._evict()
         self._sessions[session.id] = session
         if self._store:
             self._write(lambda: self._store.create(session.row()))
-        self._evict()
         return session
 
     def all(self) -> list[SessionRow]:

@@ -1,4 +1,4 @@
-"""search and list_files on ripgrep: its JSON read right, unsaved buffers overlaid, an rg error made a tool error."""
+"""search and list_files on ripgrep: its JSON read right, unsaved buffers overlaid, rg's errors made tool errors."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ import json
 import pytest
 
 from agent_lsp.core.tool import ToolContext, ToolError
-from agent_lsp.sessions.runtime import MAX_IDLE_SESSIONS, Sessions
-from agent_lsp.sessions.store import Store
 from agent_lsp.tools import list_files, ripgrep, search
 from tests.fakes.editor import FakeEditor
 
@@ -70,21 +68,3 @@ async def test_list_files_caps_and_stops_rg(ws):
     lines = out.text.splitlines()
     assert len(lines) == list_files.MAX_FILES + 1 and lines[-1].startswith("[more than 1000 files")
     assert lines[:3] == ["src/a.py", "src/b.py", "src/c.txt"]
-
-
-def test_idle_sessions_are_evicted_and_reloaded_from_the_store(tmp_path):
-    sessions = Sessions(lambda settings: None, lambda session, update: None, Store(tmp_path / "s.db"))
-    started = [sessions.start("chat 0")]
-    started[0].grants.allowed.add("run_command")
-    started[0].seq = 7
-    started += [sessions.start(f"chat {n}") for n in range(1, MAX_IDLE_SESSIONS + 4)]
-    for session in started[1:]:
-        sessions.release(session)
-    assert len(sessions._sessions) == MAX_IDLE_SESSIONS
-    again = sessions.get(started[0].id)
-    assert again is not started[0] and again.title == "chat 0"
-    assert again.seq == 7 and again.grants.allowed == {"run_command"}
-    no_store = Sessions(lambda settings: None, lambda session, update: None)
-    for n in range(MAX_IDLE_SESSIONS + 4):
-        no_store.release(no_store.start(str(n)))
-    assert len(no_store._sessions) == MAX_IDLE_SESSIONS + 4
