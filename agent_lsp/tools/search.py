@@ -51,9 +51,14 @@ class Search(Tool):
         base = display(roots, cwd)
         dirty = await dirty_buffers(ctx.editor.open_documents(), start, cwd, input.glob)
         names = {display(roots, path): text for path, text in dirty}
-        on_disk, in_buffers = await asyncio.gather(
-            _search_disk(input.pattern, input.glob, cwd, target, base, skip=set(names)),
-            search_buffers(input.pattern, names))
+        disk = asyncio.ensure_future(_search_disk(input.pattern, input.glob, cwd, target, base, skip=set(names)))
+        buffers = asyncio.ensure_future(search_buffers(input.pattern, names))
+        try:
+            on_disk, in_buffers = await asyncio.gather(disk, buffers)
+        finally:  # when one fails (a bad pattern) the other stops too, its rg killed before we answer
+            for task in (disk, buffers):
+                task.cancel()
+            await asyncio.gather(disk, buffers, return_exceptions=True)
         hits = sorted(on_disk + in_buffers, key=lambda m: (m.path.split("/"), m.line))
         if not hits:
             return ToolOutput("No matches.")
