@@ -14,11 +14,14 @@ TOOL_NAMES = [
     "run_command",
 ]
 """The names of `agent_lsp.tools.ALL`, in order (a test keeps the two equal)."""
+FEATURES: list[str] = ["newSession"]
+"""The protocol 1.1 additions this server has (PROTOCOL §8), so a client can hide what is missing."""
 
 
 def server_agent_capabilities() -> dict:
     """`capabilities.experimental.agent` of the initialize result."""
-    return {"protocolVersion": PROTOCOL_VERSION, "tools": list(TOOL_NAMES), "permissionModes": list(PERMISSION_MODES)}
+    return {"protocolVersion": PROTOCOL_VERSION, "tools": list(TOOL_NAMES), "permissionModes": list(PERMISSION_MODES),
+            "features": list(FEATURES)}
 
 
 def client_agent_capabilities(experimental: object) -> tuple[dict[str, bool], bool]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Optional
@@ -22,28 +23,51 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"{DISTRIBUTION} {__version__} (protocol {PROTOCOL_VERSION})")
     p.add_argument("--stdio", action="store_true", help="serve on stdio (the default)")
     p.add_argument("--tcp", action="store_true", help="serve on TCP instead of stdio")
-    p.add_argument("--host", default="127.0.0.1", help="TCP host (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=2087, help="TCP port (default 2087)")
+    p.add_argument("--host", help="TCP host (default 127.0.0.1)")
+    p.add_argument("--port", type=int, help="TCP port (default 2087)")
     p.add_argument("--model", help='model name; "demo" for the offline demo model, "script:FILE" for a scripted one')
     p.add_argument("--data-dir", type=Path, help="where sessions are stored (default $XDG_STATE_HOME/agent-lsp)")
     p.add_argument("--log-file", type=Path, help="write logs to this file (never to stdout: it is the wire)")
-    p.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    p.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="default WARNING")
     return p
 
 
+SERVE_ONLY = ("stdio", "tcp", "host", "port", "model", "data_dir", "log_file", "log_level")
+"""Options of serving; the demo runs its own server (stdio, demo model, a scratch store) and takes none."""
+
+
 def main(argv: Optional[list[str]] = None) -> None:
-    args = parser().parse_args(argv)
+    p = parser()
+    args = p.parse_args(argv)
     if args.command == "demo":
+        given = [f"--{name.replace('_', '-')}" for name in SERVE_ONLY if getattr(args, name) not in (None, False)]
+        if given:
+            p.error(f"demo takes no options ({', '.join(given)} given): it starts its own server over stdio "
+                    "with the demo model; run `agent-lsp` without `demo` to serve.")
         from agent_lsp.demo.run import main as demo
 
         sys.exit(demo())
+    if args.tcp and args.stdio:
+        p.error("--tcp and --stdio exclude each other")
+    if not args.tcp and (args.host is not None or args.port is not None):
+        p.error("--host and --port apply only with --tcp")
+    args.log_level = args.log_level or "WARNING"
     target = {"filename": args.log_file} if args.log_file else {"stream": sys.stderr}
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", **target)
+    if args.log_level != "DEBUG":  # pygls logs every message sent at INFO: that much only when debugging
+        logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLevelName(args.log_level)))
     from agent_lsp.config import default_data_dir, environment_layer
     from agent_lsp.lsp.server import create_server
 
     server = create_server(environment_layer(args.model), args.data_dir or default_data_dir())
     if args.tcp:
-        server.start_tcp(args.host, args.port)
+        server.start_tcp(args.host or "127.0.0.1", args.port or 2087)
     else:
         server.start_io()
+    # The loop has closed (exit, or the client went away) and every chat has been cancelled and saved. End now:
+    # the interpreter's own teardown of the SDK modules takes seconds on a busy machine and has nothing to save.
+    if server.protocol.exit_code is None:
+        logging.getLogger(__name__).info("the client closed the connection without exit; stopping")
+    logging.shutdown()
+    sys.stderr.flush()
+    os._exit(server.protocol.exit_code or 0)

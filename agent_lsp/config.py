@@ -87,6 +87,11 @@ FIELDS = {
 }
 
 
+CLIENT_KEYS = frozenset({"serverCommand", "serverArgs", "trace"})
+"""Settings the editor's client reads itself (how to start the server, `trace.server`); the server ignores
+them without a warning, since they share the `agentLsp` section with the server's settings."""
+
+
 def clean(values: Any, source: str) -> tuple[dict[str, Any], list[str]]:
     """The valid settings of one source (by Settings field), and a warning naming each bad or unknown one."""
     if values is None:
@@ -96,6 +101,8 @@ def clean(values: Any, source: str) -> tuple[dict[str, Any], list[str]]:
     good: dict[str, Any] = {}
     warnings = []
     for name, value in values.items():
+        if name in CLIENT_KEYS:
+            continue
         if name not in FIELDS:
             warnings.append(f"agent-lsp: unknown setting `{name}` from {source} is ignored.")
             continue

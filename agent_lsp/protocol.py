@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal, Optional, Union
 
 from pydantic import ConfigDict, Field, field_validator
+from pydantic.json_schema import GenerateJsonSchema
 
 from agent_lsp.capabilities import PROTOCOL_VERSION
 from agent_lsp.core.events import AgentUpdate, Decision, Range, ToolKind, ToolStatus, WireModel
@@ -103,12 +104,33 @@ class ConfirmToolResult(WireModel):
     accepted: Literal[True] = True
 
 
+class NewSessionParams(Params):
+    """agent/newSession params."""
+
+    title: Optional[str] = None
+
+
+class NewSessionResult(WireModel):
+    session_id: str
+
+
+class SessionsParams(Params):
+    """agent/sessions params."""
+
+    workspace: Optional[str] = None
+    """A workspace folder's URI: only the sessions created in a window that had this folder."""
+
+
 class SessionInfo(WireModel):
     session_id: str
     title: str
     created_at: str
     updated_at: str
     turns_count: int
+    workspace: Optional[str] = None
+    """The first workspace folder of the window that created the session (absent for older sessions)."""
+    usage: ChatUsage
+    """Cumulative over the session's chats."""
 
 
 class SessionsResult(WireModel):
@@ -131,6 +153,12 @@ class HistoryMessage(WireModel):
     role: Literal["user", "assistant"]
     content: str
     tool_calls: Optional[list[HistoryToolCall]] = None
+    usage: Optional[ChatUsage] = None
+    """On assistant messages: the usage of the chat the message belongs to."""
+    stop_reason: Optional[StopReason] = None
+    """On assistant messages: how the chat the message belongs to ended."""
+    duration_ms: Optional[int] = None
+    """On assistant messages: how long the chat the message belongs to ran."""
 
 
 class HistoryResult(WireModel):
@@ -181,6 +209,8 @@ class ServerAgentCapabilities(WireModel):
     protocol_version: int = PROTOCOL_VERSION
     tools: list[str]
     permission_modes: list[PermissionMode] = ["default", "acceptEdits", "plan", "bypassPermissions"]
+    features: list[str] = []
+    """Protocol 1.1 additions this server has (PROTOCOL §8)."""
 
 
 SCHEMAS: dict[str, type[WireModel]] = {
@@ -190,6 +220,9 @@ SCHEMAS: dict[str, type[WireModel]] = {
     "agent-abort.result": AbortResult,
     "agent-confirmTool.params": ConfirmToolParams,
     "agent-confirmTool.result": ConfirmToolResult,
+    "agent-newSession.params": NewSessionParams,
+    "agent-newSession.result": NewSessionResult,
+    "agent-sessions.params": SessionsParams,
     "agent-sessions.result": SessionsResult,
     "agent-history.params": SessionParams,
     "agent-history.result": HistoryResult,
@@ -203,9 +236,31 @@ SCHEMAS: dict[str, type[WireModel]] = {
 }
 
 
+SERVER_TO_CLIENT = {name for name in SCHEMAS if name.endswith(".result") and name != "agent-diagnostics.result"} | {
+    "agent-update.params", "agent-diagnostics.params", "initialize.experimental.agent.server"}
+"""What the server sends (the rest is what it receives): described as sent, in serialization mode."""
+
+
+class SentSchema(GenerateJsonSchema):
+    """Schemas of what the server sends with `WireModel.wire()`, which sends every field except those that are
+    None: a field is required unless it can be None, so a client's generated types need not guard the rest."""
+
+    def field_is_required(self, field: Any, total: bool) -> bool:
+        if self.mode != "serialization":
+            return super().field_is_required(field, total)
+        schema = field["schema"]
+        if schema["type"] == "default":
+            if "default" in schema and schema["default"] is None:
+                return False
+            schema = schema["schema"]
+        return schema["type"] != "nullable"
+
+
 def schemas() -> dict[str, dict[str, Any]]:
-    """The JSON Schema of every message, by file stem."""
-    return {name: model.model_json_schema(by_alias=True, mode="validation" if name.endswith("params") else "serialization")
+    """The JSON Schema of every message, by file stem: what the server sends as sent, what it receives as
+    accepted."""
+    return {name: model.model_json_schema(by_alias=True, schema_generator=SentSchema,
+                                          mode="serialization" if name in SERVER_TO_CLIENT else "validation")
             for name, model in SCHEMAS.items()}
 
 

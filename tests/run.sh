@@ -91,7 +91,7 @@ run() {  # run NAME COMMAND...: run a suite, show its output, count it; never st
   rm -f "$log"
 }
 
-run "python (unit + e2e)" timeout 900 python -m pytest -q -p no:cacheprovider tests
+run "python (unit + e2e)" timeout 1800 python -m pytest -q -p no:cacheprovider tests
 run "bench --quick" timeout 600 python -m bench --quick
 if [ -x client-nvim/tests/run.sh ]; then run "client-nvim" client-nvim/tests/run.sh; fi
 if [ -x client-vscode/ci.sh ]; then run "client-vscode" client-vscode/ci.sh; fi

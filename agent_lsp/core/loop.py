@@ -102,6 +102,8 @@ class ChatState:
     """Results of the current turn's calls whose terminal status was sent."""
     compaction: Optional[tuple[int, str]] = None
     """(cut, summary): the model is sent the summary, then history[cut:]."""
+    streaming_usage: Usage = field(default_factory=Usage)
+    """What the model call in flight has used so far, as the provider reported it (not yet in `usage`)."""
 
 
 def needs_nudge(text: str) -> bool:
@@ -188,18 +190,26 @@ async def _call_model(
                 state.partial_text += event.text
                 yield TextDelta.model_construct(text=event.text)
             elif isinstance(event, ThinkingChunk):
+<<<<<<< HEAD
                 yield ThinkingDelta.model_construct(text=event.text)
+=======
+                yield ThinkingDelta(text=event.text)
+            elif isinstance(event, Usage):
+                state.streaming_usage = event
+>>>>>>> main
             elif isinstance(event, ModelReply):
                 reply = event
         if reply is None:
             raise ModelError("llm_error", "The model stream ended without a reply.")
     except ModelError as e:
         commit_partial(state)
+        count_streamed_usage(state)
         if e.type == "context_overflow":
             e = ModelError(e.type, f"{e.message} Start a new session, or lower the compactThreshold setting so that "
                                    "agent-lsp compacts the conversation sooner.")
         state.stop_reason, state.error = "error", e
         return
+    state.streaming_usage = Usage()
     state.usage = state.usage.plus(reply.usage)
     yield state.usage.model_copy()
     parts = [p for p in reply.parts if not (isinstance(p, TextPart) and not p.text.strip())]
@@ -261,8 +271,16 @@ def commit_partial(state: ChatState) -> None:
     state.partial_text = ""
 
 
+def count_streamed_usage(state: ChatState) -> None:
+    """Count what a model call that will not reply (cut, failed, aborted) used so far."""
+    state.usage = state.usage.plus(state.streaming_usage)
+    state.streaming_usage = Usage()
+
+
 def close_aborted(state: ChatState) -> list[AgentUpdate]:
-    """After a cancel: the terminal updates still owed, and a history every next request can build on."""
+    """After a cancel: the terminal updates still owed, and a history every next request can build on (its usage
+    counts what the cut model call used)."""
+    count_streamed_usage(state)
     updates: list[AgentUpdate] = [
         ToolCallUpdate(tool_call_id=call_id, status="cancelled", error="Cancelled by the user.")
         for call_id in state.open_calls

@@ -60,7 +60,9 @@ class ModelReply:
     usage: Usage = field(default_factory=Usage)
 
 
-ModelEvent = Union[TextChunk, ThinkingChunk, ModelReply]
+ModelEvent = Union[TextChunk, ThinkingChunk, Usage, ModelReply]
+"""A `Usage` mid-stream is the call's usage so far (cumulative for the call): what an aborted or failed call
+cost. The `ModelReply` carries the call's final usage."""
 
 
 class ModelError(Exception):
@@ -73,7 +75,8 @@ class ModelError(Exception):
 
 
 class Model(Protocol):
-    """A model provider. `stream` yields chunks and ends with exactly one `ModelReply`, or raises `ModelError`."""
+    """A model provider. `stream` yields chunks (and, when the provider reports it, `Usage` so far) and ends with
+    exactly one `ModelReply`, or raises `ModelError`."""
 
     name: str
 

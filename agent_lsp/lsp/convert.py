@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import unquote, urlparse
@@ -19,13 +20,42 @@ def lsp_uri_to_path(uri: str) -> Optional[Path]:
     return Path(unquote(parsed.path))
 
 
-def lsp_diagnostic(path: Path, raw: dict[str, Any]) -> Diagnostic:
-    """A core diagnostic from an LSP Diagnostic dict (0-based → 1-based)."""
+def lsp_folder_uri(uri: str) -> str:
+    """One spelling of a folder's URI (as the server records workspace folders): a file: URI is rebuilt from its
+    path, so percent-encoding and a trailing slash do not matter; other schemes are kept as they are."""
+    path = lsp_uri_to_path(uri)
+    return path.as_uri() if path is not None and path.is_absolute() else uri
+
+
+def lsp_lines(text: str) -> list[str]:
+    """A document's lines as LSP counts them (\n, \r\n and \r end a line; nothing else does)."""
+    return re.split(r"\r\n|\r|\n", text)
+
+
+def lsp_column(line: str, character: int, encoding: str) -> int:
+    """The 0-based column, in characters (code points), of an LSP `character` counted in `encoding` units."""
+    if encoding == "utf-32" or character <= 0:
+        return max(character, 0)
+    units = 0
+    for column, ch in enumerate(line):
+        if units >= character:
+            return column
+        units += len(ch.encode("utf-8")) if encoding == "utf-8" else (2 if ord(ch) > 0xFFFF else 1)
+    return len(line) + max(character - units, 0)  # past the end (a diagnostic at the line's end)
+
+
+def lsp_diagnostic(path: Path, raw: dict[str, Any], lines: Optional[list[str]] = None,
+                   encoding: str = "utf-16") -> Diagnostic:
+    """A core diagnostic from an LSP Diagnostic dict (0-based → 1-based, column in characters). `lines` are the
+    document's, to count the column in characters whatever position encoding was negotiated."""
     start = raw.get("range", {}).get("start", {})
+    line, character = int(start.get("line", 0)), int(start.get("character", 0))
+    if lines is not None and 0 <= line < len(lines):
+        character = lsp_column(lines[line], character, encoding)
     return Diagnostic(
         path=path,
-        line=int(start.get("line", 0)) + 1,
-        column=int(start.get("character", 0)) + 1,
+        line=line + 1,
+        column=character + 1,
         severity=SEVERITIES.get(raw.get("severity") or 1, "error"),
         message=str(raw.get("message", "")).strip(),
         source=raw.get("source"),

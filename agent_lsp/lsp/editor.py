@@ -18,11 +18,12 @@ from pygls.lsp.server import LanguageServer
 from agent_lsp.core.ports import DiagnosticsReport, EditOutcome, FileEdit, OpenDocument
 from agent_lsp.core.syntax import python_syntax_errors
 from agent_lsp.core.tool import ToolError
-from agent_lsp.lsp.convert import lsp_diagnostic, lsp_text_edits, lsp_uri_to_path
+from agent_lsp.lsp.convert import lsp_diagnostic, lsp_lines, lsp_text_edits, lsp_uri_to_path
 
 log = logging.getLogger(__name__)
+# How long to wait for the client (the environment overrides them: the e2e tests make them generous ceilings).
 CLIENT_REQUEST_TIMEOUT = float(os.environ.get("AGENT_LSP_CLIENT_TIMEOUT", "10"))
-DID_CHANGE_WAIT = 1.0
+DID_CHANGE_WAIT = float(os.environ.get("AGENT_LSP_DID_CHANGE_WAIT", "1"))
 
 
 class LspEditor:
@@ -81,12 +82,28 @@ class LspEditor:
     async def _editor_diagnostics(self, paths: Optional[list[Path]]) -> DiagnosticsReport:
         params = {"uris": [p.as_uri() for p in paths]} if paths is not None else {}
         answer = await self.request("agent/diagnostics", params)
+        encoding = self._encoding()
         items = []
         for entry in (answer or {}).get("items", []):
             path = lsp_uri_to_path(entry.get("uri", ""))
-            if path is not None:
-                items += [lsp_diagnostic(path, d) for d in entry.get("diagnostics", [])]
+            diagnostics = entry.get("diagnostics", [])
+            if path is not None and diagnostics:
+                lines = self._lines(path) if encoding != "utf-32" else None
+                items += [lsp_diagnostic(path, d, lines, encoding) for d in diagnostics]
         return DiagnosticsReport(items=items, from_editor=True)
+
+    def _lines(self, path: Path) -> Optional[list[str]]:
+        """The lines of `path` as the editor has it (to count columns in characters); None when unreadable."""
+        doc = self.open_document(path)
+        try:
+            return lsp_lines(doc.text if doc else path.read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            return None
+
+    def _encoding(self) -> str:
+        """The position encoding negotiated with the client (UTF-16 unless it chose another)."""
+        negotiated = self._server.workspace.position_encoding
+        return str(getattr(negotiated, "value", negotiated) or "utf-16")
 
     async def apply_edit(self, edit: FileEdit) -> EditOutcome:
         """workspace/applyEdit shaped by what the client declared (PROTOCOL §4 "Edits")."""
@@ -95,9 +112,7 @@ class LspEditor:
         workspace_edit = caps.workspace_edit if caps else None
         versioned = bool(workspace_edit and workspace_edit.document_changes)
         can_create = bool(versioned and types.ResourceOperationKind.Create in (workspace_edit.resource_operations or []))
-        negotiated = self._server.workspace.position_encoding
-        encoding = str(getattr(negotiated, "value", negotiated) or "utf-16")
-        text_edits = lsp_text_edits(edit.base_text, edit.edits, encoding)
+        text_edits = lsp_text_edits(edit.base_text, edit.edits, self._encoding())
         if edit.create and not can_create:
             edit.path.parent.mkdir(parents=True, exist_ok=True)
             edit.path.write_text(edit.edits[0].new_text, encoding="utf-8")

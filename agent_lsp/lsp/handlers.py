@@ -5,8 +5,13 @@ Imported on the first agent request (see server.py), with everything the agent n
 
 from __future__ import annotations
 
+<<<<<<< HEAD
 import asyncio
+=======
+import os
+>>>>>>> main
 import platform
+from pathlib import Path
 from typing import Any, Optional
 
 from lsprotocol import types
@@ -15,10 +20,11 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from agent_lsp import tools
 from agent_lsp.config import Settings
-from agent_lsp.core.events import AgentUpdate
+from agent_lsp.core.events import AgentUpdate, Usage
 from agent_lsp.core.messages import UserMessage
 from agent_lsp.core.prompt import Environment, editor_context, project_instructions, system_prompt
 from agent_lsp.core.tool import ToolContext
+from agent_lsp.lsp.convert import lsp_folder_uri, lsp_uri_to_path
 from agent_lsp.lsp.editor import LspEditor
 from agent_lsp.lsp.progress import ChatProgress
 from agent_lsp.lsp.server import AgentServer
@@ -37,8 +43,11 @@ from agent_lsp.protocol import (
     HistoryMessage,
     HistoryResult,
     HistoryToolCall,
+    NewSessionParams,
+    NewSessionResult,
     SessionInfo,
     SessionParams,
+    SessionsParams,
     SessionsResult,
     UpdateParams,
 )
@@ -145,7 +154,13 @@ async def environment(editor: LspEditor, params: ChatParams) -> Environment:
                                     for d, dirty in zip(listed, flags)],
                       more_buffers=len(docs) - len(listed))
     if context and context.active_uri:
+<<<<<<< HEAD
         env.active_file = display(roots, active.path) if active and active.path else context.active_uri
+=======
+        active = next((d for d in docs if d.uri == context.active_uri), None)
+        path = active.path if active else lsp_uri_to_path(context.active_uri)
+        env.active_file = display(roots, Path(os.path.realpath(path))) if path else context.active_uri  # as tools take it
+>>>>>>> main
         if active and context.selection:
             lines = active.text.splitlines()
             first, last = context.selection.start.line, context.selection.end.line
@@ -155,7 +170,6 @@ async def environment(editor: LspEditor, params: ChatParams) -> Environment:
 
 def chat_result(outcome: ChatOutcome) -> ChatResult:
     """The agent/chat answer for a chat's outcome."""
-    usage = outcome.usage
     return ChatResult(
         session_id=outcome.session_id,
         stop_reason=outcome.stop_reason,
@@ -166,17 +180,24 @@ def chat_result(outcome: ChatOutcome) -> ChatResult:
             tool_calls_count=outcome.tool_calls_count,
             denied_tool_calls=outcome.denied_tool_calls,
             duration_ms=outcome.duration_ms,
-            usage=ChatUsage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-                            cache_read_input_tokens=usage.cache_read_input_tokens,
-                            cache_creation_input_tokens=usage.cache_creation_input_tokens),
+            usage=chat_usage(outcome.usage),
         ),
     )
+
+
+def chat_usage(usage: Usage) -> ChatUsage:
+    """The wire form of a usage count."""
+    return ChatUsage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+                     cache_read_input_tokens=usage.cache_read_input_tokens,
+                     cache_creation_input_tokens=usage.cache_creation_input_tokens)
 
 
 def history_message(entry: HistoryEntry) -> HistoryMessage:
     """An agent/history message for a transcript entry."""
     calls = [HistoryToolCall.model_validate(vars(c)) for c in entry.tool_calls] if entry.tool_calls else None
-    return HistoryMessage(role=entry.role, content=entry.content, tool_calls=calls)
+    return HistoryMessage(role=entry.role, content=entry.content, tool_calls=calls,
+                          usage=chat_usage(entry.usage) if entry.usage else None, stop_reason=entry.stop_reason,
+                          duration_ms=entry.duration_ms)
 
 
 def summary(result: ChatResult) -> str:
@@ -192,7 +213,7 @@ def summary(result: ChatResult) -> str:
 async def agent_chat(ls: AgentServer, params: Any) -> dict:
     p = parse(ChatParams, params)
     agent = agent_of(ls)
-    session = session_of(agent, p.session_id) if p.session_id else agent.sessions.start(p.message)
+    session = session_of(agent, p.session_id) if p.session_id else new_session(ls, p.message)
     try:
         agent.sessions.reserve(session)
     except SessionBusy:
@@ -222,6 +243,15 @@ async def agent_chat(ls: AgentServer, params: Any) -> dict:
     return result.wire()
 
 
+def new_session(ls: AgentServer, title: str) -> Session:
+    """A session of this window: it records the window's workspace folders."""
+    return agent_of(ls).sessions.start(title, [root.as_uri() for root in agent_of(ls).editor().roots])
+
+
+def agent_new_session(ls: AgentServer, params: Any) -> dict:
+    return NewSessionResult(session_id=new_session(ls, parse(NewSessionParams, params).title or "").id).wire()
+
+
 def agent_abort(ls: AgentServer, params: Any) -> dict:
     agent = agent_of(ls)
     session = session_of(agent, parse(SessionParams, params).session_id)
@@ -241,14 +271,17 @@ def agent_confirm_tool(ls: AgentServer, params: Any) -> dict:
 
 
 def agent_sessions(ls: AgentServer, params: Any) -> dict:
+    workspace = parse(SessionsParams, params).workspace
+    rows = agent_of(ls).sessions.all(lsp_folder_uri(workspace) if workspace is not None else None)
     return SessionsResult(sessions=[
         SessionInfo(session_id=s.id, title=s.title, created_at=s.created_at, updated_at=s.updated_at,
-                    turns_count=s.turns_count) for s in agent_of(ls).sessions.all()]).wire()
+                    turns_count=s.turns_count, workspace=s.workspace_folders[0] if s.workspace_folders else None,
+                    usage=chat_usage(s.usage)) for s in rows]).wire()
 
 
 def agent_history(ls: AgentServer, params: Any) -> dict:
     session = session_of(agent_of(ls), parse(SessionParams, params).session_id)
-    entries = render_history(session.history, tools.BY_NAME, session.tool_calls)
+    entries = render_history(session.history, tools.BY_NAME, session.tool_calls, session.chats)
     return HistoryResult(messages=[history_message(e) for e in entries]).wire()
 
 

@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import logging
+import sys
 from pathlib import Path
 from typing import Any, Optional
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
@@ -28,8 +30,74 @@ def _dict_converter():
     return converter
 
 
+class _Writer:
+    """The transport's writer; once the client has gone, writes are dropped with one log line, no traceback."""
+
+    def __init__(self, writer: Any, protocol: "AgentProtocol") -> None:
+        self._writer, self._protocol = writer, protocol
+
+    def write(self, data: bytes) -> Any:
+        try:
+            return self._writer.write(data)
+        except (OSError, ValueError) as e:  # a broken pipe, a closed stdout: the editor is gone
+            self._protocol.client_gone(repr(e))
+            return None
+
+    def close(self) -> Any:
+        return self._writer.close()
+
+
 class AgentProtocol(LanguageServerProtocol):
-    """pygls's protocol plus the agent capabilities and a guard for late replies."""
+    """pygls's protocol plus the agent capabilities, a guard for late replies, one log line (not a traceback)
+    for a request answered with a JSON-RPC error on purpose (-32602, -32001...), and a quiet, quick exit."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._methods: dict[Any, str] = {}
+        """The method of each request being handled, for the log line of an error answer."""
+        self.closed = False
+        """The client has gone (exit, or the transport broke): nothing more is sent."""
+        self.exit_code: Optional[int] = None
+        """Set by `exit`: 0 after a shutdown request, 1 without (LSP); None when the input just ended."""
+
+    def set_writer(self, writer: Any, *args: Any, **kwargs: Any) -> None:
+        super().set_writer(_Writer(writer, self), *args, **kwargs)
+
+    def _send_data(self, data: Any) -> None:
+        if not self.closed:
+            super()._send_data(data)
+
+    def client_gone(self, why: str) -> None:
+        """Stop sending: the client cannot read any more."""
+        if not self.closed:
+            self.closed = True
+            log.info("the client has gone (%s); nothing more is sent", why)
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any) -> None:
+        """Stop every request still running and send nothing more; leave the message loop as pygls does (the
+        running chats are cancelled as the loop closes, and cli.py ends the process without a slow teardown)."""
+        self.exit_code = 0 if self._shutdown else 1
+        self.closed = True
+        for future in list(self._request_futures.values()):
+            future.cancel()
+        sys.exit(self.exit_code)
+
+    def _handle_request(self, msg_id, method_name, params):
+        self._methods[msg_id] = method_name
+        super()._handle_request(msg_id, method_name, params)
+        if msg_id not in self._request_futures:  # answered already (a sync handler, an unknown method)
+            self._methods.pop(msg_id, None)
+
+    def _send_handler_result(self, future, *, msg_id):
+        method = self._methods.pop(msg_id, "a request")
+        error = None if future.cancelled() else future.exception()
+        if isinstance(error, JsonRpcException):  # an expected answer; pygls would log it with a traceback
+            self._request_futures.pop(msg_id, None)
+            log.info("%s answered error %s: %s", method, error.code, error.message)
+            self._send_response(msg_id, error=error.to_response_error())
+            return
+        super()._send_handler_result(future, msg_id=msg_id)
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):
@@ -87,6 +155,9 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
         ls.warn(ls.pending_warnings)
         ls.pending_warnings = []
         await pull_configuration(ls)
+        from agent_lsp.lsp.warmup import schedule_warmup
+
+        schedule_warmup(ls.layers.resolve({}))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: AgentServer, params: types.DidChangeConfigurationParams) -> None:
@@ -100,6 +171,10 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
     @server.feature("agent/chat")
     async def agent_chat(ls: AgentServer, params: Any) -> dict:
         return await _handlers().agent_chat(ls, params)
+
+    @server.feature("agent/newSession")
+    def agent_new_session(ls: AgentServer, params: Any) -> dict:
+        return _handlers().agent_new_session(ls, params)
 
     @server.feature("agent/abort")
     def agent_abort(ls: AgentServer, params: Any) -> dict:

@@ -55,6 +55,8 @@ class AnthropicModel:
                         yield TextChunk(event.text)
                     elif event.type == "thinking" and event.thinking:
                         yield ThinkingChunk(event.thinking)
+                    elif event.type in ("message_start", "message_delta"):  # what was used so far, if cut
+                        yield _usage(stream.current_message_snapshot.usage)
                 final = await stream.get_final_message()
         except anthropic.APIStatusError as e:
             raise ModelError(_error_type(e), _status_message(e)) from None

@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from typing import Optional, Sequence
+
 from agent_lsp.core.messages import AssistantMessage, Message, ToolResultsMessage, UserMessage
 from agent_lsp.core.tool import Tool
 from agent_lsp.sessions.results import HistoryEntry, HistoryToolCall
+from agent_lsp.sessions.store import ChatRecord
 
 
-def render_history(history: list[Message], tools: dict[str, Tool], records: dict[str, dict]) -> list[HistoryEntry]:
+def render_history(history: list[Message], tools: dict[str, Tool], records: dict[str, dict],
+                   chats: Sequence[ChatRecord] = ()) -> list[HistoryEntry]:
     """The panel's view of a transcript; messages the loop wrote on the user's behalf are left out.
 
     `records` are the tool calls as their updates described them (title, status, diff…); a call without one is
-    described from its tool and result."""
+    described from its tool and result. Each assistant message carries the usage and stop reason of the chat it
+    belongs to, when `chats` has it (sessions older than the chat records have none)."""
     results = {r.tool_use_id: r for m in history if isinstance(m, ToolResultsMessage) for r in m.results}
+    starts = [c.first_message for c in chats]
     out: list[HistoryEntry] = []
-    for message in history:
+    for position, message in enumerate(history):
         if isinstance(message, UserMessage) and message.origin == "user":
             out.append(HistoryEntry(role="user", content=message.text))
         elif isinstance(message, AssistantMessage):
@@ -31,8 +38,17 @@ def render_history(history: list[Message], tools: dict[str, Tool], records: dict
                     output=result.content if result and not result.is_error else None,
                     error=result.content if result and result.is_error else None,
                 ))
-            out.append(HistoryEntry(role="assistant", content=message.text, tool_calls=calls or None))
+            chat = _chat_of(chats, starts, position)
+            out.append(HistoryEntry(role="assistant", content=message.text, tool_calls=calls or None,
+                                    usage=chat.usage if chat else None, stop_reason=chat.stop_reason if chat else None,
+                                    duration_ms=chat.duration_ms if chat else None))
     return out
+
+
+def _chat_of(chats: Sequence[ChatRecord], starts: list[int], position: int) -> Optional[ChatRecord]:
+    """The chat whose messages include `position` (chats are sorted by their first message)."""
+    index = bisect_right(starts, position) - 1
+    return chats[index] if index >= 0 else None
 
 
 def _title(tool: Tool | None, raw: dict) -> str | None:

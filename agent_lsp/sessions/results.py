@@ -56,3 +56,9 @@ class HistoryEntry:
     role: Literal["user", "assistant"]
     content: str
     tool_calls: Optional[list[HistoryToolCall]] = None
+    usage: Optional[Usage] = None
+    """On assistant messages: the usage of the chat the message belongs to (None before chats were recorded)."""
+    stop_reason: Optional[StopReason] = None
+    """On assistant messages: how the chat the message belongs to ended."""
+    duration_ms: Optional[int] = None
+    """On assistant messages: how long the chat the message belongs to ran."""

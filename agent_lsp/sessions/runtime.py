@@ -14,14 +14,14 @@ from typing import Callable, Optional
 from pydantic import TypeAdapter
 
 from agent_lsp.config import Settings, effective_max_turns
-from agent_lsp.core.events import AgentUpdate, Decision, ToolCall, ToolCallUpdate
+from agent_lsp.core.events import AgentUpdate, Decision, ToolCall, ToolCallUpdate, Usage
 from agent_lsp.core.loop import ChatConfig, ChatState, close_aborted, run_chat
 from agent_lsp.core.messages import Message, UserMessage
 from agent_lsp.core.ports import Model, ModelError, PermissionRequest
 from agent_lsp.core.tool import Tool, ToolContext
 from agent_lsp.sessions.permissions import Ask, Grants, make_permit, offered
 from agent_lsp.sessions.results import ChatFailure, ChatOutcome
-from agent_lsp.sessions.store import SessionRow, Store
+from agent_lsp.sessions.store import ChatRecord, SessionRow, Store
 
 log = logging.getLogger(__name__)
 MAX_IDLE_SESSIONS = 16
@@ -67,10 +67,18 @@ class Session:
     """How each tool call went, as the updates said (for agent/history), by toolCallId."""
     saved: int = 0
     """How many messages of `history` the store has."""
+    workspace_folders: list[str] = field(default_factory=list)
+    """URIs of the workspace folders of the window that created the session."""
+    chats: list[ChatRecord] = field(default_factory=list)
+    """How each chat ended and what it used, oldest first."""
 
     def row(self) -> SessionRow:
+        usage = Usage()
+        for chat in self.chats:
+            usage = usage.plus(chat.usage)
         return SessionRow(id=self.id, title=self.title, created_at=self.created_at, updated_at=self.updated_at,
-                          turns_count=self.turns_count, compaction=list(self.compaction) if self.compaction else None)
+                          turns_count=self.turns_count, compaction=list(self.compaction) if self.compaction else None,
+                          workspace_folders=list(self.workspace_folders), usage=usage)
 
     def next_seq(self) -> int:
         self.seq += 1
@@ -120,7 +128,8 @@ class Sessions:
         session = Session(id=row.id, title=row.title, created_at=row.created_at, updated_at=row.updated_at,
                           turns_count=row.turns_count, history=history, saved=len(history),
                           compaction=tuple(row.compaction) if row.compaction else None,
-                          tool_calls=self._store.tool_calls(session_id))
+                          tool_calls=self._store.tool_calls(session_id), workspace_folders=row.workspace_folders,
+                          chats=self._store.chats(session_id))
         if cached is not None:  # what lives only in this process carries over: the seq, the standing answers
             session.seq, session.grants = cached.seq, cached.grants
         elif session_id in self._evicted:
@@ -129,19 +138,27 @@ class Sessions:
         self._sessions[session_id] = session
         return session
 
+<<<<<<< HEAD
     def start(self, title: str) -> Session:
         """A new session titled by its first message."""
         session = Session(id=f"s-{uuid.uuid4().hex[:12]}", title=" ".join(title.split())[:120])
         self._evict()
+=======
+    def start(self, title: str = "", workspace_folders: Optional[list[str]] = None) -> Session:
+        """A new session of the window with `workspace_folders`; without a title, its first chat's message titles it."""
+        session = Session(id=f"s-{uuid.uuid4().hex[:12]}", title=_title(title),
+                          workspace_folders=list(workspace_folders or []))
+>>>>>>> main
         self._sessions[session.id] = session
         if self._store:
             self._write(lambda: self._store.create(session.row()))
         return session
 
-    def all(self) -> list[SessionRow]:
-        """Every session, newest first."""
-        rows = {r.id: r for r in (self._store.sessions() if self._store else [])}
-        rows.update({s.id: s.row() for s in self._sessions.values() if s.id not in rows or s.busy})
+    def all(self, workspace: Optional[str] = None) -> list[SessionRow]:
+        """Every session, newest first; with `workspace` (a folder URI), those whose window had that folder."""
+        rows = {r.id: r for r in (self._store.sessions(workspace) if self._store else [])}
+        rows.update({s.id: s.row() for s in self._sessions.values() if (s.id not in rows or s.busy)
+                     and (workspace is None or workspace in s.workspace_folders)})
         return sorted(rows.values(), key=lambda r: r.updated_at, reverse=True)
 
     def delete(self, session_id: str) -> None:
@@ -158,7 +175,8 @@ class Sessions:
         if not self._store:
             return
         bodies = [_MESSAGE.dump_json(m).decode() for m in session.history[session.saved:]]
-        self._write(lambda: self._store.save(session.row(), session.saved, bodies, session.tool_calls))
+        chats = tuple(session.chats)
+        self._write(lambda: self._store.save(session.row(), session.saved, bodies, session.tool_calls, chats))
         session.saved = len(session.history)
 
     def _write(self, action: Callable[[], None]) -> None:
@@ -229,6 +247,8 @@ class Sessions:
         except ModelError as e:
             state.error = e
             return _result(session, state, "error", started)
+        first_message = len(session.history)
+        session.title = session.title or _title(request.message.text)
         mode = settings.permission_mode
         config = ChatConfig(
             system=request.system,
@@ -268,8 +288,11 @@ class Sessions:
         session.turns_count += state.turns
         session.updated_at = _now()
         session.compaction = state.compaction
+        outcome = _result(session, state, state.stop_reason or "end_turn", started)
+        session.chats.append(ChatRecord(first_message=first_message, stop_reason=outcome.stop_reason,
+                                        duration_ms=outcome.duration_ms, usage=outcome.usage))
         self._save(session)
-        return _result(session, state, state.stop_reason or "end_turn", started)
+        return outcome
 
     def _publish(self, session: Session, update: AgentUpdate) -> None:
         """Send an update, and remember how tool calls went for agent/history."""
@@ -279,6 +302,11 @@ class Sessions:
             record = session.tool_calls[update.tool_call_id]
             record.update({k: v for k, v in update.wire().items() if k in ("status", "output", "error", "diff")})
         self._emit(session, update)
+
+
+def _title(text: str) -> str:
+    """A session title: whitespace folded, at most 120 characters."""
+    return " ".join(text.split())[:120]
 
 
 def _result(session: Session, state: ChatState, stop_reason: str, started: float) -> ChatOutcome:

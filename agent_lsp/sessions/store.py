@@ -11,11 +11,13 @@ import json
 import os
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-SCHEMA_VERSION = 1
+from agent_lsp.core.events import Usage
+
+SCHEMA_VERSION = 2
 MIGRATIONS = {
     1: """
         CREATE TABLE sessions (
@@ -28,7 +30,27 @@ MIGRATIONS = {
             session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE, tool_call_id TEXT NOT NULL,
             record TEXT NOT NULL, PRIMARY KEY (session_id, tool_call_id));
     """,
+    # The workspace folders of the window that made the session (`workspace` is the first, `workspace_folders`
+    # all of them, as a JSON list of URIs), and one row per chat: where its messages start, how it ended, what
+    # it used. Sessions and chats from version 1 have no folders and no chat rows.
+    2: """
+        ALTER TABLE sessions ADD COLUMN workspace TEXT;
+        ALTER TABLE sessions ADD COLUMN workspace_folders TEXT NOT NULL DEFAULT '[]';
+        CREATE INDEX sessions_by_workspace ON sessions(workspace);
+        CREATE TABLE chats (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            first_message INTEGER NOT NULL, stop_reason TEXT NOT NULL, duration_ms INTEGER NOT NULL,
+            input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
+            cache_read_input_tokens INTEGER NOT NULL, cache_creation_input_tokens INTEGER NOT NULL,
+            PRIMARY KEY (session_id, first_message));
+    """,
 }
+_USAGE_COLUMNS = "input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens"
+_SELECT_SESSIONS = (
+    "SELECT s.id, s.title, s.created_at, s.updated_at, s.turns_count, s.compaction, s.workspace_folders, "
+    + ", ".join(f"COALESCE(SUM(c.{c}), 0)" for c in _USAGE_COLUMNS.split(", "))
+    + " FROM sessions s LEFT JOIN chats c ON c.session_id = s.id"
+)
 
 
 @dataclass
@@ -39,6 +61,20 @@ class SessionRow:
     updated_at: str
     turns_count: int
     compaction: Optional[list[Any]]
+    workspace_folders: list[str] = field(default_factory=list)
+    """URIs of the workspace folders of the window that created the session; the first is its workspace."""
+    usage: Usage = field(default_factory=Usage)
+    """Cumulative over the session's chats (read only: computed from the chats)."""
+
+
+@dataclass
+class ChatRecord:
+    """One chat of a session: its user message is message `first_message`; how it ended and what it used."""
+
+    first_message: int
+    stop_reason: str
+    duration_ms: int
+    usage: Usage
 
 
 class StoreUnavailable(Exception):
@@ -69,16 +105,24 @@ class Store:
         """`with store.transaction():` — one atomic write."""
         return _Transaction(self._db)
 
-    def sessions(self) -> list[SessionRow]:
-        """Every session, newest first."""
-        rows = self._db.execute("SELECT id, title, created_at, updated_at, turns_count, compaction FROM sessions "
-                                "ORDER BY updated_at DESC, rowid DESC").fetchall()
+    def sessions(self, workspace: Optional[str] = None) -> list[SessionRow]:
+        """Every session, newest first; with `workspace`, those whose window had that folder."""
+        where, args = ("", ()) if workspace is None else (
+            " WHERE EXISTS (SELECT 1 FROM json_each(s.workspace_folders) WHERE value = ?)", (workspace,))
+        rows = self._db.execute(f"{_SELECT_SESSIONS}{where} GROUP BY s.id ORDER BY s.updated_at DESC, s.rowid DESC",
+                                args).fetchall()
         return [_row(r) for r in rows]
 
     def session(self, session_id: str) -> Optional[SessionRow]:
-        row = self._db.execute("SELECT id, title, created_at, updated_at, turns_count, compaction FROM sessions "
-                               "WHERE id = ?", (session_id,)).fetchone()
+        row = self._db.execute(f"{_SELECT_SESSIONS} WHERE s.id = ? GROUP BY s.id", (session_id,)).fetchone()
         return _row(row) if row else None
+
+    def chats(self, session_id: str) -> list[ChatRecord]:
+        """The session's chats, oldest first."""
+        rows = self._db.execute(f"SELECT first_message, stop_reason, duration_ms, {_USAGE_COLUMNS} FROM chats "
+                                "WHERE session_id = ? ORDER BY first_message", (session_id,))
+        return [ChatRecord(first_message=r[0], stop_reason=r[1], duration_ms=r[2], usage=_usage(r[3:]))
+                for r in rows]
 
     def messages(self, session_id: str) -> list[str]:
         """The session's messages as stored (JSON), oldest first."""
@@ -90,11 +134,15 @@ class Store:
         return {r[0]: json.loads(r[1]) for r in rows}
 
     def create(self, row: SessionRow) -> None:
-        self._db.execute("INSERT INTO sessions (id, title, created_at, updated_at, turns_count) VALUES (?,?,?,?,?)",
-                         (row.id, row.title, row.created_at, row.updated_at, row.turns_count))
+        folders = row.workspace_folders
+        self._db.execute("INSERT INTO sessions (id, title, created_at, updated_at, turns_count, workspace, "
+                         "workspace_folders) VALUES (?,?,?,?,?,?,?)",
+                         (row.id, row.title, row.created_at, row.updated_at, row.turns_count,
+                          folders[0] if folders else None, json.dumps(folders)))
 
-    def save(self, row: SessionRow, first_position: int, bodies: list[str], tool_calls: dict[str, dict]) -> None:
-        """Append messages from `first_position` and update the session, in one transaction."""
+    def save(self, row: SessionRow, first_position: int, bodies: list[str], tool_calls: dict[str, dict],
+             chats: tuple[ChatRecord, ...] = ()) -> None:
+        """Append messages from `first_position`, record `chats`, and update the session, in one transaction."""
         with self.transaction():
             self._db.execute("UPDATE sessions SET title=?, updated_at=?, turns_count=?, compaction=? WHERE id=?",
                              (row.title, row.updated_at, row.turns_count,
@@ -103,6 +151,11 @@ class Store:
                                  [(row.id, first_position + i, b) for i, b in enumerate(bodies)])
             self._db.executemany("INSERT OR REPLACE INTO tool_calls (session_id, tool_call_id, record) VALUES (?,?,?)",
                                  [(row.id, k, json.dumps(v)) for k, v in tool_calls.items()])
+            self._db.executemany(f"INSERT OR REPLACE INTO chats (session_id, first_message, stop_reason, duration_ms, "
+                                 f"{_USAGE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
+                                 [(row.id, c.first_message, c.stop_reason, c.duration_ms, c.usage.input_tokens,
+                                   c.usage.output_tokens, c.usage.cache_read_input_tokens,
+                                   c.usage.cache_creation_input_tokens) for c in chats])
 
     def delete(self, session_id: str) -> None:
         self._db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
@@ -124,7 +177,13 @@ class _Transaction:
 
 def _row(r: tuple) -> SessionRow:
     return SessionRow(id=r[0], title=r[1], created_at=r[2], updated_at=r[3], turns_count=r[4],
-                      compaction=json.loads(r[5]) if r[5] else None)
+                      compaction=json.loads(r[5]) if r[5] else None, workspace_folders=json.loads(r[6] or "[]"),
+                      usage=_usage(r[7:11]))
+
+
+def _usage(counts: tuple) -> Usage:
+    return Usage(input_tokens=counts[0], output_tokens=counts[1], cache_read_input_tokens=counts[2],
+                 cache_creation_input_tokens=counts[3])
 
 
 def open_store(data_dir: Path) -> tuple[Optional[Store], Optional[str]]:

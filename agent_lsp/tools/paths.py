@@ -5,17 +5,19 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Optional
+from urllib.parse import unquote, urlparse
 
 from agent_lsp.core.events import Location
 from agent_lsp.core.tool import ToolError
 
 
 def resolve(roots: list[Path], raw: str | None) -> Path:
-    """The real path of `raw` (workspace-relative or absolute), refused when it leaves every workspace folder."""
+    """The real path of `raw` (workspace-relative, absolute, or a file:// URI), refused when it leaves every
+    workspace folder."""
     if not roots:
         raise ToolError("There is no workspace folder open, so no file can be reached.")
     raw = (raw or ".").strip() or "."
-    candidate = Path(raw).expanduser()
+    candidate = _file_uri_path(raw) or Path(raw).expanduser()
     if not candidate.is_absolute():
         candidate = roots[0] / candidate
     real = Path(os.path.realpath(candidate))
@@ -23,6 +25,16 @@ def resolve(roots: list[Path], raw: str | None) -> Path:
         if is_inside(real, root):
             return real
     raise ToolError(f"{raw} is outside the workspace folders ({', '.join(str(r) for r in roots)}); refused.")
+
+
+def _file_uri_path(raw: str) -> Optional[Path]:
+    """The path of a file: URI (models copy them from what the editor shows); None for anything else."""
+    if not raw.lower().startswith("file:"):
+        return None
+    parsed = urlparse(raw)
+    if parsed.netloc not in ("", "localhost"):
+        raise ToolError(f"{raw} is on another host; only local files can be reached.")
+    return Path(unquote(parsed.path))
 
 
 def is_inside(path: Path, root: Path) -> bool:

@@ -6,7 +6,10 @@ import type { AgentUpdate, ChatResult, UpdateParams } from './protocol';
 
 const RESULT: ChatResult = {
   sessionId: 's1', stopReason: 'end_turn', finalMessage: 'Hello there',
-  metadata: { turnsCount: 1, toolCallsCount: 0, durationMs: 12, usage: { inputTokens: 10, outputTokens: 5 } },
+  metadata: {
+    turnsCount: 1, toolCallsCount: 0, deniedToolCalls: 0, durationMs: 12,
+    usage: { inputTokens: 10, outputTokens: 5, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
+  },
 };
 
 /** A server double: answers by method, records every request, and lets the test push agent/update. */

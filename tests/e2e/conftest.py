@@ -19,6 +19,8 @@ from pytest_lsp.client import register_lsp_features
 from tests.fakes.messages_api import FakeMessagesAPI
 
 SERVER = [sys.executable, "-m", "agent_lsp"]
+CEILING = 60.0
+"""Seconds: the last-resort bound of every wait in the e2e tests (never a measure of speed)."""
 
 
 def _dict_converter():
@@ -29,9 +31,35 @@ def _dict_converter():
     return converter
 
 
+class RecordingClient(LanguageClient):
+    """pytest-lsp's client that also keeps what the server writes to stderr (still forwarded to the test's)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.stderr: list[str] = []
+
+    async def start_io(self, cmd: str, *args: Any, **kwargs: Any) -> None:
+        await super().start_io(cmd, *args, **kwargs)
+        if self._stderr_forwarder is not None:  # not started yet: replace it by one that also keeps the lines
+            self._stderr_forwarder.cancel()
+        self._stderr_forwarder = asyncio.create_task(self._keep_stderr())
+
+    async def _keep_stderr(self) -> None:
+        while line := await self._server.stderr.readline():
+            self.stderr.append(line.decode(errors="replace"))
+            sys.stderr.buffer.write(line)
+
+    async def exit_and_read_stderr(self) -> tuple[int, str]:
+        """Send exit; wait (with a ceiling) for the server to end; its exit code and its whole stderr."""
+        self.exit(None)
+        code = await asyncio.wait_for(self._server.wait(), CEILING)
+        await asyncio.wait_for(asyncio.shield(self._stderr_forwarder), CEILING)  # read up to EOF
+        return code, "".join(self.stderr)
+
+
 def make_client() -> LanguageClient:
     """A pytest-lsp client that records agent/update, answers applyEdit and agent/diagnostics."""
-    client = LanguageClient(converter_factory=_dict_converter)
+    client = RecordingClient(converter_factory=_dict_converter)
     register_lsp_features(client)
     client.updates = []
     client.applied = []
@@ -40,7 +68,8 @@ def make_client() -> LanguageClient:
     client.diagnostics_requests = []
     client.message_requests = []
     client.message_answer = None
-    client.apply_delay = 0.0
+    client.apply_gate = None  # an asyncio.Event: applyEdit is answered only once the test sets it (a slow editor)
+    client.apply_answers = 0  # applyEdit requests answered (or given up on the server's $/cancelRequest)
     client.change_after_answer = 0.0  # > 0: send didChange that long after answering applyEdit (as VS Code may)
     client.versions_seen_by_diagnostics = []
     client.docs = {}  # uri -> [version, text]: the test editor's buffers
@@ -52,13 +81,17 @@ def make_client() -> LanguageClient:
     @client.feature(types.WORKSPACE_APPLY_EDIT)
     async def on_apply(ls: LanguageClient, params: types.ApplyWorkspaceEditParams):
         ls.applied.append(params)
-        await asyncio.sleep(ls.apply_delay)
-        if ls.apply_result.get("applied"):
-            if ls.change_after_answer:
-                asyncio.get_running_loop().call_later(ls.change_after_answer, apply_to_buffers, ls, params.edit)
-            else:
-                apply_to_buffers(ls, params.edit)
-        return types.ApplyWorkspaceEditResult(**ls.apply_result)
+        try:
+            if ls.apply_gate is not None:
+                await ls.apply_gate.wait()
+            if ls.apply_result.get("applied"):
+                if ls.change_after_answer:
+                    asyncio.get_running_loop().call_later(ls.change_after_answer, apply_to_buffers, ls, params.edit)
+                else:
+                    apply_to_buffers(ls, params.edit)
+            return types.ApplyWorkspaceEditResult(**ls.apply_result)
+        finally:
+            ls.apply_answers += 1
 
     @client.feature("agent/diagnostics")
     def on_diagnostics(ls: LanguageClient, params: Any):
@@ -150,16 +183,21 @@ class Harness:
         self.workspace = workspace
         self.data_dir = workspace.parent / "state"
         self.clients: list[LanguageClient] = []
+        self.started: list[LanguageClient] = []
 
     async def start(self, *args: str, agent: Optional[dict] = None, progress: bool = False,
                     init_options: Any = None, env: Optional[dict[str, str]] = None,
-                    capabilities: Optional[types.ClientCapabilities] = None) -> LanguageClient:
+                    capabilities: Optional[types.ClientCapabilities] = None,
+                    client_timeout: float = CEILING) -> LanguageClient:
+        """Start a server. How long it waits for this client's answers is a ceiling unless a test needs it to
+        give up (`client_timeout`, with a client that never answers), so that no test depends on load."""
+        waits = {"AGENT_LSP_CLIENT_TIMEOUT": str(client_timeout), "AGENT_LSP_DID_CHANGE_WAIT": str(CEILING)}
         config = ClientServerConfig(server_command=[*SERVER, "--data-dir", str(self.data_dir), *args],
                                     client_factory=make_client,
-                                    server_env=env or server_env(self.fake_api.base_url,
-                                                                 AGENT_LSP_CLIENT_TIMEOUT="1.5"))
+                                    server_env={**(env or server_env(self.fake_api.base_url)), **waits})
         client = await config.start()
         self.clients.append(client)
+        self.started.append(client)
         caps = capabilities or types.ClientCapabilities(
             window=types.WindowClientCapabilities(work_done_progress=progress),
             workspace=types.WorkspaceClientCapabilities(apply_edit=True, workspace_edit=types.WorkspaceEditClientCapabilities(
@@ -174,12 +212,18 @@ class Harness:
     async def stop_client(self, client: LanguageClient) -> None:
         """Shut one server down the way an editor does (shutdown, exit)."""
         self.clients.remove(client)
-        await client.shutdown_session()
+        await asyncio.wait_for(client.shutdown_session(), CEILING)
+        if client._stderr_forwarder is not None and client._server.returncode is not None:
+            await asyncio.wait_for(asyncio.shield(client._stderr_forwarder), CEILING)  # all of stderr read
         await client.stop()
 
     async def stop(self) -> None:
+        """Stop every server; a traceback in any one's stderr fails the test (tracebacks are for bugs)."""
         for client in list(self.clients):
             await self.stop_client(client)
+        for client in self.started:
+            stderr = "".join(client.stderr)
+            assert "Traceback" not in stderr, f"the server wrote a traceback:\n{stderr}"
 
 
 @pytest_asyncio.fixture
@@ -221,10 +265,8 @@ def tool_use(name: str, input: dict, id: Optional[str] = None, say: str = "") ->
     return {"content": content + [{"type": "tool_use", "name": name, "input": input, **({"id": id} if id else {})}]}
 
 
-async def until(predicate, timeout: float = 10.0) -> None:
-    """Wait until `predicate()` holds (the client's handlers run on this loop)."""
-    import asyncio
-
+async def until(predicate, timeout: float = CEILING) -> None:
+    """Wait until `predicate()` holds (the client's handlers run on this loop); `timeout` is only a ceiling."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not predicate():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 
 import pytest
@@ -36,10 +35,8 @@ async def test_abort_during_the_model_stream(lsp):
     lsp.fake_api.add(HANGING)
     client = await lsp.start()
     task, session_id = await start_hanging_chat(lsp, client)
-    started = time.monotonic()
     assert await client.protocol.send_request_async("agent/abort", {"sessionId": session_id}) == {"aborted": True}
     result = await task
-    assert time.monotonic() - started < 1.0
     assert result["stopReason"] == "aborted" and result["finalMessage"] == "Working on it"
     assert result["metadata"]["turnsCount"] == 1
     assert shape(updates_of(client)) == ["turn_start", "text_delta"]
@@ -100,9 +97,8 @@ CANCELLED = {"type": "tool_result", "tool_use_id": "toolu_e1", "is_error": True,
 
 
 async def abort(client, session_id):
-    started = time.monotonic()
-    answer = await client.protocol.send_request_async("agent/abort", {"sessionId": session_id})
-    return answer, started
+    """agent/abort's answer (how fast an abort lands is measured by bench/abort.py, not here)."""
+    return await client.protocol.send_request_async("agent/abort", {"sessionId": session_id})
 
 
 async def next_chat_sees(lsp, client, session_id, expected_tail):
@@ -122,9 +118,9 @@ async def test_abort_while_a_confirmation_is_pending(lsp):
     task = asyncio.ensure_future(chat(client, "go"))
     await until(waiting_for_confirmation(client))
     session_id = client.updates[0]["sessionId"]
-    answer, started = await abort(client, session_id)
+    answer = await abort(client, session_id)
     result = await task
-    assert answer == {"aborted": True} and time.monotonic() - started < 0.5
+    assert answer == {"aborted": True}
     assert result["stopReason"] == "aborted"
     updates = updates_of(client)
     assert shape(updates) == ["turn_start", "usage", "tool_call", "tool_call_update:awaiting_confirmation",
@@ -157,9 +153,9 @@ async def test_abort_while_a_command_runs_kills_its_process_group(lsp):
     await until(lambda: any(u["update"].get("output") == "started\n" for u in client.updates))
     pgid = int((lsp.workspace / "shell.pid").read_text())
     assert group_alive(pgid)
-    answer, started = await abort(client, client.updates[0]["sessionId"])
+    answer = await abort(client, client.updates[0]["sessionId"])
     result = await task
-    assert time.monotonic() - started < 0.5 and result["stopReason"] == "aborted"
+    assert answer == {"aborted": True} and result["stopReason"] == "aborted"
     assert not group_alive(pgid)
     assert shape(updates_of(client)) == ["turn_start", "usage", "tool_call", "tool_call_update:running",
                                          "tool_call_update:running", "tool_call_update:cancelled"]
@@ -169,29 +165,32 @@ async def test_abort_while_a_command_runs_kills_its_process_group(lsp):
 async def test_abort_while_an_edit_awaits_the_clients_answer(lsp):
     lsp.fake_api.add(EDIT)
     client = await lsp.start()
-    client.apply_delay = 1.0
+    client.apply_gate = asyncio.Event()  # the editor answers only after the abort
     open_doc(client, lsp.workspace / "app.py", SOURCE)
     task = asyncio.ensure_future(chat(client, "go", permissionMode="acceptEdits"))
     await until(lambda: len(client.applied) == 1)
-    answer, started = await abort(client, client.updates[0]["sessionId"])
+    answer = await abort(client, client.updates[0]["sessionId"])
     result = await task
-    assert time.monotonic() - started < 0.5 and result["stopReason"] == "aborted"
+    assert answer == {"aborted": True} and result["stopReason"] == "aborted"
     assert shape(updates_of(client)) == ["turn_start", "usage", "tool_call", "tool_call_update:running",
                                          "tool_call_update:cancelled"]
-    await asyncio.sleep(1.2)  # the late applyEdit answer arrives and is ignored quietly
-    assert client.messages == []
+    # The editor's late answer (here: to the server's $/cancelRequest) goes out before the next chat; it is
+    # ignored quietly.
+    client.apply_gate.set()
+    await until(lambda: client.apply_answers == 1)
     await next_chat_sees(lsp, client, result["sessionId"], [CANCELLED])
+    assert client.messages == []
 
 
 async def test_abort_between_turns(lsp):
-    lsp.fake_api.add(tool_use("list_open_buffers", {}, id="toolu_l1"), dict(text("late"), stall=3))
+    lsp.fake_api.add(tool_use("list_open_buffers", {}, id="toolu_l1"), dict(text("late"), hold=True))
     client = await lsp.start()
     task = asyncio.ensure_future(chat(client, "go"))
     await until(lambda: [u["update"]["kind"] for u in client.updates][-1:] == ["turn_start"]
                 and len(client.updates) > 1)
-    answer, started = await abort(client, client.updates[0]["sessionId"])
+    answer = await abort(client, client.updates[0]["sessionId"])
     result = await task
-    assert time.monotonic() - started < 0.5 and result["stopReason"] == "aborted"
+    assert answer == {"aborted": True} and result["stopReason"] == "aborted"
     assert result["metadata"]["turnsCount"] == 2 and result["metadata"]["toolCallsCount"] == 1
     assert shape(updates_of(client)) == ["turn_start", "usage", "tool_call", "tool_call_update:running",
                                          "tool_call_update:completed", "turn_start"]

@@ -6,6 +6,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
+from agent_lsp.capabilities import FEATURES
 from tests.e2e.conftest import chat, open_doc, sent, server_env, shape, text, tool_use, updates_of
 
 
@@ -16,7 +17,8 @@ async def test_text_deltas_concatenate_to_final_message_and_seq_has_no_gaps(lsp)
     second = await chat(client, "again", sessionId=first["sessionId"])
     updates = updates_of(client)
     assert shape(updates) == ["turn_start", "text_delta", "usage", "turn_start", "text_delta", "usage"]
-    deltas = [u["text"] for u in updates[: len(updates) // 2] if u["kind"] == "text_delta"]
+    second_turn = [i for i, u in enumerate(updates) if u["kind"] == "turn_start"][1]  # deltas coalesce by time
+    deltas = [u["text"] for u in updates[:second_turn] if u["kind"] == "text_delta"]
     assert "".join(deltas) == first["finalMessage"] == "Hello from the fake Messages API, streamed word by word."
     assert [u["seq"] for u in client.updates] == list(range(1, len(client.updates) + 1))
     assert {u["sessionId"] for u in client.updates} == {first["sessionId"]}
@@ -147,11 +149,12 @@ async def test_no_key_is_initialization_failed_and_the_server_stays_up(lsp):
 
 
 async def test_capabilities_and_bad_settings(lsp):
-    client = await lsp.start(init_options={"maxTurns": "lots", "permissionMode": "plan", "colour": "blue"})
+    client = await lsp.start(init_options={"maxTurns": "lots", "permissionMode": "plan", "colour": "blue",
+                                           "serverCommand": "agent-lsp", "serverArgs": [], "trace": {"server": "off"}})
     agent = client.initialize_result.capabilities.experimental["agent"]
     assert agent == {"protocolVersion": 1, "permissionModes": ["default", "acceptEdits", "plan", "bypassPermissions"],
                      "tools": ["list_open_buffers", "read_file", "list_files", "search", "get_diagnostics",
-                               "edit_file", "write_file", "run_command"]}
+                               "edit_file", "write_file", "run_command"], "features": FEATURES}
     sync = client.initialize_result.capabilities.text_document_sync
     assert (sync.open_close, sync.change) == (True, types.TextDocumentSyncKind.Incremental)
     await chat(client, maxTurns=0)  # a round trip: the warnings sent at `initialized` have arrived
@@ -203,8 +206,10 @@ async def test_workspace_configuration_beats_initialization_options_and_chat_par
     lsp.fake_api.add(text("a"), text("b"))
     client = await lsp.start(init_options={"permissionMode": "bypassPermissions"})
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-        settings={"agentLsp": {"permissionMode": "plan", "maxTurns": 1}}))
+        settings={"agentLsp": {"permissionMode": "plan", "maxTurns": 1, "serverCommand": "/opt/agent-lsp",
+                               "serverArgs": ["--log-level", "INFO"], "trace": {"server": "verbose"}}}))
     await chat(client)
+    assert client.messages == []  # the client's own keys (how to start the server, tracing) are not warned about
     assert "edit_file" not in [t["name"] for t in lsp.fake_api.requests[0]["tools"]]
     assert updates_of(client)[0] == {"kind": "turn_start", "turn": 1, "maxTurns": 1}
     await chat(client, permissionMode="default")

@@ -8,6 +8,8 @@ import socket
 import subprocess
 import sys
 
+import pytest
+
 
 SERVER = [sys.executable, "-m", "agent_lsp"]
 
@@ -19,6 +21,20 @@ def test_version_and_help():
     assert usage.returncode == 0
     for option in ("--tcp", "--host", "--port", "--model", "--data-dir", "--log-file", "--log-level", "demo"):
         assert option in usage.stdout
+
+
+@pytest.mark.parametrize("args, named", [
+    (["demo", "--tcp"], "--tcp"),
+    (["demo", "--port", "2090", "--log-level", "DEBUG"], "--port, --log-level"),
+    (["demo", "--model", "claude-x"], "--model"),
+    (["--port", "2090"], "--host and --port apply only with --tcp"),
+    (["--tcp", "--stdio"], "--tcp and --stdio exclude each other"),
+])
+def test_options_that_do_not_apply_are_refused_not_ignored(args, named):
+    refused = subprocess.run([*SERVER, *args], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert refused.returncode == 2 and refused.stdout == ""
+    *_, error = refused.stderr.strip().splitlines()
+    assert error.startswith("agent-lsp: error: ") and named in error, refused.stderr
 
 
 def framed(message: dict) -> bytes:
@@ -43,15 +59,17 @@ async def test_tcp_serves_lsp_and_logs_go_to_the_log_file(tmp_path):
         *SERVER, "--tcp", "--port", str(port), "--log-file", str(log), "--log-level", "DEBUG",
         "--data-dir", str(tmp_path / "state"), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     try:
-        for _ in range(100):
+        deadline = asyncio.get_running_loop().time() + 60  # a ceiling for start-up on a loaded machine
+        while True:  # wait for the port to accept connections
             try:
                 reader, writer = await asyncio.open_connection("127.0.0.1", port)
                 break
             except OSError:
-                await asyncio.sleep(0.1)
+                assert asyncio.get_running_loop().time() < deadline, "the server never listened"
+                await asyncio.sleep(0.05)
         writer.write(framed({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                              "params": {"processId": None, "rootUri": None, "capabilities": {}}}))
-        answer = await asyncio.wait_for(read_message(reader), 20)
+        answer = await asyncio.wait_for(read_message(reader), 60)
         assert answer["result"]["serverInfo"] == {"name": "agent-lsp-server", "version": "0.2.0"}
         writer.close()
     finally:

@@ -169,10 +169,11 @@ async def test_an_edit_the_client_refuses_fails_and_tells_the_model_to_reread(ls
 
 async def test_a_client_that_never_answers_apply_edit_is_a_bounded_tool_error(lsp):
     lsp.fake_api.add(EDIT, text("Moving on."))
-    client = await lsp.start()
-    client.apply_delay = 5
+    client = await lsp.start(client_timeout=1.5)
+    client.apply_gate = asyncio.Event()  # never set before the server has given up
     open_doc(client, lsp.workspace / "app.py", SOURCE)
     result = await chat(client, permissionMode="acceptEdits")
+    client.apply_gate.set()
     assert result["stopReason"] == "end_turn"
     assert result_of(lsp.fake_api, 1) == {"type": "tool_result", "tool_use_id": "toolu_e1", "is_error": True,
                                           "content": "The editor did not answer workspace/applyEdit within 2 s."}

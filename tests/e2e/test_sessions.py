@@ -41,12 +41,15 @@ async def test_list_history_and_delete(lsp):
     assert all(s["createdAt"].endswith("Z") and s["updatedAt"] >= s["createdAt"] for s in listed)
     history = await client.protocol.send_request_async("agent/history", {"sessionId": one["sessionId"]})
     output = "app.py (2 lines)\n     1\tdef greet(name):\n     2\t    return 'hi ' + name"
+    assert all(m.pop("durationMs") >= 0 for m in history["messages"] if m["role"] == "assistant")
+    chat_one = {"stopReason": "end_turn", "usage": {"inputTokens": 20, "outputTokens": 10, "cacheReadInputTokens": 0,
+                                                    "cacheCreationInputTokens": 0}}
     assert history == {"messages": [
         {"role": "user", "content": "  what does\napp.py do?  "},
-        {"role": "assistant", "content": "Reading.", "toolCalls": [{
+        {"role": "assistant", "content": "Reading.", **chat_one, "toolCalls": [{
             "toolCallId": "toolu_r1", "name": "read_file", "title": "Read app.py", "toolKind": "read",
             "input": {"path": "app.py"}, "status": "completed", "output": output}]},
-        {"role": "assistant", "content": "It greets."},
+        {"role": "assistant", "content": "It greets.", **chat_one},
     ]}
     assert await client.protocol.send_request_async("agent/deleteSession", {"sessionId": one["sessionId"]}) \
         == {"deleted": True}
@@ -61,15 +64,20 @@ async def test_sigkill_mid_chat_then_resume(lsp):
     client = await lsp.start()
     first = await chat(client, "one")
     pending = asyncio.ensure_future(chat(client, "two", sessionId=first["sessionId"]))
-    await until(lambda: len(client.updates) >= 5)
+    def streaming_two() -> bool:  # the second chat's text has started to arrive
+        kinds = [u["update"]["kind"] for u in client.updates]
+        starts = [i for i, kind in enumerate(kinds) if kind == "turn_start"]
+        return len(starts) == 2 and "text_delta" in kinds[starts[1]:]
+
+    await until(streaming_two)
     os.kill(client._server.pid, signal.SIGKILL)
     await client._server.wait()
     pending.cancel()
     lsp.clients.remove(client)
     restarted = await lsp.start()
     history = await restarted.protocol.send_request_async("agent/history", {"sessionId": first["sessionId"]})
-    assert history == {"messages": [{"role": "user", "content": "one"},
-                                    {"role": "assistant", "content": "Answered before the crash."}]}
+    assert [(m["role"], m["content"], m.get("stopReason")) for m in history["messages"]] == [
+        ("user", "one", None), ("assistant", "Answered before the crash.", "end_turn")]
     lsp.fake_api.add(text("Resumed."))
     resumed = await chat(restarted, "three", sessionId=first["sessionId"])
     assert resumed["finalMessage"] == "Resumed."

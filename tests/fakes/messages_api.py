@@ -8,7 +8,8 @@ Neovim tests).
 A script is a JSON list of replies:
   {"content": [{"type": "text", "text": "Hi"}, {"type": "tool_use", "name": "read_file", "input": {...}}],
    "stop_reason": "end_turn"|"tool_use"|..., "usage": {...}, "delay": seconds between events,
-   "cut_after": N (drop the connection after N events), "stall": seconds (sleep before the first event)}
+   "cut_after": N (drop the connection after N events), "stall": seconds (sleep before the first event),
+   "hold": true (send nothing until the client goes away), "hang": true (after the events, keep the stream open)}
   {"status": 500, "error": {"type": "api_error", "message": "..."}, "headers": {...}}
   {"events": [...raw event dicts...]}
 """
@@ -18,6 +19,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import select
+import socket
 import sys
 import threading
 import time
@@ -133,7 +136,12 @@ class FakeMessagesAPI:
                     return self._json(reply["status"], error, reply.get("headers", {}))
                 try:
                     time.sleep(reply.get("stall", 0))
+<<<<<<< HEAD
                     fake.first_byte_at.append(time.perf_counter())
+=======
+                    if reply.get("hold"):
+                        self._hold()
+>>>>>>> main
                     self.send_response(200)
                     self.send_header("content-type", "text/event-stream")
                     self.end_headers()
@@ -151,6 +159,13 @@ class FakeMessagesAPI:
                 except (BrokenPipeError, ConnectionResetError):
                     with fake._lock:
                         fake.disconnects.append(number)
+
+            def _hold(self) -> None:
+                """Answer nothing until the client closes the connection (then it counts as a disconnect)."""
+                while True:
+                    readable, _, _ = select.select([self.connection], [], [], 0.05)
+                    if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                        raise ConnectionResetError
 
             def _json(self, status: int, body: dict[str, Any], headers: Optional[dict[str, str]] = None) -> None:
                 data = json.dumps(body).encode()

@@ -34,6 +34,12 @@ def test_bad_values_are_warnings_naming_the_field_and_never_raise():
     assert clean(None, "x") == ({}, [])
 
 
+def test_the_clients_own_keys_are_ignored_without_a_warning():
+    section = {"serverCommand": "~/.venvs/agent-lsp/bin/agent-lsp", "serverArgs": ["--log-level", "INFO"],
+               "trace": {"server": "verbose"}, "model": "claude-x"}
+    assert clean(section, "workspace configuration") == ({"model": "claude-x"}, [])
+
+
 def test_thinking_forms():
     assert clean({"thinking": {"budgetTokens": 2048}}, "s")[0] == {"thinking": 2048}
     assert clean({"thinking": "adaptive"}, "s")[0] == {"thinking": "adaptive"}

@@ -89,13 +89,16 @@ class Rendezvous(Tool):
 
     def __init__(self) -> None:
         self.arrived: dict[str, asyncio.Event] = {"a": asyncio.Event(), "b": asyncio.Event()}
+        self.b_done = asyncio.Event()
 
     async def run(self, ctx: ToolContext, input: "Rendezvous.Input") -> ToolOutput:
         self.arrived[input.name].set()
         other = "b" if input.name == "a" else "a"
-        await asyncio.wait_for(self.arrived[other].wait(), 2)
+        await asyncio.wait_for(self.arrived[other].wait(), 60)  # a ceiling: without concurrency they never meet
         if input.name == "a":
-            await asyncio.sleep(0.05)  # finishes last, yet its result goes first
+            await self.b_done.wait()  # finishes last, yet its result goes first
+        else:
+            self.b_done.set()
         return ToolOutput(f"met {other}")
 
 

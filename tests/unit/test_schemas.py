@@ -21,3 +21,20 @@ def test_every_update_kind_is_in_the_update_schema():
                    if "kind" in d.get("properties", {}))
     assert kinds == ["confirmation_request", "notice", "text_delta", "thinking_delta", "tool_call",
                      "tool_call_update", "turn_start", "usage"]
+
+
+def test_what_the_server_sends_is_required_unless_it_can_be_absent():
+    """Serialization mode: a field with a default is always sent, so required; one that can be None is not."""
+    all_schemas = schemas()
+    update = all_schemas["agent-update.params"]["$defs"]
+    assert update["Usage"]["required"] == ["kind", "inputTokens", "outputTokens", "cacheReadInputTokens",
+                                           "cacheCreationInputTokens"]
+    assert update["ToolCallUpdate"]["required"] == ["kind", "toolCallId", "status"]
+    assert update["ConfirmationRequest"]["required"] == ["kind", "toolCallId", "name", "title", "input", "options"]
+    server = all_schemas["initialize.experimental.agent.server"]
+    assert server["required"] == ["protocolVersion", "tools", "permissionModes", "features"]
+    session = all_schemas["agent-sessions.result"]["$defs"]["SessionInfo"]
+    assert session["required"] == ["sessionId", "title", "createdAt", "updatedAt", "turnsCount", "usage"]
+    # what the server receives keeps its defaults optional
+    assert "required" not in all_schemas["agent-newSession.params"]
+    assert all_schemas["agent-chat.params"]["required"] == ["message"]

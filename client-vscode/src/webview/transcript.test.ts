@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { AgentUpdate, ChatResult } from '../protocol';
 import { Transcript } from './transcript';
 
-const META = { turnsCount: 2, toolCallsCount: 1, durationMs: 40, usage: { inputTokens: 20, outputTokens: 9 } };
+const META = {
+  turnsCount: 2, toolCallsCount: 1, deniedToolCalls: 0, durationMs: 40,
+  usage: { inputTokens: 20, outputTokens: 9, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
+};
 const DIFF = '--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n';
 
 describe('Transcript', () => {
@@ -14,7 +17,7 @@ describe('Transcript', () => {
       { kind: 'thinking_delta', text: 'Edit ' },
       { kind: 'thinking_delta', text: 'a.py.' },
       { kind: 'text_delta', text: 'Editing.' },
-      { kind: 'usage', inputTokens: 10, outputTokens: 4 },
+      { kind: 'usage', inputTokens: 10, outputTokens: 4, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
       { kind: 'tool_call', toolCallId: 't1', name: 'edit_file', title: 'Edit a.py', toolKind: 'edit', input: { path: 'a.py' } },
       { kind: 'tool_call_update', toolCallId: 't1', status: 'awaiting_confirmation' },
       { kind: 'confirmation_request', toolCallId: 't1', name: 'edit_file', title: 'Edit a.py', input: {}, diff: DIFF,

@@ -15,15 +15,15 @@ export interface ChatError {
   type: 'llm_error' | 'tool_error' | 'initialization_failed' | 'context_overflow';
 }
 export interface ChatMetadata {
-  deniedToolCalls?: number;
+  deniedToolCalls: number;
   durationMs: number;
   toolCallsCount: number;
   turnsCount: number;
   usage: ChatUsage;
 }
 export interface ChatUsage {
-  cacheCreationInputTokens?: number;
-  cacheReadInputTokens?: number;
-  inputTokens?: number;
-  outputTokens?: number;
+  cacheCreationInputTokens: number;
+  cacheReadInputTokens: number;
+  inputTokens: number;
+  outputTokens: number;
 }

@@ -1,5 +1,5 @@
 /* Generated from schemas/agent-confirmTool.result.json by scripts/gen-types.mjs — do not edit. */
 
 export interface ConfirmToolResult {
-  accepted?: true;
+  accepted: true;
 }

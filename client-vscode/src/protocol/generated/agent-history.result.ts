@@ -5,8 +5,12 @@ export interface HistoryResult {
 }
 export interface HistoryMessage {
   content: string;
+  durationMs?: number | null;
   role: 'user' | 'assistant';
+  stopReason?:
+    ('end_turn' | 'max_turns' | 'max_tokens' | 'refusal' | 'aborted' | 'disabled' | 'error') | null;
   toolCalls?: HistoryToolCall[] | null;
+  usage?: ChatUsage | null;
 }
 export interface HistoryToolCall {
   diff?: string | null;
@@ -20,4 +24,10 @@ export interface HistoryToolCall {
   title: string;
   toolCallId: string;
   toolKind: 'read' | 'search' | 'edit' | 'execute' | 'other';
+}
+export interface ChatUsage {
+  cacheCreationInputTokens: number;
+  cacheReadInputTokens: number;
+  inputTokens: number;
+  outputTokens: number;
 }

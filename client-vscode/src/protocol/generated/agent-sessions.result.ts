@@ -9,4 +9,12 @@ export interface SessionInfo {
   title: string;
   turnsCount: number;
   updatedAt: string;
+  usage: ChatUsage;
+  workspace?: string | null;
+}
+export interface ChatUsage {
+  cacheCreationInputTokens: number;
+  cacheReadInputTokens: number;
+  inputTokens: number;
+  outputTokens: number;
 }

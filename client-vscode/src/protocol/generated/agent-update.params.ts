@@ -13,7 +13,7 @@ export interface UpdateParams {
  * A model call of the loop begins.
  */
 export interface TurnStart {
-  kind?: 'turn_start';
+  kind: 'turn_start';
   maxTurns: number;
   turn: number;
 }
@@ -21,14 +21,14 @@ export interface TurnStart {
  * Streamed assistant text.
  */
 export interface TextDelta {
-  kind?: 'text_delta';
+  kind: 'text_delta';
   text: string;
 }
 /**
  * Streamed assistant thinking.
  */
 export interface ThinkingDelta {
-  kind?: 'thinking_delta';
+  kind: 'thinking_delta';
   text: string;
 }
 /**
@@ -38,7 +38,7 @@ export interface ToolCall {
   input: {
     [k: string]: unknown;
   };
-  kind?: 'tool_call';
+  kind: 'tool_call';
   locations?: Location[] | null;
   name: string;
   title: string;
@@ -72,7 +72,7 @@ export interface Position {
 export interface ToolCallUpdate {
   diff?: string | null;
   error?: string | null;
-  kind?: 'tool_call_update';
+  kind: 'tool_call_update';
   output?: string | null;
   status: 'awaiting_confirmation' | 'running' | 'completed' | 'failed' | 'rejected' | 'cancelled';
   toolCallId: string;
@@ -86,9 +86,9 @@ export interface ConfirmationRequest {
   input: {
     [k: string]: unknown;
   };
-  kind?: 'confirmation_request';
+  kind: 'confirmation_request';
   name: string;
-  options?: ('allow_once' | 'allow_always' | 'reject_once' | 'reject_always')[];
+  options: ('allow_once' | 'allow_always' | 'reject_once' | 'reject_always')[];
   title: string;
   toolCallId: string;
 }
@@ -96,17 +96,17 @@ export interface ConfirmationRequest {
  * Token usage, cumulative for the chat.
  */
 export interface Usage {
-  cacheCreationInputTokens?: number;
-  cacheReadInputTokens?: number;
-  inputTokens?: number;
-  kind?: 'usage';
-  outputTokens?: number;
+  cacheCreationInputTokens: number;
+  cacheReadInputTokens: number;
+  inputTokens: number;
+  kind: 'usage';
+  outputTokens: number;
 }
 /**
  * Something the user should know: a retry, a compaction, a nudge.
  */
 export interface Notice {
-  kind?: 'notice';
-  level?: 'info' | 'warning';
+  kind: 'notice';
+  level: 'info' | 'warning';
   message: string;
 }

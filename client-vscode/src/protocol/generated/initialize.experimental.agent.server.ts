@@ -4,7 +4,8 @@
  * experimental.agent of the server's capabilities.
  */
 export interface ServerAgentCapabilities {
-  permissionModes?: ('default' | 'acceptEdits' | 'plan' | 'bypassPermissions')[];
-  protocolVersion?: number;
+  features: string[];
+  permissionModes: ('default' | 'acceptEdits' | 'plan' | 'bypassPermissions')[];
+  protocolVersion: number;
   tools: string[];
 }

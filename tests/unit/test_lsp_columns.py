@@ -1,0 +1,36 @@
+"""Columns the model reads are characters, whatever encoding the editor counted them in; folder URIs compare by path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_lsp.lsp.convert import lsp_column, lsp_diagnostic, lsp_folder_uri, lsp_lines
+
+LINE = "a😀é=x"  # 😀: 2 UTF-16 units, 4 UTF-8 bytes; é: 1 and 2
+
+
+@pytest.mark.parametrize("encoding, character, column", [
+    ("utf-16", 0, 0), ("utf-16", 1, 1), ("utf-16", 3, 2), ("utf-16", 4, 3), ("utf-16", 6, 5),
+    ("utf-8", 5, 2), ("utf-8", 7, 3), ("utf-8", 9, 5),
+    ("utf-32", 4, 4),
+    ("utf-16", 2, 2),   # inside a surrogate pair: the character after it
+    ("utf-16", 9, 8),   # past the end of the line: counted on
+])
+def test_lsp_column(encoding, character, column):
+    assert lsp_column(LINE, character, encoding) == column
+
+
+def test_a_diagnostic_is_converted_with_its_line_and_left_alone_without_it():
+    raw = {"range": {"start": {"line": 1, "character": 4}}, "severity": 2, "message": " m "}
+    lines = lsp_lines("first\r\n" + LINE + "\rlast")
+    assert lines == ["first", LINE, "last"]
+    assert lsp_diagnostic(Path("/w/a.py"), raw, lines, "utf-16").column == 4
+    assert lsp_diagnostic(Path("/w/a.py"), raw).column == 5  # no text to count with: as the editor said
+    assert lsp_diagnostic(Path("/w/a.py"), {**raw, "range": {"start": {"line": 9, "character": 4}}}, lines).column == 5
+
+
+def test_folder_uris_compare_by_path():
+    assert lsp_folder_uri("file:///w/my%20project/") == lsp_folder_uri("file:///w/my project") == "file:///w/my%20project"
+    assert lsp_folder_uri("vscode-remote://ssh/w") == "vscode-remote://ssh/w"
