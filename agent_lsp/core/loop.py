@@ -190,13 +190,9 @@ async def _call_model(
                 state.partial_text += event.text
                 yield TextDelta.model_construct(text=event.text)
             elif isinstance(event, ThinkingChunk):
-<<<<<<< HEAD
                 yield ThinkingDelta.model_construct(text=event.text)
-=======
-                yield ThinkingDelta(text=event.text)
             elif isinstance(event, Usage):
                 state.streaming_usage = event
->>>>>>> main
             elif isinstance(event, ModelReply):
                 reply = event
         if reply is None:

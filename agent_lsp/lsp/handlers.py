@@ -5,11 +5,8 @@ Imported on the first agent request (see server.py), with everything the agent n
 
 from __future__ import annotations
 
-<<<<<<< HEAD
 import asyncio
-=======
 import os
->>>>>>> main
 import platform
 from pathlib import Path
 from typing import Any, Optional
@@ -154,13 +151,8 @@ async def environment(editor: LspEditor, params: ChatParams) -> Environment:
                                     for d, dirty in zip(listed, flags)],
                       more_buffers=len(docs) - len(listed))
     if context and context.active_uri:
-<<<<<<< HEAD
-        env.active_file = display(roots, active.path) if active and active.path else context.active_uri
-=======
-        active = next((d for d in docs if d.uri == context.active_uri), None)
         path = active.path if active else lsp_uri_to_path(context.active_uri)
         env.active_file = display(roots, Path(os.path.realpath(path))) if path else context.active_uri  # as tools take it
->>>>>>> main
         if active and context.selection:
             lines = active.text.splitlines()
             first, last = context.selection.start.line, context.selection.end.line

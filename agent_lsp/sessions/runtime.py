@@ -138,17 +138,11 @@ class Sessions:
         self._sessions[session_id] = session
         return session
 
-<<<<<<< HEAD
-    def start(self, title: str) -> Session:
-        """A new session titled by its first message."""
-        session = Session(id=f"s-{uuid.uuid4().hex[:12]}", title=" ".join(title.split())[:120])
-        self._evict()
-=======
     def start(self, title: str = "", workspace_folders: Optional[list[str]] = None) -> Session:
         """A new session of the window with `workspace_folders`; without a title, its first chat's message titles it."""
         session = Session(id=f"s-{uuid.uuid4().hex[:12]}", title=_title(title),
                           workspace_folders=list(workspace_folders or []))
->>>>>>> main
+        self._evict()
         self._sessions[session.id] = session
         if self._store:
             self._write(lambda: self._store.create(session.row()))

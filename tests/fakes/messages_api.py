@@ -136,12 +136,9 @@ class FakeMessagesAPI:
                     return self._json(reply["status"], error, reply.get("headers", {}))
                 try:
                     time.sleep(reply.get("stall", 0))
-<<<<<<< HEAD
-                    fake.first_byte_at.append(time.perf_counter())
-=======
                     if reply.get("hold"):
                         self._hold()
->>>>>>> main
+                    fake.first_byte_at.append(time.perf_counter())
                     self.send_response(200)
                     self.send_header("content-type", "text/event-stream")
                     self.end_headers()
