@@ -27,15 +27,15 @@ async def run(quick: bool) -> list[Row]:
     try:
         rows: list[Row] = []
         steps = [
-            ("start-up", lambda: figures.startup(3 if quick else 10, quick)),
-            ("first chat and stream", lambda: figures.first_chat_and_stream(1 if quick else 3, quick, root)),
+            ("start-up", lambda: figures.startup(3 if quick else 7, quick)),
+            ("first chat and stream", lambda: figures.first_chat_and_stream(1 if quick else 2, quick, root)),
             ("parallel tools", lambda: figures.parallel_tools(1 if quick else 5, root)),
             ("search and list_files", lambda: figures.search_and_list(1 if quick else 5, quick, root)),
             ("editor scale", lambda: figures.editor_scale(20 if quick else 300, 50 if quick else 1000,
                                                           100 if quick else 1000, root)),
             ("prompt cache", lambda: figures.prompt_cache(6 if quick else 20, root)),
             ("memory", lambda: figures.memory_over_time((1, 5, 10) if quick else (1, 100, 300), root)),
-            ("abort", lambda: figures.abort(2 if quick else 20)),
+            ("abort", lambda: figures.abort(2 if quick else 5)),
         ]
         for name, step in steps:
             started = time.perf_counter()

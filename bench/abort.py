@@ -83,7 +83,10 @@ async def measure(runs: int) -> dict[str, list[float]]:
             api.add(*replies)
             params = {"message": "go", "permissionMode": mode, **({"sessionId": session} if session else {})}
             chat = asyncio.ensure_future(client.request("agent/chat", params))
-            while marker not in seen:
+            deadline = time.perf_counter() + 60
+            while marker not in seen:  # a state never reached is a failure, not a hang
+                if time.perf_counter() > deadline:
+                    raise TimeoutError(f"{state}: {marker} never came (saw {seen})")
                 await asyncio.sleep(0.002)
             session = sessions[-1]
             started = time.perf_counter()

@@ -427,7 +427,10 @@ async def memory_over_time(marks: tuple[int, ...], root: Path) -> list[Row]:
 
 
 async def abort(runs: int) -> list[Row]:
-    results = await abort_bench.measure(runs)
+    try:
+        results = await abort_bench.measure(runs)
+    except TimeoutError as e:  # say so in the table rather than lose every other figure
+        return [Row("abort → chat answered, worst state", f"failed: {e}", "", None, "≤ 50 ms", False)]
     worst = max(results, key=lambda s: p99(results[s]))
     samples = results[worst]
     return [Row(f"abort → chat answered, worst state ({worst})", f"p99 {p99(samples):.1f} ms", "", None, "≤ 50 ms", p99(samples) <= 50)]
