@@ -22,6 +22,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("command", nargs="?", choices=["demo"], help="demo: run the offline demo session")
     p.add_argument("--version", action="version", version=f"{DISTRIBUTION} {__version__} (protocol {PROTOCOL_VERSION})")
     p.add_argument("--stdio", action="store_true", help="serve on stdio (the default)")
+    p.add_argument("--acp", action="store_true", help="serve the Agent Client Protocol on stdio instead of LSP")
     p.add_argument("--tcp", action="store_true", help="serve on TCP instead of stdio")
     p.add_argument("--host", help="TCP host (default 127.0.0.1)")
     p.add_argument("--port", type=int, help="TCP port (default 2087)")
@@ -57,6 +58,12 @@ def main(argv: Optional[list[str]] = None) -> None:
     if args.log_level != "DEBUG":  # pygls logs every message sent at INFO: that much only when debugging
         logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLevelName(args.log_level)))
     from agent_lsp.config import default_data_dir, environment_layer
+
+    if args.acp:  # the ACP SDK is imported on this path only: LSP start-up does not pay for it
+        from agent_lsp.acp.server import serve
+
+        serve(environment_layer(args.model), args.data_dir or default_data_dir())
+        return
     from agent_lsp.lsp.server import create_server
 
     server = create_server(environment_layer(args.model), args.data_dir or default_data_dir())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import Any, Literal, Mapping, Optional, Union
 
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 PROVIDERS = ("anthropic", "openai", "demo")
+MEMORY_FILES = ("agents", "private")
 HARD_MAX_TURNS = 100
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
@@ -31,6 +33,10 @@ class Settings:
     """The model's context window in tokens."""
     compact_threshold: float = 0.8
     """Compact the conversation when a request would pass this share of the context window."""
+    memory_file: str = "agents"
+    """Where `remember` keeps facts: "agents" (AGENTS.md, section Memory) or "private" (under the data dir)."""
+    hooks: Mapping[str, Any] = field(default_factory=dict)
+    """Shell hooks by event (sessions/shell_hooks.py), already checked."""
 
 
 def _text(value: Any) -> str:
@@ -63,6 +69,12 @@ def _share(value: Any) -> float:
     return float(value)
 
 
+def _hooks(value: Any) -> Mapping[str, Any]:
+    from agent_lsp.sessions.shell_hooks import parse_hooks  # small, but only settings that have hooks need it
+
+    return parse_hooks(value)
+
+
 def _thinking(value: Any) -> Thinking:
     if value is False or value is None:
         return None
@@ -84,7 +96,12 @@ FIELDS = {
     "maxTokens": ("max_tokens", _int(1, 1_000_000)),
     "contextWindow": ("context_window", _int(1_000, 10_000_000)),
     "compactThreshold": ("compact_threshold", _share),
+    "memoryFile": ("memory_file", _choice(MEMORY_FILES)),
+    "hooks": ("hooks", _hooks),
 }
+GATED = ("hooks", "baseUrl")
+"""Keys of the workspace file that run commands or send code elsewhere: used only once the user trusted it."""
+WORKSPACE_FILE = Path(".agent-lsp") / "settings.json"
 
 
 CLIENT_KEYS = frozenset({"serverCommand", "serverArgs", "trace"})
@@ -122,11 +139,13 @@ class Layers:
 
     environment: dict[str, Any] = field(default_factory=dict)
     initialization_options: dict[str, Any] = field(default_factory=dict)
+    workspace_file: dict[str, Any] = field(default_factory=dict)
+    """From the workspace's .agent-lsp/settings.json (its gated keys only once trusted)."""
     workspace: dict[str, Any] = field(default_factory=dict)
 
     def resolve(self, chat: Optional[dict[str, Any]] = None) -> Settings:
         """The settings in force for a chat whose own parameters (already valid) are `chat`."""
-        merged = {**self.environment, **self.initialization_options, **self.workspace}
+        merged = {**self.environment, **self.initialization_options, **self.workspace_file, **self.workspace}
         merged.update({k: v for k, v in (chat or {}).items() if v is not None})
         return replace(Settings(), **merged)
 
@@ -153,3 +172,18 @@ def default_data_dir(env: Mapping[str, str] = os.environ) -> Path:
 def effective_max_turns(value: int) -> int:
     """-1 means unlimited, which is the hard cap."""
     return HARD_MAX_TURNS if value < 0 else min(value, HARD_MAX_TURNS)
+
+
+def read_workspace_file(root: Path) -> tuple[dict[str, Any], list[str]]:
+    """The raw settings of `root`/.agent-lsp/settings.json ({} when there is none), and a warning when it is not a
+    JSON object."""
+    path = root / WORKSPACE_FILE
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}, []
+    except (OSError, ValueError) as e:
+        return {}, [f"agent-lsp: {path} cannot be read as JSON ({e}); it is ignored."]
+    if not isinstance(raw, dict):
+        return {}, [f"agent-lsp: {path} must hold a JSON object; it is ignored."]
+    return raw, []

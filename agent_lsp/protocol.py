@@ -28,10 +28,20 @@ class Params(WireModel):
     model_config = ConfigDict(strict=True, extra="ignore", defer_build=True)
 
 
+class Mention(Params):
+    """An @-mention the user picked: expanded by the server into the user message, bounded (PROTOCOL §8)."""
+
+    kind: Literal["file", "selection", "diagnostics", "symbol"]
+    uri: Optional[str] = None
+    range: Optional[Range] = None
+    name: Optional[str] = None
+
+
 class ChatContext(Params):
     active_uri: Optional[str] = None
     selection: Optional[Range] = None
     uris: Optional[list[str]] = None
+    mentions: Optional[list[Mention]] = None
 
 
 class ChatParams(Params):
@@ -44,6 +54,8 @@ class ChatParams(Params):
     max_turns: Optional[int] = Field(None, ge=-1)
     model: Optional[str] = None
     work_done_token: Optional[Union[int, str]] = None
+    output_schema: Optional[dict[str, Any]] = None
+    """A JSON Schema: the model is offered a `finish` tool with it; the result carries `structuredOutput`."""
 
     @field_validator("message")
     @classmethod
@@ -81,6 +93,8 @@ class ChatResult(WireModel):
     final_message: str
     error: Optional[ChatError] = None
     metadata: ChatMetadata
+    structured_output: Optional[Any] = None
+    """The validated input of the accepted `finish` call (chats with an outputSchema)."""
 
 
 class SessionParams(Params):
@@ -169,6 +183,35 @@ class DeleteSessionResult(WireModel):
     deleted: Literal[True] = True
 
 
+class RevertParams(Params):
+    """agent/revert params: undo the last chat's edits, or those of every chat after the first `toChat`."""
+
+    session_id: str
+    to_chat: Optional[int] = Field(None, ge=0)
+
+
+class RefusedRevert(WireModel):
+    uri: str
+    reason: str
+
+
+class RevertResult(WireModel):
+    """agent/revert result: the documents restored, and those left as they are with the reason."""
+
+    reverted: list[str]
+    refused: list[RefusedRevert]
+
+
+class CommandArgument(Params):
+    """The argument of the agent.fix / agent.explain / agent.refactor commands of a code action."""
+
+    uri: str
+    range: Range
+    diagnostics: Optional[list[dict[str, Any]]] = None
+    instruction: Optional[str] = None
+    """What to do (agent.refactor); clients that can ask the user pass it, others get a sensible default."""
+
+
 class UpdateParams(WireModel):
     """agent/update notification params."""
 
@@ -228,6 +271,9 @@ SCHEMAS: dict[str, type[WireModel]] = {
     "agent-history.result": HistoryResult,
     "agent-deleteSession.params": SessionParams,
     "agent-deleteSession.result": DeleteSessionResult,
+    "agent-revert.params": RevertParams,
+    "agent-revert.result": RevertResult,
+    "agent-command.argument": CommandArgument,
     "agent-update.params": UpdateParams,
     "agent-diagnostics.params": DiagnosticsParams,
     "agent-diagnostics.result": DiagnosticsResult,

@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Awaitable, Callable, Optional
+from typing import Any, AsyncIterator, Awaitable, Callable, Optional
 
 from pydantic import ValidationError
 
 from agent_lsp.core.compaction import KEEP_SHARE, SUMMARY_SYSTEM, cut_point, size, transcript, view
+from agent_lsp.core.hooks import Hook, HookEvent, HookVerdict, run_hooks
 from agent_lsp.core.events import (
     AgentUpdate,
     Notice,
@@ -80,6 +81,10 @@ class ChatConfig:
     context_window: int = 200_000
     compact_threshold: float = 0.8
     """Compact when a request would pass this share of the context window."""
+    ends_with: Optional[str] = None
+    """The tool whose valid call ends the chat (`finish` for structured output): a reply without it is nudged."""
+    hooks: list[Hook] = field(default_factory=list)
+    """Called at the loop's hook points (core/hooks.py)."""
 
 
 @dataclass
@@ -102,8 +107,21 @@ class ChatState:
     """Results of the current turn's calls whose terminal status was sent."""
     compaction: Optional[tuple[int, str]] = None
     """(cut, summary): the model is sent the summary, then history[cut:]."""
+    finished: bool = False
+    """A tool call ended the chat (see ToolOutput.ends_chat); `structured_output` holds its value."""
+    structured_output: Any = None
     streaming_usage: Usage = field(default_factory=Usage)
     """What the model call in flight has used so far, as the provider reported it (not yet in `usage`)."""
+
+
+def _nudge_for(state: ChatState, config: ChatConfig) -> Optional[tuple[str, str]]:
+    """(what to tell the model, what to tell the user) when a reply without tool calls should not end the chat."""
+    if config.ends_with:
+        return (f"Call the {config.ends_with} tool with your final answer.",
+                f"The model answered without calling {config.ends_with}; asking it to.")
+    if needs_nudge(state.final_message):
+        return NUDGE, "The model described work without doing it; asking it to go on."
+    return None
 
 
 def needs_nudge(text: str) -> bool:
@@ -119,7 +137,28 @@ async def run_chat(
     permit: Permit = allow_all,
 ) -> AsyncIterator[AgentUpdate]:
     """Run one user message to completion, yielding updates; `state` records the outcome."""
+    verdict = await run_hooks(config.hooks, HookEvent("UserPromptSubmit", prompt=message.text))
+    for warning in verdict.warnings:
+        yield Notice(level="warning", message=warning)
+    if verdict.context:
+        message = message.model_copy(update={"context": "\n\n".join(filter(None, (message.context, verdict.context)))})
     state.history.append(message)
+    if verdict.block is not None:
+        state.final_message = f"The prompt was blocked by a hook: {verdict.block}"
+        state.stop_reason = "end_turn"
+        return
+    async for update in _turns(model, state, config, ctx, permit):
+        yield update
+    if config.hooks:
+        stopped = await run_hooks(config.hooks, HookEvent("Stop", stop_reason=state.stop_reason))
+        for warning in stopped.warnings:
+            yield Notice(level="warning", message=warning)
+
+
+async def _turns(
+    model: Model, state: ChatState, config: ChatConfig, ctx: ToolContext, permit: Permit
+) -> AsyncIterator[AgentUpdate]:
+    """Model calls and tool calls until the model is done, a limit is reached, or a call fails."""
     nudges = 0
     while True:
         if state.turns >= config.max_turns:
@@ -153,10 +192,11 @@ async def run_chat(
         if reply.stop_reason == "pause_turn":
             continue
         if not uses:
-            if needs_nudge(state.final_message) and nudges < MAX_NUDGES:
+            nudge = _nudge_for(state, config)
+            if nudge and nudges < MAX_NUDGES:
                 nudges += 1
-                state.history.append(UserMessage(text=NUDGE, origin="nudge"))
-                yield Notice(message="The model described work without doing it; asking it to go on.")
+                state.history.append(UserMessage(text=nudge[0], origin="nudge"))
+                yield Notice(message=nudge[1])
                 continue
             state.stop_reason = "end_turn"
             return
@@ -165,6 +205,9 @@ async def run_chat(
             yield update
         state.history.append(ToolResultsMessage(results=[state.results[u.id] for u in uses]))
         state.results.clear()
+        if state.finished:
+            state.stop_reason = "end_turn"
+            return
 
 
 async def _call_model(
@@ -174,8 +217,11 @@ async def _call_model(
     if tool_choice == "auto":
         async for update in _compact_if_needed(model, state, config):
             yield update
+    added = await run_hooks(config.hooks, HookEvent("PreModel")) if config.hooks else HookVerdict()
+    for warning in added.warnings:
+        yield Notice(level="warning", message=warning)
     request = ModelRequest(
-        system=config.system,
+        system=f"{config.system}\n\n{added.context}" if added.context else config.system,
         messages=view(state.history, state.compaction),
         tools=[t.spec() for t in config.tools],
         tool_choice=tool_choice,
@@ -345,7 +391,7 @@ async def _run_tool_calls(
     async def work() -> None:
         try:
             for group in _groups(calls):
-                outcomes = await asyncio.gather(*(_run_one(c, state, ctx, permit, queue.put_nowait) for c in group))
+                outcomes = await asyncio.gather(*(_run_one(c, state, ctx, permit, queue.put_nowait, config.hooks) for c in group))
                 for outcome in outcomes:
                     queue.put_nowait(outcome)
         finally:
@@ -369,9 +415,9 @@ async def _run_tool_calls(
 
 
 async def _run_one(
-    call: _Prepared, state: ChatState, ctx: ToolContext, permit: Permit, emit
+    call: _Prepared, state: ChatState, ctx: ToolContext, permit: Permit, emit, hooks: list[Hook]
 ) -> tuple[ToolResult, ToolCallUpdate]:
-    """Check permission and run one call; answer its result and its terminal update."""
+    """Check the hooks and the permission, run one call; answer its result and its terminal update."""
     call_id = call.use.id
 
     def failed(message: str) -> tuple[ToolResult, ToolCallUpdate]:
@@ -382,13 +428,27 @@ async def _run_one(
 
     if call.problem or call.tool is None or call.input is None:
         return failed(call.problem or "Invalid tool call.")
-    tool, input = call.tool, call.input
+    tool, input, raw = call.tool, call.input, call.use.input
+    if hooks:
+        pre = await run_hooks(hooks, HookEvent("PreToolUse", tool_name=tool.name, tool_input=raw))
+        for warning in pre.warnings:
+            emit(Notice(level="warning", message=warning))
+        if pre.block is not None:
+            state.denied += 1
+            reason = f"A hook refused this call: {pre.block}"
+            return (ToolResult(tool_use_id=call_id, content=reason, is_error=True),
+                    ToolCallUpdate(tool_call_id=call_id, status="rejected", error=reason))
+        if pre.input is not None:
+            try:
+                input, raw = tool.Input.model_validate(pre.input), pre.input
+            except ValidationError as e:
+                return failed(f"A hook rewrote the input of {tool.name} into an invalid one: {e.errors()[0]['msg']}.")
     try:
         preview = await tool.preview(ctx, input)
     except ToolError as e:
         return failed(str(e))
     request = PermissionRequest(
-        tool_call_id=call_id, name=tool.name, kind=tool.kind, title=tool.title(input), input=call.use.input,
+        tool_call_id=call_id, name=tool.name, kind=tool.kind, title=tool.title(input), input=raw,
         diff=preview.diff, command=preview.command,
     )
     decision = await permit(request, emit)
@@ -409,7 +469,15 @@ async def _run_one(
         return failed(str(e))
     except Exception as e:  # a tool bug must not end the chat: the model reads it and goes on
         return failed(f"{tool.name} failed: {type(e).__name__}: {e}")
-    text = bound(output.text)
+    if output.ends_chat:
+        state.finished, state.structured_output = True, output.value
+    text = output.text
+    if hooks:
+        post = await run_hooks(hooks, HookEvent("PostToolUse", tool_name=tool.name, tool_input=raw, tool_output=text))
+        for warning in post.warnings:
+            emit(Notice(level="warning", message=warning))
+        text = text if post.output is None else post.output
+    text = bound(text)
     return (
         ToolResult(tool_use_id=call_id, content=text),
         ToolCallUpdate(tool_call_id=call_id, status="completed", output=bound(text, PREVIEW_CHARS), diff=output.diff),

@@ -62,7 +62,7 @@ class UserMessage(_Model):
 
     kind: Literal["user"] = "user"
     text: str
-    origin: Literal["user", "nudge", "summary_request", "summary"] = "user"
+    origin: Literal["user", "nudge", "summary_request", "summary", "revert"] = "user"
     """Who wrote it: the user, or the loop on the user's behalf (hidden from a redrawn history)."""
     context: Optional[str] = None
     """What the editor showed when the user wrote it (open buffers, active file, selection): sent to the model

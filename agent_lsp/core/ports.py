@@ -187,6 +187,10 @@ class Editor(Protocol):
         """Ask the editor to apply an edit."""
         ...
 
+    async def delete_file(self, path: Path) -> EditOutcome:
+        """Delete a file the agent created (reverting a chat), through the editor when it can."""
+        ...
+
 
 # ---- permission ------------------------------------------------------------------------------------------
 

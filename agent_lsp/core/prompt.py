@@ -37,25 +37,35 @@ class Environment:
     """(first line, last line, selected text), 1-based lines"""
 
 
-def project_instructions(roots: list[Path]) -> Optional[tuple[str, str]]:
-    """The first AGENTS.md or CLAUDE.md at a workspace root: (file name, text)."""
+def project_instructions(roots: list[Path]) -> list[tuple[str, str]]:
+    """The AGENTS.md and CLAUDE.md of the first workspace folder that has either: [(file name, text)], bounded."""
     for root in roots:
+        found = []
+        budget = MAX_INSTRUCTIONS
         for name in INSTRUCTION_FILES:
             try:
                 text = (root / name).read_text(encoding="utf-8", errors="replace")
             except OSError:
                 continue
-            return name, text[:MAX_INSTRUCTIONS]
-    return None
+            found.append((name, text[:budget]))
+            budget = max(0, budget - len(text))
+        if found:
+            return found
+    return []
 
 
-def system_prompt(env: Environment, instructions: Optional[tuple[str, str]] = None) -> str:
-    """The system prompt: only what holds for the whole session, so consecutive requests share their prefix."""
+def system_prompt(env: Environment, instructions: Optional[list[tuple[str, str]]] = None,
+                  memory: Optional[list[str]] = None) -> str:
+    """The system prompt: only what holds for the whole session, so consecutive requests share their prefix.
+
+    `memory` is the project memory kept outside the workspace; memory in AGENTS.md comes with the instructions."""
     lines = [BASE, "", "# Environment", f"Operating system: {env.os_name}"]
     lines += [f"Workspace folder: {root}" for root in env.roots] or ["Workspace folder: (none)"]
-    if instructions:
-        name, text = instructions
-        lines += ["", f"# Project instructions ({name})", text.strip()]
+    for name, text in instructions or []:
+        if text.strip():
+            lines += ["", f"# Project instructions ({name})", text.strip()]
+    if memory:
+        lines += ["", "# Project memory (facts remembered in earlier chats)", *(f"- {fact}" for fact in memory)]
     return "\n".join(lines)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar, Optional
+from typing import Any, Callable, ClassVar, Optional
 
 from pydantic import BaseModel, ConfigDict
 
@@ -29,6 +29,10 @@ class ToolOutput:
 
     text: str
     diff: Optional[str] = None
+    ends_chat: bool = False
+    """The chat is done once this turn's results are recorded (a `finish` call with valid input)."""
+    value: Any = None
+    """With `ends_chat`: the chat's structured output."""
 
 
 @dataclass(frozen=True)

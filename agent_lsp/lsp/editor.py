@@ -134,6 +134,25 @@ class LspEditor:
             await self._changed(edit.path, edit.version)
         return EditOutcome(applied=True)
 
+    async def delete_file(self, path: Path) -> EditOutcome:
+        """A DeleteFile resource operation when the client declared it (its buffer closes with it); otherwise the
+        file is removed from disk."""
+        caps = self._server.client_capabilities.workspace
+        workspace_edit = caps.workspace_edit if caps else None
+        if workspace_edit and workspace_edit.document_changes and \
+                types.ResourceOperationKind.Delete in (workspace_edit.resource_operations or []):
+            change = {"kind": "delete", "uri": path.as_uri(), "options": {"ignoreIfNotExists": True}}
+            answer = await self.request("workspace/applyEdit", {"label": f"agent-lsp: delete {path.name}",
+                                                                "edit": {"documentChanges": [change]}})
+            if not (answer or {}).get("applied"):
+                return EditOutcome(applied=False, message=(answer or {}).get("failureReason") or "")
+            return EditOutcome(applied=True)
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as e:
+            return EditOutcome(applied=False, message=str(e))
+        return EditOutcome(applied=True, message="The editor cannot delete files, so agent-lsp removed it from disk")
+
     async def _changed(self, path: Path, version: int) -> None:
         """Wait (briefly) for the client's didChange of an applied edit, so diagnostics see the new text."""
         loop = asyncio.get_running_loop()

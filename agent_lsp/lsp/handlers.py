@@ -6,6 +6,7 @@ Imported on the first agent request (see server.py), with everything the agent n
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import platform
 from pathlib import Path
@@ -16,11 +17,12 @@ from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from agent_lsp import tools
-from agent_lsp.config import Settings
+from agent_lsp.config import GATED, WORKSPACE_FILE, Settings, clean, read_workspace_file
 from agent_lsp.core.events import AgentUpdate, Usage
 from agent_lsp.core.messages import UserMessage
 from agent_lsp.core.prompt import Environment, editor_context, project_instructions, system_prompt
 from agent_lsp.core.tool import ToolContext
+from agent_lsp.lsp.code_actions import EXPLAIN, FIX
 from agent_lsp.lsp.convert import lsp_folder_uri, lsp_uri_to_path
 from agent_lsp.lsp.editor import LspEditor
 from agent_lsp.lsp.progress import ChatProgress
@@ -35,6 +37,7 @@ from agent_lsp.protocol import (
     ChatResult,
     ChatUsage,
     ConfirmToolParams,
+    CommandArgument,
     ConfirmToolResult,
     DeleteSessionResult,
     HistoryMessage,
@@ -42,6 +45,9 @@ from agent_lsp.protocol import (
     HistoryToolCall,
     NewSessionParams,
     NewSessionResult,
+    RefusedRevert,
+    RevertParams,
+    RevertResult,
     SessionInfo,
     SessionParams,
     SessionsParams,
@@ -49,19 +55,27 @@ from agent_lsp.protocol import (
     UpdateParams,
 )
 from agent_lsp.sessions.history import render_history
+from agent_lsp.sessions.mentions import BadMention, Mention, expand_mentions
 from agent_lsp.sessions.results import ChatOutcome, HistoryEntry
 from agent_lsp.sessions.permissions import Ask
 from agent_lsp.sessions.runtime import (
     ChatRequest,
+    NothingToRevert,
     Session,
     SessionBusy,
     Sessions,
     UnknownSession,
     UnknownToolCall,
 )
+from agent_lsp.sessions.shell_hooks import ShellHooks
 from agent_lsp.sessions.store import open_store
-from agent_lsp.tools.paths import display
+from agent_lsp.sessions.trust import Trust, digest
+from agent_lsp.tools.forget import Forget
+from agent_lsp.tools.memory import MemoryFile, memory_file, read_memory
+from agent_lsp.tools.paths import display, is_inside
+from agent_lsp.tools.remember import Remember
 
+log = logging.getLogger(__name__)
 SESSION_BUSY = -32001
 MAX_LISTED_BUFFERS = 20
 CONFIRM_ACTIONS = {"Allow once": "allow_once", "Allow always": "allow_always", "Reject": "reject_once"}
@@ -79,6 +93,9 @@ class Agent:
         self.sessions = Sessions(build_model, self.emit, store)
         self.streams: dict[str, UpdateStream] = {}
         self.progress: dict[str, ChatProgress] = {}
+        self.trust = Trust(server.data_dir)
+        self.current: Optional[str] = None
+        """The window's current session: the last one chatted in (code actions continue it)."""
 
     def emit(self, session: Session, update: AgentUpdate) -> None:
         """Send an update of `session` (coalescing text) and move its progress along."""
@@ -174,7 +191,74 @@ def chat_result(outcome: ChatOutcome) -> ChatResult:
             duration_ms=outcome.duration_ms,
             usage=chat_usage(outcome.usage),
         ),
+        structured_output=outcome.structured_output,
     )
+
+
+from agent_lsp.config import GATED, WORKSPACE_FILE, Settings, clean, read_workspace_file
+from agent_lsp.core.events import AgentUpdate, Usage
+
+
+def finishing(p: ChatParams) -> list:
+    """`finish` when the chat asks for structured output (-32602 naming outputSchema when that is not a valid JSON
+    Schema)."""
+    if p.output_schema is None:
+        return []
+    from agent_lsp.tools.finish import InvalidSchema, finish_tool
+
+    try:
+        return [finish_tool(p.output_schema)]
+    except InvalidSchema as e:
+        raise JsonRpcInvalidParams(f"Invalid params: outputSchema: not a valid JSON Schema: {e}",
+                                   data={"fields": ["outputSchema"]}) from None
+
+
+async def workspace_file_layer(ls: AgentServer, agent: "Agent", roots: list) -> dict[str, Any]:
+    """The cleaned settings of the workspace's .agent-lsp/settings.json; its hooks and baseUrl only once the user
+    trusted them (asked once through window/showMessageRequest, the answer kept per folder and content)."""
+    if not roots:
+        return {}
+    root = roots[0]
+    raw, warnings = read_workspace_file(root)
+    gated = {key: raw[key] for key in GATED if key in raw}
+    if gated:
+        content = digest(gated)
+        trusted = agent.trust.answer(root, content)
+        if trusted is None:
+            trusted = await ask_trust(ls, root, gated)
+            if trusted is not None:
+                agent.trust.record(root, content, trusted)
+        if not trusted:
+            raw = {key: value for key, value in raw.items() if key not in GATED}
+    layer, problems = clean(raw, str(root / WORKSPACE_FILE))
+    ls.warn(warnings + problems)
+    return layer
+
+
+async def ask_trust(ls: AgentServer, root, gated: dict[str, Any]) -> Optional[bool]:
+    """Ask the user whether the workspace's settings file may run its commands; None when dismissed."""
+    commands = sorted({str(hook.get("command")) for groups in (gated.get("hooks") or {}).values()
+                       if isinstance(groups, list) for group in groups if isinstance(group, dict)
+                       for hook in (group.get("hooks") if "hooks" in group else [group]) if isinstance(hook, dict)})
+    parts = [f"run hooks: {', '.join(f'`{c}`' for c in commands)}"] if commands else []
+    if "baseUrl" in gated:
+        parts.append(f"send your code to {gated['baseUrl']}")
+    message = (f"agent-lsp: {root / WORKSPACE_FILE} asks to {' and '.join(parts)}. Trust this workspace's "
+               "settings? Until you do, they are ignored.")
+    try:
+        answer = await ls.window_show_message_request_async(types.ShowMessageRequestParams(
+            type=types.MessageType.Warning, message=message,
+            actions=[types.MessageActionItem(title="Trust"), types.MessageActionItem(title="Don't trust")]))
+    except Exception as e:  # a client that cannot ask: nothing runs
+        log.info("window/showMessageRequest for trust failed: %r", e)
+        return None
+    title = answer.get("title") if isinstance(answer, dict) else getattr(answer, "title", None)
+    return {"Trust": True, "Don't trust": False}.get(title)
+
+
+def memory_tools(memory: Optional[MemoryFile]) -> list:
+    """`remember` and `forget`, when the workspace has somewhere to keep facts."""
+    return [Remember(memory), Forget(memory)] if memory else []
 
 
 def chat_usage(usage: Usage) -> ChatUsage:
@@ -202,23 +286,44 @@ def summary(result: ChatResult) -> str:
                                                                            f"{result.stop_reason}: {done}")
 
 
+async def mentioned(editor: LspEditor, p: ChatParams) -> Optional[str]:
+    """The chat's @-mentions expanded; -32602 naming the mention that cannot be read."""
+    raw = p.context.mentions if p.context and p.context.mentions else []
+    found = [Mention(kind=m.kind, path=lsp_uri_to_path(m.uri) if m.uri else None, name=m.name,
+                     lines=(m.range.start.line, m.range.end.line) if m.range else None) for m in raw]
+    try:
+        return await expand_mentions(ToolContext(editor=editor), found)
+    except BadMention as e:
+        raise JsonRpcInvalidParams(f"Invalid params: {e.field}: {e}", data={"fields": [e.field]}) from None
+
+
 async def agent_chat(ls: AgentServer, params: Any) -> dict:
     p = parse(ChatParams, params)
+    finish = finishing(p)
     agent = agent_of(ls)
+    editor = agent.editor()
+    attached = await mentioned(editor, p)
     session = session_of(agent, p.session_id) if p.session_id else new_session(ls, p.message)
     try:
         agent.sessions.reserve(session)
     except SessionBusy:
         raise JsonRpcException(code=SESSION_BUSY, message=f"Session {session.id} is busy: a chat is running.")
+    agent.current = session.id
     progress: Optional[ChatProgress] = None
     try:
+        ls.layers.workspace_file = await workspace_file_layer(ls, agent, editor.roots)
         settings: Settings = ls.layers.resolve(
             {"permission_mode": p.permission_mode, "max_turns": p.max_turns, "model": p.model})
-        editor = agent.editor()
         env = await environment(editor, p)
-        request = ChatRequest(message=UserMessage(text=p.message, context=editor_context(env)), settings=settings,
-                              system=system_prompt(env, project_instructions(editor.roots)),
-                              tools=list(tools.ALL), ctx=ToolContext(editor=editor))
+        memory = memory_file(settings.memory_file, editor.roots, ls.data_dir)
+        context = "\n\n".join(part for part in (editor_context(env), attached) if part) or None
+        request = ChatRequest(message=UserMessage(text=p.message, context=context), settings=settings,
+                              system=system_prompt(env, project_instructions(editor.roots),
+                                                   read_memory(memory) if memory and not memory.in_workspace else None),
+                              tools=[*tools.ALL, *memory_tools(memory), *finish], ctx=ToolContext(editor=editor),
+                              ends_with="finish" if p.output_schema is not None else None,
+                              hooks=[ShellHooks(settings.hooks, session.id, editor.roots[0] if editor.roots else None)]
+                              if settings.hooks else [])
         progress = await ChatProgress.open(ls, p.work_done_token, lambda: agent.sessions.abort(session.id))
         if progress:
             agent.progress[session.id] = progress
@@ -241,7 +346,9 @@ def new_session(ls: AgentServer, title: str) -> Session:
 
 
 def agent_new_session(ls: AgentServer, params: Any) -> dict:
-    return NewSessionResult(session_id=new_session(ls, parse(NewSessionParams, params).title or "").id).wire()
+    session = new_session(ls, parse(NewSessionParams, params).title or "")
+    agent_of(ls).current = session.id  # the window's current session: code actions continue it
+    return NewSessionResult(session_id=session.id).wire()
 
 
 def agent_abort(ls: AgentServer, params: Any) -> dict:
@@ -282,3 +389,104 @@ def agent_delete_session(ls: AgentServer, params: Any) -> dict:
     session = session_of(agent, parse(SessionParams, params).session_id)
     agent.sessions.delete(session.id)
     return DeleteSessionResult().wire()
+
+
+async def agent_revert(ls: AgentServer, params: Any) -> dict:
+    p = parse(RevertParams, params)
+    agent = agent_of(ls)
+    session = session_of(agent, p.session_id)
+    try:
+        agent.sessions.reserve(session)
+    except SessionBusy:
+        raise JsonRpcException(code=SESSION_BUSY, message=f"Session {session.id} is busy: a chat is running.")
+    try:
+        reverted, refused = await agent.sessions.revert(session, p.to_chat, agent.editor())
+    except NothingToRevert as e:
+        field = "toChat" if p.to_chat is not None else "sessionId"
+        raise JsonRpcInvalidParams(f"Invalid params: {field}: nothing to revert: {e}", data={"fields": [field]}) from None
+    finally:
+        agent.sessions.release(session)
+    return RevertResult(reverted=[path.as_uri() for path in reverted],
+                        refused=[RefusedRevert(uri=path.as_uri(), reason=why) for path, why in refused]).wire()
+
+
+def command_message(command: str, argument: CommandArgument, name: str) -> str:
+    """What a code action asks the agent, in the user's words."""
+    first, last = argument.range.start.line + 1, argument.range.end.line + 1
+    where = f"{name}, line {first}" if first == last else f"{name}, lines {first}-{last}"
+    if command == FIX:
+        problems = [str(d.get("message", "")).strip() for d in argument.diagnostics or [] if isinstance(d, dict)]
+        listed = "\n".join(f"- {p}" for p in problems if p) or "- (the diagnostic at that place)"
+        return (f"Fix this problem in {where}:\n{listed}\nMake the smallest change that fixes it, then check the "
+                "diagnostics.")
+    if command == EXPLAIN:
+        return f"Explain what the selected code in {where} does, and anything surprising about it."
+    wanted = argument.instruction or "make it clearer and simpler without changing its behaviour"
+    return f"Refactor the selected code in {where}: {wanted}."
+
+
+async def execute_command(ls: AgentServer, params: types.ExecuteCommandParams) -> dict:
+    """agent.fix / agent.explain / agent.refactor: a chat in the window's current session (a new one when there
+    is none or it is busy), answered with the agent/chat result when the chat ends."""
+    arguments = list(params.arguments or [])
+    if len(arguments) != 1 or not isinstance(arguments[0], dict):
+        raise JsonRpcInvalidParams("Invalid params: arguments: expected one object {uri, range, diagnostics?}",
+                                   data={"fields": ["arguments"]})
+    try:
+        argument = CommandArgument.model_validate(arguments[0])
+    except ValidationError as e:
+        fields = [".".join(map(str, ("arguments", 0, *err["loc"]))) for err in e.errors()]
+        raise JsonRpcInvalidParams(f"Invalid params: {', '.join(fields)}: "
+                                   f"{'; '.join(err['msg'] for err in e.errors())}", data={"fields": fields}) from None
+    agent = agent_of(ls)
+    editor = agent.editor()
+    path = lsp_uri_to_path(argument.uri)
+    path = path.resolve() if path is not None else None
+    known = path is not None and (editor.open_document(path) is not None or path.is_file())
+    if not known or not any(is_inside(path, root) for root in editor.roots):
+        raise JsonRpcInvalidParams(f"Invalid params: arguments.0.uri: {argument.uri} is not a document of this "
+                                   "workspace", data={"fields": ["arguments.0.uri"]})
+    session_id = agent.current
+    if session_id is not None:
+        try:
+            if agent.sessions.get(session_id).busy:
+                session_id = None
+        except UnknownSession:
+            session_id = None
+    chat = {"message": command_message(params.command, argument, display(editor.roots, path)),
+            "context": {"activeUri": argument.uri, "selection": argument.range.wire()}}
+    if session_id:
+        chat["sessionId"] = session_id
+    if params.work_done_token is not None:
+        chat["workDoneToken"] = params.work_done_token
+    return await agent_chat(ls, chat)
+
+
+def hover(ls: AgentServer, params: types.HoverParams) -> Optional[types.Hover]:
+    """On a line the agent wrote in a chat of the window's current session (and that still reads as it wrote it):
+    which chat, what it was asked, and which edit wrote the line."""
+    agent = ls.agent
+    path = lsp_uri_to_path(params.text_document.uri)
+    if agent is None or agent.current is None or path is None:
+        return None
+    try:
+        session = agent.sessions.get(agent.current)
+    except UnknownSession:
+        return None
+    line = params.position.line
+    document = ls.workspace.text_documents.get(params.text_document.uri)
+    now = document.lines[line].rstrip("\r\n") if document and line < len(document.lines) else None
+    for checkpoint in reversed(session.checkpoints):
+        change = checkpoint.files.get(path.resolve())
+        if change is None:
+            continue
+        written = change.after.splitlines()
+        if line < len(written) and written[line] == now and line in change.changed_lines():
+            asked = " ".join(checkpoint.message.split())
+            asked = asked if len(asked) <= 120 else asked[:119] + "…"
+            what = change.label.removeprefix("agent-lsp: ")
+            text = f"**agent-lsp** wrote this line in chat {checkpoint.chat + 1} of this session ({what}).\n\n> {asked}"
+            return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
+                               range=types.Range(types.Position(line, 0), types.Position(line + 1, 0)))
+        return None
+    return None

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -17,6 +18,7 @@ from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, 
 from agent_lsp import DISTRIBUTION, __version__
 from agent_lsp.capabilities import client_agent_capabilities, server_agent_capabilities
 from agent_lsp.config import Layers, clean
+from agent_lsp.lsp.code_actions import COMMANDS, code_actions
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +107,13 @@ class AgentProtocol(LanguageServerProtocol):
         result.capabilities.experimental = {"agent": server_agent_capabilities()}
         return result
 
+    @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
+    def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams):
+        if params.command not in COMMANDS:
+            return (yield from super().lsp_workspace__execute_command(params))
+        # the agent's commands need the whole params (the work-done token), not just their arguments
+        return (yield _handlers().execute_command, (self._server, params), None)
+
     def _handle_response(self, msg_id, result=None, error=None):
         future = self._request_futures.get(msg_id)
         if future is not None and future.cancelled():  # a reply to a request an abort gave up on (pygls#621)
@@ -167,6 +176,28 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
             ls.warn(warnings)
         else:
             await pull_configuration(ls)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.Refactor]))
+    def code_action(ls: AgentServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        return code_actions(params, ls.protocol._converter.unstructure)
+
+    for command in COMMANDS:  # listed in executeCommandProvider; AgentProtocol runs them
+        server.command(command)(lambda ls, *args: None)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: AgentServer, params: types.HoverParams) -> Optional[types.Hover]:
+        return _handlers().hover(ls, params) if ls.agent is not None else None
+
+    @server.feature("agent/revert")
+    async def agent_revert(ls: AgentServer, params: Any) -> dict:
+        return await _handlers().agent_revert(ls, params)
+
+    if os.environ.get("AGENT_LSP_DEBUG") == "1":  # for tests: what this process has loaded, without timing it
+
+        @server.feature("agent/debug")
+        def agent_debug(ls: AgentServer, params: Any) -> dict:
+            return {"modules": sorted(sys.modules)}
 
     @server.feature("agent/chat")
     async def agent_chat(ls: AgentServer, params: Any) -> dict:

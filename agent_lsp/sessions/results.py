@@ -32,6 +32,8 @@ class ChatOutcome:
     denied_tool_calls: int = 0
     error: Optional[ChatFailure] = None
     """Present exactly when stop_reason is "error"."""
+    structured_output: Any = None
+    """The validated input of the `finish` call that ended a chat with an outputSchema."""
 
 
 @dataclass(frozen=True)

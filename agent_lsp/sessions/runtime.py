@@ -15,13 +15,16 @@ from pydantic import TypeAdapter
 
 from agent_lsp.config import Settings, effective_max_turns
 from agent_lsp.core.events import AgentUpdate, Decision, ToolCall, ToolCallUpdate, Usage
+from agent_lsp.core.hooks import Hook
 from agent_lsp.core.loop import ChatConfig, ChatState, close_aborted, run_chat
 from agent_lsp.core.messages import Message, UserMessage
 from agent_lsp.core.ports import Model, ModelError, PermissionRequest
 from agent_lsp.core.tool import Tool, ToolContext
+from agent_lsp.sessions.checkpoints import Checkpoint, RecordingEditor, plan_revert, revert_files, revert_note
 from agent_lsp.sessions.permissions import Ask, Grants, make_permit, offered
 from agent_lsp.sessions.results import ChatFailure, ChatOutcome
 from agent_lsp.sessions.store import ChatRecord, SessionRow, Store
+from agent_lsp.tools.paths import display
 
 log = logging.getLogger(__name__)
 MAX_IDLE_SESSIONS = 16
@@ -39,6 +42,10 @@ class SessionBusy(RuntimeError):
 
 class UnknownToolCall(KeyError):
     """No pending confirmation has that id."""
+
+
+class NothingToRevert(ValueError):
+    """The chats named made no edits (or they were reverted already)."""
 
 
 def _now() -> str:
@@ -71,6 +78,13 @@ class Session:
     """URIs of the workspace folders of the window that created the session."""
     chats: list[ChatRecord] = field(default_factory=list)
     """How each chat ended and what it used, oldest first."""
+    checkpoints: list[Checkpoint] = field(default_factory=list)
+    """What each chat of this process changed, oldest first (chats without edits have none)."""
+
+    @property
+    def chat_count(self) -> int:
+        """How many chats the session has had (also those from before chats had records)."""
+        return sum(1 for m in self.history if isinstance(m, UserMessage) and m.origin == "user")
 
     def row(self) -> SessionRow:
         usage = Usage()
@@ -94,6 +108,9 @@ class ChatRequest:
     system: str
     tools: list[Tool]
     ctx: ToolContext
+    ends_with: Optional[str] = None
+    """A tool whose valid call ends the chat with a structured output (`finish`)."""
+    hooks: list[Hook] = field(default_factory=list)
 
 
 Emit = Callable[[Session, AgentUpdate], None]
@@ -108,8 +125,8 @@ class Sessions:
         self._emit = emit
         self._store = store
         self._sessions: dict[str, Session] = {}
-        self._evicted: dict[str, tuple[int, Grants]] = {}
-        """What only this process knows of a session evicted from memory: its seq and standing answers."""
+        self._evicted: dict[str, tuple[int, Grants, list[Checkpoint]]] = {}
+        """What only this process knows of a session evicted from memory: its seq, standing answers, checkpoints."""
 
     def get(self, session_id: str) -> Session:
         """The session, or UnknownSession. It is (re)loaded from the store when this process has not seen it
@@ -131,9 +148,9 @@ class Sessions:
                           tool_calls=self._store.tool_calls(session_id), workspace_folders=row.workspace_folders,
                           chats=self._store.chats(session_id))
         if cached is not None:  # what lives only in this process carries over: the seq, the standing answers
-            session.seq, session.grants = cached.seq, cached.grants
+            session.seq, session.grants, session.checkpoints = cached.seq, cached.grants, cached.checkpoints
         elif session_id in self._evicted:
-            session.seq, session.grants = self._evicted.pop(session_id)
+            session.seq, session.grants, session.checkpoints = self._evicted.pop(session_id)
         self._evict()  # before adding it: the session asked for is never the one evicted
         self._sessions[session_id] = session
         return session
@@ -199,7 +216,7 @@ class Sessions:
         idle.sort(key=lambda s: s.updated_at)
         for session in idle[:max(0, len(self._sessions) - MAX_IDLE_SESSIONS)]:
             del self._sessions[session.id]
-            self._evicted[session.id] = (session.seq, session.grants)
+            self._evicted[session.id] = (session.seq, session.grants, session.checkpoints)
 
     def abort(self, session_id: str) -> bool:
         """Cancel the running chat; False when nothing was running."""
@@ -252,12 +269,16 @@ class Sessions:
             thinking=settings.thinking,
             context_window=settings.context_window,
             compact_threshold=settings.compact_threshold,
+            ends_with=request.ends_with,
+            hooks=request.hooks,
         )
         state.compaction = session.compaction
         permit = make_permit(mode, session.grants, ask or self.asker(session))
+        checkpoint = Checkpoint(chat=session.chat_count, message=request.message.text)
+        ctx = ToolContext(editor=RecordingEditor(request.ctx.editor, checkpoint), report=request.ctx.report)
 
         async def drive() -> None:
-            async for update in run_chat(model, request.message, state, config, request.ctx, permit):
+            async for update in run_chat(model, request.message, state, config, ctx, permit):
                 self._publish(session, update)
 
         task = asyncio.create_task(drive())
@@ -279,6 +300,8 @@ class Sessions:
             log.error("chat failed", exc_info=task.exception())
             state.stop_reason = "error"
             state.error = ModelError("tool_error", f"internal error: {task.exception()!r}")
+        if checkpoint.files:
+            session.checkpoints.append(checkpoint)
         session.turns_count += state.turns
         session.updated_at = _now()
         session.compaction = state.compaction
@@ -287,6 +310,27 @@ class Sessions:
                                         duration_ms=outcome.duration_ms, usage=outcome.usage))
         self._save(session)
         return outcome
+
+    async def revert(self, session: Session, to_chat: Optional[int], editor) -> tuple[list, list]:
+        """Undo the edits of the last chat, or of every chat after the first `to_chat`; answers (reverted paths,
+        refused (path, reason)). The history tells the model what was undone. NothingToRevert when the chats named
+        made no edits still in place."""
+        first = session.chat_count - 1 if to_chat is None else to_chat
+        chosen = [c for c in session.checkpoints if c.chat >= first]
+        if not chosen:
+            which = "the last chat" if to_chat is None else f"the chats after the first {to_chat}"
+            raise NothingToRevert(f"{which} of session {session.id} made no edits that can be reverted")
+        reverted, refused = await revert_files(editor, plan_revert(chosen))
+        for checkpoint in chosen:  # what was restored is gone from the checkpoints; what was refused stays
+            for path in reverted:
+                checkpoint.files.pop(path, None)
+        session.checkpoints = [c for c in session.checkpoints if c.files]
+        note = revert_note(sorted({c.chat for c in chosen}), [display(editor.roots, p) for p in reverted],
+                           [(display(editor.roots, p), why) for p, why in refused])
+        session.history.append(UserMessage(text=note, origin="revert"))
+        session.updated_at = _now()
+        self._save(session)
+        return reverted, refused
 
     def _publish(self, session: Session, update: AgentUpdate) -> None:
         """Send an update, and remember how tool calls went for agent/history."""
@@ -315,4 +359,5 @@ def _result(session: Session, state: ChatState, stop_reason: str, started: float
         denied_tool_calls=state.denied,
         duration_ms=int((time.monotonic() - started) * 1000),
         usage=state.usage.model_copy(),
+        structured_output=state.structured_output if state.finished else None,
     )

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from agent_lsp.core.ports import FileEdit
+from agent_lsp.core.ports import FileEdit, TextEdit
 from agent_lsp.core.tool import ToolContext, ToolError, ToolOutput, bound
 from agent_lsp.tools.get_diagnostics import format_diagnostics
 from agent_lsp.tools.paths import display
@@ -32,6 +32,20 @@ def current(ctx: ToolContext, path: Path) -> Current:
         return Current("", None, False)
     text, _ = read_text(ctx, path)
     return Current(text, None, True)
+
+
+def minimal_edit(old: str, new: str) -> TextEdit:
+    """One edit turning `old` into `new`, touching only the span between their common prefix and suffix (so the
+    editor's undo and the user's cursor move as little as possible)."""
+    start = 0
+    limit = min(len(old), len(new))
+    while start < limit and old[start] == new[start]:
+        start += 1
+    end_old, end_new = len(old), len(new)
+    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
+        end_old -= 1
+        end_new -= 1
+    return TextEdit(start=start, end=end_old, new_text=new[start:end_new])
 
 
 def unified_diff(name: str, before: str, after: str) -> str:

@@ -6,7 +6,7 @@ import asyncio
 import os
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import pytest
 import pytest_asyncio
@@ -28,6 +28,12 @@ def _dict_converter():
     converter = default_converter()
     for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
         converter.register_structure_hook(cls, lambda obj, cls: cls(**obj))
+    # lsprotocol reads any object with a `command` member as a Command, but a CodeAction may carry one too (an
+    # object, not a string): tell them apart as editors do
+    converter.register_structure_hook(
+        Union[types.Command, types.CodeAction],
+        lambda obj, _: converter.structure(obj, types.Command if isinstance(obj.get("command"), str)
+                                           else types.CodeAction))
     return converter
 
 

@@ -50,7 +50,7 @@ def test_nothing_below_the_front_ends_imports_their_wire_types(path):
 
 def test_starting_the_server_imports_no_sdk_and_no_models():
     code = ("import sys; from agent_lsp.lsp.server import create_server; create_server({}); "
-            "print(sorted({m.split('.')[0] for m in sys.modules} & {'anthropic', 'httpx2', 'pydantic', 'pathspec'}))")
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'anthropic', 'httpx2', 'pydantic', 'pathspec', 'acp'}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

@@ -9,6 +9,7 @@ export interface ChatResult {
   metadata: ChatMetadata;
   sessionId: string;
   stopReason: 'end_turn' | 'max_turns' | 'max_tokens' | 'refusal' | 'aborted' | 'disabled' | 'error';
+  structuredOutput?: unknown;
 }
 export interface ChatError {
   message: string;

@@ -1,0 +1,309 @@
+"""The ACP agent: thin handlers (parse, call the sessions, convert) over the same sessions and store as LSP.
+
+Only `acp.schema` is needed to answer `initialize`; the sessions, tools and models are imported on the first
+session/new, session/load or session/list, so an editor's spawn → initialize stays light.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import platform
+from pathlib import Path
+from typing import Any, Optional
+
+from acp import PROTOCOL_VERSION, RequestError, schema
+
+from agent_lsp import __version__
+from agent_lsp.config import PERMISSION_MODES, Layers, clean
+
+log = logging.getLogger(__name__)
+
+
+def invalid(field: str, problem: str) -> RequestError:
+    """-32602 naming the field."""
+    return RequestError(-32602, f"Invalid params: {field}: {problem}", {"field": field})
+
+
+class Outbox:
+    """session/update notifications, sent in order by one task; `flush` waits until all are on the wire."""
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+        self._queue: asyncio.Queue = asyncio.Queue()
+        self._task: Optional[asyncio.Task] = None
+
+    def push(self, session_id: str, update: Any) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._send())
+        self._queue.put_nowait((session_id, update))
+
+    async def flush(self) -> None:
+        # The loop runs tools in a worker task whose updates reach us through the chat task: one pass of the
+        # event loop lets an update emitted just before this call arrive here before we wait for the queue.
+        await asyncio.sleep(0)
+        await self._queue.join()
+
+    async def _send(self) -> None:
+        while True:
+            session_id, update = await self._queue.get()
+            try:
+                await self._conn.session_update(session_id=session_id, update=update)
+            except Exception as e:  # a client gone away: the history is in the store all the same
+                log.info("session/update not sent: %r", e)
+            finally:
+                self._queue.task_done()
+
+
+class AcpAgent:
+    """What `agent-lsp --acp` answers; one per connection."""
+
+    def __init__(self, launch_settings: dict[str, Any], data_dir: Optional[Path]) -> None:
+        layer, self.warnings = clean(launch_settings, "the environment")
+        self.layers = Layers(environment=layer)
+        self.data_dir = data_dir
+        self.conn: Any = None
+        self.client = schema.ClientCapabilities()
+        self.outbox: Optional[Outbox] = None
+        self._sessions: Any = None
+        self.cwds: dict[str, Path] = {}
+        self.modes: dict[str, str] = {}
+        self.editors: dict[str, Any] = {}
+        self.converters: dict[str, Any] = {}
+        self.cancelled: set[str] = set()
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+        self.outbox = Outbox(conn)
+
+    # ---- lifecycle ---------------------------------------------------------------------------------------
+
+    async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
+                         **kwargs: Any) -> schema.InitializeResponse:
+        self.client = client_capabilities or schema.ClientCapabilities()
+        for warning in self.warnings:
+            log.warning(warning)
+        return schema.InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION) if protocol_version >= 1 else PROTOCOL_VERSION,
+            agent_capabilities=schema.AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=schema.PromptCapabilities(image=False, audio=False, embedded_context=True),
+                session_capabilities=schema.SessionCapabilities(list=schema.SessionListCapabilities()),
+            ),
+            agent_info=schema.Implementation(name="agent-lsp-server", title="agent-lsp", version=__version__),
+            auth_methods=[],
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        return None  # keys come from the environment, never over the wire
+
+    @property
+    def sessions(self) -> Any:
+        """The sessions layer, made (and its modules imported) on first use."""
+        if self._sessions is None:
+            from agent_lsp.models.registry import build_model
+            from agent_lsp.sessions.runtime import Sessions
+            from agent_lsp.sessions.store import open_store
+
+            store = None
+            if self.data_dir is not None:
+                store, warning = open_store(self.data_dir)
+                if warning:
+                    log.warning(warning)
+            self._sessions = Sessions(build_model, self._emit, store)
+        return self._sessions
+
+    def _session(self, session_id: str) -> Any:
+        from agent_lsp.sessions.runtime import UnknownSession
+
+        try:
+            return self.sessions.get(session_id)
+        except UnknownSession:
+            raise invalid("sessionId", f"unknown session {session_id!r}") from None
+
+    def _open(self, session_id: str, cwd: str) -> schema.SessionModeState:
+        from agent_lsp.acp.convert import UpdateConverter, acp_modes
+        from agent_lsp.acp.editor import AcpEditor
+
+        root = Path(cwd)
+        if not root.is_absolute() or not root.is_dir():
+            raise invalid("cwd", f"{cwd!r} is not an absolute path to a directory")
+        fs = self.client.fs or schema.FileSystemCapabilities()
+        editor = AcpEditor(self.conn, session_id, root.resolve(), bool(fs.read_text_file), bool(fs.write_text_file),
+                           self.outbox.flush)
+        self.cwds[session_id], self.editors[session_id] = root.resolve(), editor
+        self.converters[session_id] = UpdateConverter(editor.applied)
+        mode = self.modes.setdefault(session_id, self.layers.resolve().permission_mode)
+        return acp_modes(mode)
+
+    # ---- sessions ----------------------------------------------------------------------------------------
+
+    async def new_session(self, cwd: str, additional_directories: Optional[list[str]] = None,
+                          mcp_servers: Optional[list[Any]] = None, **kwargs: Any) -> schema.NewSessionResponse:
+        if mcp_servers:
+            log.info("session/new: %d MCP servers offered; agent-lsp does not connect to MCP servers yet",
+                     len(mcp_servers))
+        if not Path(cwd).is_absolute() or not Path(cwd).is_dir():
+            raise invalid("cwd", f"{cwd!r} is not an absolute path to a directory")
+        session = self.sessions.start(workspace_folders=[Path(cwd).resolve().as_uri()])
+        return schema.NewSessionResponse(session_id=session.id, modes=self._open(session.id, cwd))
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: Optional[list[Any]] = None,
+                           additional_directories: Optional[list[str]] = None,
+                           **kwargs: Any) -> schema.LoadSessionResponse:
+        from agent_lsp import tools
+        from agent_lsp.acp.convert import acp_replay
+        from agent_lsp.sessions.history import render_history
+
+        session = self._session(session_id)
+        if session.busy:
+            raise invalid("sessionId", f"session {session_id} is running a prompt")
+        modes = self._open(session_id, cwd)
+        for update in acp_replay(render_history(session.history, tools.BY_NAME, session.tool_calls)):
+            self.outbox.push(session_id, update)
+        await self.outbox.flush()
+        return schema.LoadSessionResponse(modes=modes)
+
+    async def list_sessions(self, cwd: Optional[str] = None, cursor: Optional[str] = None,
+                            **kwargs: Any) -> schema.ListSessionsResponse:
+        from agent_lsp.acp.convert import acp_path
+
+        found = []
+        for row in self.sessions.all(Path(cwd).resolve().as_uri() if cwd else None):
+            folders = [p for p in (acp_path(uri) for uri in row.workspace_folders) if p]
+            known = self.cwds.get(row.id) or (folders[0] if folders else None)
+            found.append(schema.SessionInfo(session_id=row.id, cwd=str(known or cwd or os.getcwd()),
+                                            title=row.title or None, updated_at=row.updated_at))
+        return schema.ListSessionsResponse(sessions=found)
+
+    async def set_session_mode(self, mode_id: str, session_id: str, **kwargs: Any) -> schema.SetSessionModeResponse:
+        self._session(session_id)
+        if mode_id not in PERMISSION_MODES:
+            raise invalid("modeId", f"{mode_id!r} is not one of {', '.join(PERMISSION_MODES)}")
+        self.modes[session_id] = mode_id
+        return schema.SetSessionModeResponse()
+
+    # ---- prompt turns ------------------------------------------------------------------------------------
+
+    def _emit(self, session: Any, update: Any) -> None:
+        converter = self.converters.get(session.id)
+        converted = converter.convert(update) if converter else None
+        if converted is not None:
+            self.outbox.push(session.id, converted)
+
+    async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> schema.PromptResponse:
+        from agent_lsp.acp.convert import STOP_REASONS
+        from agent_lsp.sessions.runtime import SessionBusy
+
+        session = self._session(session_id)
+        if session_id not in self.editors:
+            raise invalid("sessionId", f"session {session_id} is not loaded in this connection: session/load it first")
+        request = self._request(session_id, prompt)
+        try:
+            self.sessions.reserve(session)
+        except SessionBusy:
+            raise invalid("sessionId", f"a prompt is already running in session {session_id}") from None
+        self.cancelled.discard(session_id)
+        try:
+            chat = asyncio.ensure_future(self.sessions.chat(session, request, self._asker(session_id)))
+            try:
+                outcome = await asyncio.shield(chat)
+            except asyncio.CancelledError:  # the connection is closing: stop the turn, keep its history, answer nothing
+                chat.cancel()
+                await asyncio.wait({chat})
+                raise
+        finally:
+            self.sessions.release(session)
+        await self.outbox.flush()  # every update of the turn precedes its answer
+        if session_id in self.cancelled or outcome.stop_reason == "aborted":
+            return schema.PromptResponse(stop_reason="cancelled")
+        if outcome.stop_reason == "error":
+            failure = outcome.error
+            raise RequestError(-32603, f"The model request failed ({failure.type}): {failure.message}",
+                               {"errorType": failure.type, "message": failure.message})
+        return schema.PromptResponse(stop_reason=STOP_REASONS[outcome.stop_reason])
+
+    def _request(self, session_id: str, prompt: list[Any]) -> Any:
+        from agent_lsp import tools
+        from agent_lsp.acp.convert import acp_prompt
+        from agent_lsp.acp.editor import ThroughClient
+        from agent_lsp.core.messages import UserMessage
+        from agent_lsp.core.prompt import Environment, project_instructions, system_prompt
+        from agent_lsp.core.tool import ToolContext
+        from agent_lsp.sessions.runtime import ChatRequest
+
+        text, context = acp_prompt(prompt)
+        if not text.strip():
+            raise invalid("prompt", "no text block with words in it")
+        editor = self.editors[session_id]
+        env = Environment(os_name=f"{platform.system()} {platform.release()}", roots=editor.roots)
+        through = {"read_file", "edit_file", "write_file"}
+        offered = [ThroughClient(t) if t.name in through else t for t in tools.ALL]
+        if self.client.terminal:
+            offered = [self._in_terminal(session_id, t) if t.name == "run_command" else t for t in offered]
+        settings = self.layers.resolve({"permission_mode": self.modes[session_id]})
+        return ChatRequest(message=UserMessage(text=text, context=context), settings=settings,
+                           system=system_prompt(env, project_instructions(editor.roots)), tools=offered,
+                           ctx=ToolContext(editor=editor))
+
+    def _in_terminal(self, session_id: str, tool: Any) -> Any:
+        from agent_lsp.acp.convert import terminal_update
+        from agent_lsp.acp.terminal import InClientTerminal
+
+        converter = self.converters[session_id]
+
+        def started(terminal_id: str) -> None:
+            call = converter.running_command
+            if call is not None:
+                converter.terminals[call] = terminal_id
+                self.outbox.push(session_id, terminal_update(call, terminal_id))
+
+        return InClientTerminal(tool, self.conn, session_id, self.outbox.flush, started)
+
+    def _asker(self, session_id: str):
+        """Ask through session/request_permission; an answer `cancelled` cancels the turn, as ACP means it."""
+        from acp.helpers import text_block, tool_content
+
+        from agent_lsp.acp.convert import STATUSES, acp_permission_options
+
+        async def ask(request: Any) -> tuple[str, Optional[str]]:
+            shown = f"```diff\n{request.diff}```" if request.diff else (f"`{request.command}`" if request.command else None)
+            call = schema.ToolCallUpdate(tool_call_id=request.tool_call_id, title=request.title,
+                                         kind=request.kind, status=STATUSES["awaiting_confirmation"],
+                                         raw_input=request.input,
+                                         content=[tool_content(text_block(shown))] if shown else None)
+            await self.outbox.flush()
+            try:
+                answer = await self.conn.request_permission(session_id=session_id, tool_call=call,
+                                                            options=acp_permission_options())
+            except (RequestError, ConnectionError) as e:
+                log.info("session/request_permission failed: %r", e)
+                return "reject_once", f"the editor could not ask the user ({e})"
+            outcome = answer.outcome
+            if outcome.outcome == "cancelled":
+                self.cancelled.add(session_id)
+                self.sessions.abort(session_id)
+                raise asyncio.CancelledError
+            if outcome.option_id not in ("allow_once", "allow_always", "reject_once", "reject_always"):
+                log.info("session/request_permission: unknown optionId %r, taken as a rejection", outcome.option_id)
+                return "reject_once", None
+            return outcome.option_id, None
+
+        return ask
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        """session/cancel: the running turn stops; its session/prompt answers `cancelled`."""
+        from agent_lsp.sessions.runtime import UnknownSession
+
+        try:
+            if self.sessions.abort(session_id):
+                self.cancelled.add(session_id)
+        except UnknownSession:
+            log.info("session/cancel for unknown session %s", session_id)
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise RequestError.method_not_found(f"_{method}")
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        return None

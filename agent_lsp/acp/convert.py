@@ -1,0 +1,155 @@
+"""Translators between agent-lsp's own shapes and ACP's schema types (every function starts with `acp_`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator, Optional
+from urllib.parse import unquote, urlparse
+
+from acp import schema
+from acp.helpers import text_block, tool_content, tool_diff_content
+
+from agent_lsp.core.events import AgentUpdate, TextDelta, ThinkingDelta, ToolCall, ToolCallUpdate
+from agent_lsp.sessions.results import HistoryEntry, HistoryToolCall
+
+STOP_REASONS = {"end_turn": "end_turn", "max_turns": "max_turn_requests", "max_tokens": "max_tokens",
+                "refusal": "refusal", "aborted": "cancelled", "disabled": "end_turn"}
+"""Our stop reasons as ACP's; `error` has none: session/prompt answers a JSON-RPC error instead."""
+STATUSES = {"awaiting_confirmation": "pending", "running": "in_progress", "completed": "completed",
+            "failed": "failed", "rejected": "failed", "cancelled": "failed"}
+"""ACP 0.12's ToolCallStatus has no rejected or cancelled: those end `failed`, their content says which."""
+NOTES = {"rejected": "Rejected: ", "cancelled": "Cancelled: "}
+MODES = [
+    ("default", "Default", "Reads run; edits and commands ask first."),
+    ("acceptEdits", "Accept edits", "Reads and edits run; commands ask first."),
+    ("plan", "Plan", "Read only: edits and commands are not offered to the model."),
+    ("bypassPermissions", "Bypass permissions", "Everything runs without asking."),
+]
+OPTION_NAMES = {"allow_once": "Allow once", "allow_always": "Allow always", "reject_once": "Reject",
+                "reject_always": "Reject always"}
+
+
+def acp_path(uri: str) -> Optional[str]:
+    """The absolute path of a file: URI (None for other schemes)."""
+    parsed = urlparse(uri)
+    return unquote(parsed.path) if parsed.scheme == "file" else None
+
+
+def acp_modes(current: str) -> schema.SessionModeState:
+    """Our four permission modes as ACP session modes."""
+    return schema.SessionModeState(current_mode_id=current, available_modes=[
+        schema.SessionMode(id=i, name=n, description=d) for i, n, d in MODES])
+
+
+def acp_permission_options() -> list[schema.PermissionOption]:
+    """The four decisions; each option's id is the decision itself."""
+    return [schema.PermissionOption(option_id=d, name=n, kind=d) for d, n in OPTION_NAMES.items()]
+
+
+def acp_prompt(blocks: list[Any]) -> tuple[str, Optional[str]]:
+    """The user's text (resource links inline as Markdown links) and the embedded resources as context."""
+    text, attached = [], []
+    for block in blocks:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            text.append(block.text)
+        elif kind == "resource_link":
+            text.append(f"[{block.name}]({block.uri})")
+        elif kind == "resource":
+            resource = block.resource
+            body = getattr(resource, "text", None)
+            where = acp_path(resource.uri) or resource.uri
+            attached.append(f"<file path=\"{where}\">\n{body}\n</file>" if body is not None
+                            else f"(binary resource {where} not shown)")
+    context = "The user attached these files:\n" + "\n".join(attached) if attached else None
+    return "\n".join(text), context
+
+
+def _content(status: str, output: Optional[str], error: Optional[str], diff: Optional[str],
+             edited: Optional[tuple[str, Optional[str], str]]) -> Optional[list]:
+    if status == "completed" and edited is not None:
+        path, before, after = edited
+        return [tool_diff_content(path, after, before)]
+    words = error if status in ("failed", "rejected", "cancelled") else output
+    if status in NOTES:
+        words = NOTES[status] + (words or "")
+    if diff and status != "completed":
+        words = f"{words or ''}\n```diff\n{diff}```".strip()
+    elif diff:
+        words = f"```diff\n{diff}```"
+    return [tool_content(text_block(words))] if words else None
+
+
+class UpdateConverter:
+    """Turns one session's core updates into ACP session updates (remembering each call's file for its diff)."""
+
+    def __init__(self, edited: dict[Path, tuple[Optional[str], str]]) -> None:
+        self._edited = edited
+        self._paths: dict[str, Optional[str]] = {}
+        self.running_command: Optional[str] = None
+        """The execute call in progress (commands run one at a time): where a client terminal is embedded."""
+        self.terminals: dict[str, str] = {}
+        self._kinds: dict[str, str] = {}
+
+    def convert(self, update: AgentUpdate) -> Optional[Any]:
+        """The ACP update for `update`; None for what ACP has no place for (turn starts, usage, notices)."""
+        if isinstance(update, TextDelta):
+            return schema.AgentMessageChunk(session_update="agent_message_chunk", content=text_block(update.text))
+        if isinstance(update, ThinkingDelta):
+            return schema.AgentThoughtChunk(session_update="agent_thought_chunk", content=text_block(update.text))
+        if isinstance(update, ToolCall):
+            paths = [p for p in (acp_path(loc.uri) for loc in update.locations or []) if p]
+            self._paths[update.tool_call_id] = paths[0] if paths else None
+            self._kinds[update.tool_call_id] = update.tool_kind
+            return schema.ToolCallStart(
+                session_update="tool_call", tool_call_id=update.tool_call_id, title=update.title,
+                kind=update.tool_kind, status="pending", raw_input=update.input,
+                locations=[schema.ToolCallLocation(path=p) for p in paths] or None)
+        if isinstance(update, ToolCallUpdate):
+            if update.status == "running" and self._kinds.get(update.tool_call_id) == "execute":
+                self.running_command = update.tool_call_id
+            if update.tool_call_id in self.terminals and update.status in ("running", "completed"):
+                return schema.ToolCallProgress(  # the terminal shows the output; the content keeps showing it
+                    session_update="tool_call_update", tool_call_id=update.tool_call_id,
+                    status=STATUSES[update.status], content=[acp_terminal(self.terminals[update.tool_call_id])])
+            path = self._paths.get(update.tool_call_id)
+            edited = None
+            if update.diff and path and Path(path) in self._edited:
+                before, after = self._edited[Path(path)]
+                edited = (path, before, after)
+            return schema.ToolCallProgress(
+                session_update="tool_call_update", tool_call_id=update.tool_call_id,
+                status=STATUSES[update.status],
+                content=_content(update.status, update.output, update.error, update.diff, edited))
+        return None
+
+
+def acp_terminal(terminal_id: str) -> Any:
+    """Tool call content showing a client terminal."""
+    return schema.TerminalToolCallContent(type="terminal", terminal_id=terminal_id)
+
+
+def terminal_update(tool_call_id: str, terminal_id: str) -> Any:
+    """The update embedding a client terminal in a running call."""
+    return schema.ToolCallProgress(session_update="tool_call_update", tool_call_id=tool_call_id,
+                                   status="in_progress", content=[acp_terminal(terminal_id)])
+
+
+def acp_replay(entries: list[HistoryEntry]) -> Iterator[Any]:
+    """A transcript as the session/update notifications session/load replays."""
+    for entry in entries:
+        if entry.role == "user":
+            yield schema.UserMessageChunk(session_update="user_message_chunk", content=text_block(entry.content))
+            continue
+        if entry.content:
+            yield schema.AgentMessageChunk(session_update="agent_message_chunk", content=text_block(entry.content))
+        for call in entry.tool_calls or []:
+            yield _replayed_call(call)
+
+
+def _replayed_call(call: HistoryToolCall) -> Any:
+    return schema.ToolCallStart(
+        session_update="tool_call", tool_call_id=call.tool_call_id, title=call.title,
+        kind=call.tool_kind if call.tool_kind in ("read", "search", "edit", "execute") else "other",
+        status=STATUSES.get(call.status, "failed"), raw_input=call.input,
+        content=_content(call.status, call.output, call.error, call.diff, None))

@@ -1,0 +1,83 @@
+"""run_command in the client's terminal (`terminal/*`), for clients that offer it: the user watches it live."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Awaitable, Callable
+
+from agent_lsp.core.tool import (
+    MAX_OUTPUT_CHARS,
+    Preview,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolInput,
+    ToolOutput,
+    bound,
+)
+from agent_lsp.tools.paths import resolve
+
+log = logging.getLogger(__name__)
+
+
+class InClientTerminal(Tool):
+    """run_command, run by the client: terminal/create, wait_for_exit, output; terminal/kill on timeout or cancel,
+    and terminal/release always. `started(terminal_id)` embeds the terminal in the running tool call."""
+
+    def __init__(self, inner: Tool, conn: Any, session_id: str, flush: Callable[[], Awaitable[None]],
+                 started: Callable[[str], None]) -> None:
+        self.inner, self._conn, self._session_id, self._flush, self._started = inner, conn, session_id, flush, started
+        self.name, self.kind, self.description, self.Input = inner.name, inner.kind, inner.description, inner.Input
+
+    def title(self, input: ToolInput) -> str:
+        return self.inner.title(input)
+
+    def locations(self, ctx: ToolContext, input: ToolInput):
+        return self.inner.locations(ctx, input)
+
+    async def preview(self, ctx: ToolContext, input: ToolInput) -> Preview:
+        return await self.inner.preview(ctx, input)
+
+    async def run(self, ctx: ToolContext, input: ToolInput) -> ToolOutput:
+        root = resolve(ctx.editor.roots, ".")
+        await self._flush()  # the call's in_progress update goes out before the terminal it embeds
+        created = await self._conn.create_terminal(session_id=self._session_id, command="/bin/sh",
+                                                   args=["-c", input.command], cwd=str(root),
+                                                   output_byte_limit=MAX_OUTPUT_CHARS * 4)
+        terminal = created.terminal_id
+        self._started(terminal)
+        try:
+            try:
+                exit = await asyncio.wait_for(
+                    self._conn.wait_for_terminal_exit(session_id=self._session_id, terminal_id=terminal),
+                    input.timeout)
+            except asyncio.TimeoutError:
+                await self._kill(terminal)
+                output = await self._output(terminal)
+                raise ToolError(f"`{input.command}` timed out after {input.timeout} s and was killed.\n{output}")
+            except BaseException:  # a cancel: the command must not outlive the turn
+                await asyncio.shield(self._kill(terminal))
+                raise
+            output = await self._output(terminal)
+            code = exit.exit_code if exit.exit_code is not None else f"none (signal {exit.signal})"
+            return ToolOutput(f"Exit code {code}\n{output}".rstrip())
+        finally:
+            await asyncio.shield(self._release(terminal))
+
+    async def _output(self, terminal: str) -> str:
+        answer = await self._conn.terminal_output(session_id=self._session_id, terminal_id=terminal)
+        note = "[the terminal kept only the end of the output]\n" if answer.truncated else ""
+        return bound(note + answer.output)
+
+    async def _kill(self, terminal: str) -> None:
+        try:
+            await self._conn.kill_terminal(session_id=self._session_id, terminal_id=terminal)
+        except Exception as e:  # a client gone or a terminal already ended: nothing left to kill
+            log.info("terminal/kill %s: %r", terminal, e)
+
+    async def _release(self, terminal: str) -> None:
+        try:
+            await self._conn.release_terminal(session_id=self._session_id, terminal_id=terminal)
+        except Exception as e:
+            log.info("terminal/release %s: %r", terminal, e)

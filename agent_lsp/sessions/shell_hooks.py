@@ -1,0 +1,138 @@
+"""Shell hooks from settings, in the shape Claude Code users already write:
+
+    "hooks": {"PreToolUse": [{"matcher": "run_command|edit_file",
+                              "hooks": [{"type": "command", "command": "./check.sh", "timeout": 10}]}],
+              "PostToolUse": [...], "UserPromptSubmit": [...], "Stop": [...]}
+
+(`{matcher, command, timeout?}` is accepted as a shorthand for one command). The event goes to the command as JSON
+on stdin: `{event, sessionId, cwd, toolName?, toolInput?, toolOutput?, prompt?}`. Exit 0 goes on (stdout of a
+UserPromptSubmit hook is added as context); exit 2 blocks the call or prompt, with stderr as the reason; any
+other exit code is a warning. The timeout kills the hook's whole process group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from agent_lsp.core.hooks import HookEvent, HookVerdict
+
+EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop")
+DEFAULT_TIMEOUT = 10
+MAX_REASON = 2_000
+
+
+@dataclass(frozen=True)
+class HookCommand:
+    matcher: str
+    """A regex on the tool name ("" or "*": every tool); ignored for events without a tool."""
+    command: str
+    timeout: float
+
+
+def parse_hooks(value: Any) -> dict[str, list[HookCommand]]:
+    """The hooks setting, checked; ValueError naming what is wrong."""
+    if not isinstance(value, dict):
+        raise ValueError("must be an object keyed by event name")
+    parsed: dict[str, list[HookCommand]] = {}
+    for event, groups in value.items():
+        if event not in EVENTS:
+            raise ValueError(f"has an unknown event {event!r} (known: {', '.join(EVENTS)})")
+        if not isinstance(groups, list):
+            raise ValueError(f"{event} must be a list")
+        for group in groups:
+            parsed.setdefault(event, []).extend(_group(event, group))
+    return parsed
+
+
+def _group(event: str, group: Any) -> list[HookCommand]:
+    if not isinstance(group, dict):
+        raise ValueError(f"{event} entries must be objects")
+    matcher = group.get("matcher") or ""
+    if not isinstance(matcher, str):
+        raise ValueError(f"{event} matcher must be a string")
+    try:
+        re.compile(matcher if matcher != "*" else "")
+    except re.error as e:
+        raise ValueError(f"{event} matcher {matcher!r} is not a regex: {e}") from None
+    commands = group.get("hooks") if "hooks" in group else [group]
+    if not isinstance(commands, list):
+        raise ValueError(f"{event} hooks must be a list")
+    out = []
+    for entry in commands:
+        command = entry.get("command") if isinstance(entry, dict) else None
+        if entry.get("type", "command") != "command" or not isinstance(command, str) or not command.strip():
+            raise ValueError(f"{event} hooks need {{type: \"command\", command: \"...\"}}")
+        timeout = entry.get("timeout", DEFAULT_TIMEOUT)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 600:
+            raise ValueError(f"{event} timeout must be a number of seconds from 1 to 600")
+        out.append(HookCommand(matcher, command, float(timeout)))
+    return out
+
+
+class ShellHooks:
+    """A core hook that runs the configured commands of each event."""
+
+    def __init__(self, hooks: dict[str, list[HookCommand]], session_id: str, cwd: Optional[Path]) -> None:
+        self.hooks = hooks
+        self.session_id = session_id
+        self.cwd = cwd
+
+    async def __call__(self, event: HookEvent) -> Optional[HookVerdict]:
+        commands = [c for c in self.hooks.get(event.event, []) if _matches(c.matcher, event.tool_name)]
+        if not commands:
+            return None
+        payload = json.dumps({k: v for k, v in {
+            "event": event.event, "sessionId": self.session_id, "cwd": str(self.cwd) if self.cwd else None,
+            "toolName": event.tool_name, "toolInput": event.tool_input, "toolOutput": event.tool_output,
+            "prompt": event.prompt}.items() if v is not None}).encode()
+        verdict = HookVerdict()
+        for command in commands:
+            code, out, err = await _run(command, payload, self.cwd)
+            if code == 0:
+                if event.event == "UserPromptSubmit" and out.strip():
+                    verdict.context = "\n".join(filter(None, (verdict.context, out.strip())))
+            elif code == 2 and event.event in ("PreToolUse", "UserPromptSubmit"):
+                verdict.block = (err.strip() or f"blocked by `{command.command}`")[:MAX_REASON]
+                return verdict
+            elif code is None:
+                verdict.warnings.append(f"The {event.event} hook `{command.command}` timed out after "
+                                        f"{command.timeout:g} s and was stopped.")
+            else:
+                detail = f": {err.strip()[:300]}" if err.strip() else ""
+                verdict.warnings.append(f"The {event.event} hook `{command.command}` exited with {code}{detail}")
+        return verdict
+
+
+def _matches(matcher: str, tool: Optional[str]) -> bool:
+    if tool is None or matcher in ("", "*"):
+        return True
+    return re.fullmatch(matcher, tool) is not None
+
+
+async def _run(command: HookCommand, stdin: bytes, cwd: Optional[Path]) -> tuple[Optional[int], str, str]:
+    """Run one hook command; (exit code, stdout, stderr), exit code None when it timed out (and was killed)."""
+    try:
+        process = await asyncio.create_subprocess_shell(
+            command.command, cwd=cwd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, start_new_session=True)  # its own group: the timeout kills it whole
+    except OSError as e:
+        return 127, "", str(e)
+    try:
+        out, err = await asyncio.wait_for(process.communicate(stdin), command.timeout)
+    except BaseException:  # a timeout, or the chat was stopped: the hook must not outlive it
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        await process.wait()
+        if asyncio.current_task().cancelling():
+            raise
+        return None, "", ""
+    return process.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
