@@ -183,6 +183,26 @@ class DeleteSessionResult(WireModel):
     deleted: Literal[True] = True
 
 
+class ModelsParams(Params):
+    """agent/models params (none yet)."""
+
+
+class ModelEntry(WireModel):
+    id: str
+    display_name: Optional[str] = None
+    provider: str
+    context_window: Optional[int] = None
+
+
+class ModelsResult(WireModel):
+    """agent/models result: the provider's models, the one a chat uses without `model`, and why the list is
+    only the configured model when listing failed."""
+
+    models: list[ModelEntry]
+    default: str
+    error: Optional[str] = None
+
+
 class RevertParams(Params):
     """agent/revert params: undo the last chat's edits, or those of every chat after the first `toChat`."""
 
@@ -271,6 +291,8 @@ SCHEMAS: dict[str, type[WireModel]] = {
     "agent-history.result": HistoryResult,
     "agent-deleteSession.params": SessionParams,
     "agent-deleteSession.result": DeleteSessionResult,
+    "agent-models.params": ModelsParams,
+    "agent-models.result": ModelsResult,
     "agent-revert.params": RevertParams,
     "agent-revert.result": RevertResult,
     "agent-command.argument": CommandArgument,

@@ -350,6 +350,9 @@ def _prepare(use: ToolUsePart, config: ChatConfig) -> _Prepared:
     if tool is None:
         names = ", ".join(t.name for t in config.tools)
         return _Prepared(use, None, None, f"Unknown tool {use.name!r}. Available tools: {names}.")
+    if use.input_error:
+        return _Prepared(use, tool, None, f"Invalid input for {use.name}: {use.input_error}. Call the tool again "
+                                          "with its arguments as one JSON object.")
     try:
         return _Prepared(use, tool, tool.Input.model_validate(use.input), None)
     except ValidationError as e:

@@ -42,6 +42,9 @@ class ToolUsePart(_Model):
     id: str
     name: str
     input: dict[str, Any] = Field(default_factory=dict)
+    input_error: Optional[str] = None
+    """Why the model's arguments could not be read (not JSON, not an object): the loop answers the call with this
+    as an error, and `input` is then empty."""
 
 
 AssistantPart = Annotated[

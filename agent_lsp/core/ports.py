@@ -74,6 +74,16 @@ class ModelError(Exception):
         self.message = message
 
 
+@dataclass(frozen=True)
+class ModelInfo:
+    """A model a provider offers (`agent/models`)."""
+
+    id: str
+    provider: str
+    display_name: Optional[str] = None
+    context_window: Optional[int] = None
+
+
 class Model(Protocol):
     """A model provider. `stream` yields chunks (and, when the provider reports it, `Usage` so far) and ends with
     exactly one `ModelReply`, or raises `ModelError`."""

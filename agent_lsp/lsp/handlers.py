@@ -28,6 +28,7 @@ from agent_lsp.lsp.editor import LspEditor
 from agent_lsp.lsp.progress import ChatProgress
 from agent_lsp.lsp.server import AgentServer
 from agent_lsp.lsp.updates import UpdateStream
+from agent_lsp.models.catalog import catalog
 from agent_lsp.models.registry import build_model
 from agent_lsp.protocol import (
     AbortResult,
@@ -43,6 +44,9 @@ from agent_lsp.protocol import (
     HistoryMessage,
     HistoryResult,
     HistoryToolCall,
+    ModelEntry,
+    ModelsParams,
+    ModelsResult,
     NewSessionParams,
     NewSessionResult,
     RefusedRevert,
@@ -389,6 +393,14 @@ def agent_delete_session(ls: AgentServer, params: Any) -> dict:
     session = session_of(agent, parse(SessionParams, params).session_id)
     agent.sessions.delete(session.id)
     return DeleteSessionResult().wire()
+
+
+async def agent_models(ls: AgentServer, params: Any) -> dict:
+    parse(ModelsParams, params)
+    found = await catalog(ls.layers.resolve())
+    return ModelsResult(models=[ModelEntry(id=m.id, display_name=m.display_name, provider=m.provider,
+                                           context_window=m.context_window) for m in found.models],
+                        default=found.default, error=found.error).wire()
 
 
 async def agent_revert(ls: AgentServer, params: Any) -> dict:

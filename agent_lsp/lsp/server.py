@@ -227,6 +227,10 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
     def agent_delete_session(ls: AgentServer, params: Any) -> dict:
         return _handlers().agent_delete_session(ls, params)
 
+    @server.feature("agent/models")
+    async def agent_models(ls: AgentServer, params: Any) -> dict:
+        return await _handlers().agent_models(ls, params)
+
     return server
 
 

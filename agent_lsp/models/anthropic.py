@@ -19,7 +19,15 @@ from agent_lsp.core.messages import (
     ToolUsePart,
     UserMessage,
 )
-from agent_lsp.core.ports import ModelError, ModelEvent, ModelReply, ModelRequest, TextChunk, ThinkingChunk
+from agent_lsp.core.ports import (
+    ModelError,
+    ModelEvent,
+    ModelInfo,
+    ModelReply,
+    ModelRequest,
+    TextChunk,
+    ThinkingChunk,
+)
 
 EPHEMERAL = {"type": "ephemeral"}
 _OVERFLOW_HINTS = ("prompt is too long", "context window", "too many tokens", "context_length")
@@ -68,6 +76,20 @@ class AnthropicModel:
             raise ModelError("context_overflow", "The conversation no longer fits the model's context window.")
         yield ModelReply(parts=_parts(final.content), stop_reason=final.stop_reason, usage=_usage(final.usage))
 
+    async def list_models(self) -> list[ModelInfo]:
+        """The models the API's GET /v1/models lists (first page: 100)."""
+        import anthropic
+        import httpx2
+
+        try:
+            page = await self._sdk().with_options(max_retries=1, timeout=15.0).models.list(limit=100)
+        except anthropic.APIStatusError as e:
+            raise ModelError("llm_error", f"Listing the models failed: {_status_message(e)}") from None
+        except (anthropic.APIError, httpx2.TransportError, ValueError) as e:
+            raise ModelError("llm_error", f"Listing the models failed: {type(e).__name__}: {e}") from None
+        return [ModelInfo(id=m.id, provider="anthropic", display_name=m.display_name,
+                          context_window=m.max_input_tokens) for m in page.data]
+
 
 def api_request(model: str, request: ModelRequest) -> dict[str, Any]:
     """The keyword arguments of `messages.stream` for a request."""
@@ -98,7 +120,12 @@ def api_messages(history: list[Message]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for message in history:
         if isinstance(message, AssistantMessage):
-            role, blocks = "assistant", [_block(p) for p in message.parts]
+            # Thinking without a signature came from another provider (chat.completions reasoning): the API
+            # rejects an unsigned thinking block, so it stays in the transcript only.
+            role, blocks = "assistant", [_block(p) for p in message.parts
+                                         if not (isinstance(p, ThinkingPart) and not p.signature)]
+            if not blocks:
+                continue
         elif isinstance(message, ToolResultsMessage):
             role, blocks = "user", [
                 {"type": "tool_result", "tool_use_id": r.tool_use_id, "content": r.content or "(no output)",

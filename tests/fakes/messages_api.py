@@ -12,6 +12,7 @@ A script is a JSON list of replies:
    "hold": true (send nothing until the client goes away), "hang": true (after the events, keep the stream open)}
   {"status": 500, "error": {"type": "api_error", "message": "..."}, "headers": {...}}
   {"events": [...raw event dicts...]}
+GET /v1/models answers `MODELS` (the Models API's page shape).
 """
 
 from __future__ import annotations
@@ -75,6 +76,12 @@ def reply_events(reply: dict[str, Any], number: int) -> list[dict[str, Any]]:
     return events
 
 
+MODELS = [{"type": "model", "id": "claude-test", "display_name": "Claude Test", "created_at": "2026-01-01T00:00:00Z",
+           "lifecycle": "active", "max_input_tokens": 200000, "max_tokens": 64000},
+          {"type": "model", "id": "claude-small-test", "display_name": "Claude Small Test",
+           "created_at": "2025-06-01T00:00:00Z", "lifecycle": "active"}]
+
+
 class FakeMessagesAPI:
     """The fake server: `requests` holds every JSON body received, `disconnects` the replies the client cut."""
 
@@ -125,6 +132,12 @@ class FakeMessagesAPI:
 
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def do_GET(self) -> None:
+                if self.path.split("?")[0].rstrip("/") == "/v1/models":  # the Models API, one page
+                    return self._json(200, {"data": MODELS, "has_more": False, "first_id": MODELS[0]["id"],
+                                            "last_id": MODELS[-1]["id"]})
+                self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
