@@ -235,11 +235,11 @@ async def _call_model(
     reply: Optional[ModelReply] = None
     try:
         async for event in model.stream(request):
-            if isinstance(event, TextChunk):
+            if isinstance(event, TextChunk):  # once per delta: built without validation (the text is a str)
                 state.partial_text += event.text
-                yield TextDelta(text=event.text)
+                yield TextDelta.model_construct(text=event.text)
             elif isinstance(event, ThinkingChunk):
-                yield ThinkingDelta(text=event.text)
+                yield ThinkingDelta.model_construct(text=event.text)
             elif isinstance(event, Usage):
                 state.streaming_usage = event
             elif isinstance(event, ModelReply):

@@ -30,9 +30,6 @@ from agent_lsp.core.ports import (
 )
 
 EPHEMERAL = {"type": "ephemeral"}
-_CLIENTS: dict[tuple[Optional[str], float], Any] = {}
-"""One SDK client (and its connection pool) per base URL and timeout for the whole process: a model is built
-per chat, and a client per chat grew the server by ~150 kB a chat (the soak test measures it)."""
 _OVERFLOW_HINTS = ("prompt is too long", "context window", "too many tokens", "context_length")
 
 
@@ -47,17 +44,17 @@ class AnthropicModel:
 
     def _sdk(self) -> Any:
         if self._client is None:
-            key = (self.base_url, self.read_timeout)
-            if key not in _CLIENTS:
-                import anthropic
-                import httpx2
+            import anthropic
+            import httpx2
 
-                kwargs: dict[str, Any] = {"base_url": self.base_url} if self.base_url else {}
-                # A stalled stream (no headers, or silence mid-stream) fails after read_timeout instead of
-                # holding the chat until the user presses Stop.
-                kwargs["timeout"] = httpx2.Timeout(self.read_timeout, connect=min(10.0, self.read_timeout))
-                _CLIENTS[key] = anthropic.AsyncAnthropic(**kwargs)
-            self._client = _CLIENTS[key]
+            from agent_lsp.models.registry import shared_client
+
+            kwargs: dict[str, Any] = {"base_url": self.base_url} if self.base_url else {}
+            # A stalled stream (no headers, or silence mid-stream) fails after read_timeout instead of holding
+            # the chat until the user presses Stop.
+            kwargs["timeout"] = httpx2.Timeout(self.read_timeout, connect=min(10.0, self.read_timeout))
+            self._client = shared_client("anthropic", f"{self.base_url}|timeout={self.read_timeout:g}",
+                                         lambda: anthropic.AsyncAnthropic(**kwargs))
         return self._client
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:

@@ -28,6 +28,8 @@ from agent_lsp.sessions.store import ChatRecord, SessionRow, Store
 from agent_lsp.tools.paths import display
 
 log = logging.getLogger(__name__)
+MAX_IDLE_SESSIONS = 16
+"""Idle sessions kept in memory when there is a store; older ones are reloaded from it on demand."""
 _MESSAGE: TypeAdapter = TypeAdapter(Message)
 _PROCESS_ONLY = frozenset({"seq", "busy", "task", "grants", "pending", "checkpoints"})
 """Session fields that are this process's own, kept when the session is reloaded from the store."""
@@ -137,6 +139,8 @@ class Sessions:
         self._store = store
         self._sessions: dict[str, Session] = {}
         self._beat: Optional[asyncio.TimerHandle] = None
+        self._evicted: dict[str, tuple[int, Grants, list[Checkpoint]]] = {}
+        """What only this process knows of a session evicted from memory: its seq, standing answers, checkpoints."""
 
     def get(self, session_id: str) -> Session:
         """The session, or UnknownSession. It is (re)loaded from the store when this process has not seen it
@@ -162,6 +166,9 @@ class Sessions:
                 if name not in _PROCESS_ONLY:
                     setattr(cached, name, getattr(session, name))
             return cached
+        if session_id in self._evicted:
+            session.seq, session.grants, session.checkpoints = self._evicted.pop(session_id)
+        self._evict()  # before adding it: the session asked for is never the one evicted
         self._sessions[session_id] = session
         return session
 
@@ -169,6 +176,7 @@ class Sessions:
         """A new session of the window with `workspace_folders`; without a title, its first chat's message titles it."""
         session = Session(id=f"s-{uuid.uuid4().hex[:12]}", title=_title(title),
                           workspace_folders=list(workspace_folders or []))
+        self._evict()
         self._sessions[session.id] = session
         if self._store:
             self._write(lambda: self._store.create(session.row()))
@@ -186,6 +194,7 @@ class Sessions:
         if session.task:
             session.task.cancel()
         del self._sessions[session_id]
+        self._evicted.pop(session_id, None)
         if self._store:
             self._write(lambda: self._store.delete(session_id))
 
@@ -241,6 +250,18 @@ class Sessions:
         session.busy = False
         if self._store:
             self._write(lambda: self._store.release(session.id, OWNER))
+        self._evict()
+
+    def _evict(self) -> None:
+        """Forget all but the MAX_IDLE_SESSIONS most recent idle sessions that the store holds whole."""
+        if self._store is None or len(self._sessions) <= MAX_IDLE_SESSIONS:
+            return
+        idle = [s for s in self._sessions.values()
+                if not s.busy and s.task is None and not s.pending and s.saved == len(s.history)]
+        idle.sort(key=lambda s: s.updated_at)
+        for session in idle[:max(0, len(self._sessions) - MAX_IDLE_SESSIONS)]:
+            del self._sessions[session.id]
+            self._evicted[session.id] = (session.seq, session.grants, session.checkpoints)
 
     def abort(self, session_id: str) -> bool:
         """Cancel the running chat; False when nothing was running."""

@@ -90,6 +90,8 @@ class FakeMessagesAPI:
         self.script: list[dict[str, Any]] = list(script or [])
         self.requests: list[dict[str, Any]] = []
         self.disconnects: list[int] = []
+        self.first_byte_at: list[float] = []
+        """time.perf_counter() when each streamed reply's first byte went out (the benchmarks' clock)."""
         self.record = record
         self.default: Any = None
         """The reply when the script is empty, or a function of the request body giving it (None: a 500
@@ -158,6 +160,7 @@ class FakeMessagesAPI:
                     time.sleep(reply.get("stall", 0))
                     if reply.get("hold"):
                         self._hold()
+                    fake.first_byte_at.append(time.perf_counter())
                     self.send_response(200)
                     self.send_header("content-type", "text/event-stream")
                     self.end_headers()
