@@ -28,10 +28,20 @@ class Params(WireModel):
     model_config = ConfigDict(strict=True, extra="ignore", defer_build=True)
 
 
+class Mention(Params):
+    """An @-mention the user picked: expanded by the server into the user message, bounded (PROTOCOL §8)."""
+
+    kind: Literal["file", "selection", "diagnostics", "symbol"]
+    uri: Optional[str] = None
+    range: Optional[Range] = None
+    name: Optional[str] = None
+
+
 class ChatContext(Params):
     active_uri: Optional[str] = None
     selection: Optional[Range] = None
     uris: Optional[list[str]] = None
+    mentions: Optional[list[Mention]] = None
 
 
 class ChatParams(Params):
@@ -192,6 +202,55 @@ class ToolsResult(WireModel):
     tools: list[ToolInfo]
 
 
+class ModelsParams(Params):
+    """agent/models params (none yet)."""
+
+
+class ModelEntry(WireModel):
+    id: str
+    display_name: Optional[str] = None
+    provider: str
+    context_window: Optional[int] = None
+
+
+class ModelsResult(WireModel):
+    """agent/models result: the provider's models, the one a chat uses without `model`, and why the list is
+    only the configured model when listing failed."""
+
+    models: list[ModelEntry]
+    default: str
+    error: Optional[str] = None
+
+
+class RevertParams(Params):
+    """agent/revert params: undo the last chat's edits, or those of every chat after the first `toChat`."""
+
+    session_id: str
+    to_chat: Optional[int] = Field(None, ge=0)
+
+
+class RefusedRevert(WireModel):
+    uri: str
+    reason: str
+
+
+class RevertResult(WireModel):
+    """agent/revert result: the documents restored, and those left as they are with the reason."""
+
+    reverted: list[str]
+    refused: list[RefusedRevert]
+
+
+class CommandArgument(Params):
+    """The argument of the agent.fix / agent.explain / agent.refactor commands of a code action."""
+
+    uri: str
+    range: Range
+    diagnostics: Optional[list[dict[str, Any]]] = None
+    instruction: Optional[str] = None
+    """What to do (agent.refactor); clients that can ask the user pass it, others get a sensible default."""
+
+
 class UpdateParams(WireModel):
     """agent/update notification params."""
 
@@ -253,6 +312,11 @@ SCHEMAS: dict[str, type[WireModel]] = {
     "agent-deleteSession.result": DeleteSessionResult,
     "agent-tools.params": ToolsParams,
     "agent-tools.result": ToolsResult,
+    "agent-models.params": ModelsParams,
+    "agent-models.result": ModelsResult,
+    "agent-revert.params": RevertParams,
+    "agent-revert.result": RevertResult,
+    "agent-command.argument": CommandArgument,
     "agent-update.params": UpdateParams,
     "agent-diagnostics.params": DiagnosticsParams,
     "agent-diagnostics.result": DiagnosticsResult,

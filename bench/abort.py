@@ -1,7 +1,7 @@
 """Abort → `agent/chat` answered, in each state a chat can be in: p50 and p99 over N aborts per state.
 
-Run: python bench/abort.py [--runs 50]. One real server over stdio, the real SDK against the fake Messages API,
-a raw LSP client; the clock runs from sending agent/abort to receiving the chat's answer. Goal: p99 ≤ 50 ms.
+Run: python bench/abort.py [--runs 50] [--provider anthropic|openai]. One real server over stdio, the real SDK
+against the fake Messages API (or the fake chat.completions API, which reads the same scripts), a raw LSP client; the clock runs from sending agent/abort to receiving the chat's answer. Goal: p99 ≤ 50 ms.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 from agent_lsp.demo.client import LspClient  # noqa: E402
+from tests.fakes.chat_completions import FakeChatCompletions  # noqa: E402
 from tests.fakes.messages_api import FakeMessagesAPI  # noqa: E402
 
 EDIT = {"content": [{"type": "tool_use", "name": "edit_file",
@@ -38,12 +39,29 @@ def percentile(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def main(runs: int) -> None:
-    api = FakeMessagesAPI().start()
+async def main(runs: int, provider: str = "anthropic") -> None:
+    results = await measure(runs, provider)
+    print(f"{'state':<26} {'p50 (ms)':>9} {'p99 (ms)':>9} {'max (ms)':>9}   ({runs} aborts each)")
+    for state, samples in results.items():
+        print(f"{state:<26} {statistics.median(samples):>9.1f} {percentile(samples, 0.99):>9.1f} "
+              f"{max(samples):>9.1f}")
+
+
+async def measure(runs: int, provider: str = "anthropic") -> dict[str, list[float]]:
+    """Milliseconds from agent/abort to the chat's answer, per state."""
+    results: dict[str, list[float]] = {}
     root = Path(tempfile.mkdtemp(prefix="agent-lsp-bench-"))
     (root / "app.py").write_text("print('hi')\n")
-    env = {**os.environ, "ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": api.base_url, "AGENT_LSP_OFFLINE": "1"}
-    client = await LspClient.spawn(sys.executable, "-m", "agent_lsp", env=env, stderr=asyncio.subprocess.DEVNULL)
+    if provider == "openai":
+        api = FakeChatCompletions().start()
+        env = {**os.environ, "AGENT_LSP_PROVIDER": "openai", "AGENT_LSP_MODEL": "bench", "OPENAI_API_KEY": "bench",
+               "OPENAI_BASE_URL": api.api_url, "AGENT_LSP_OFFLINE": "1"}
+    else:
+        api = FakeMessagesAPI().start()
+        env = {**os.environ, "ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": api.base_url,
+               "AGENT_LSP_OFFLINE": "1"}
+    client = await LspClient.spawn(sys.executable, "-m", "agent_lsp", "--data-dir", str(root / "state"), env=env,
+                                   stderr=asyncio.subprocess.DEVNULL)
     seen: list[str] = []
     sessions: list[str] = []
 
@@ -66,7 +84,6 @@ async def main(runs: int) -> None:
         "capabilities": {"workspace": {"applyEdit": True, "workspaceEdit": {"documentChanges": True}},
                          "experimental": {"agent": {"confirmTool": True}}}})
     client.notify("initialized", {})
-    print(f"{'state':<26} {'p50 (ms)':>9} {'p99 (ms)':>9} {'max (ms)':>9}   ({runs} aborts each)")
     for state, (replies, mode, marker) in STATES.items():
         samples, session = [], None
         for _ in range(runs):
@@ -74,7 +91,10 @@ async def main(runs: int) -> None:
             api.add(*replies)
             params = {"message": "go", "permissionMode": mode, **({"sessionId": session} if session else {})}
             chat = asyncio.ensure_future(client.request("agent/chat", params))
-            while marker not in seen:
+            deadline = time.perf_counter() + 60
+            while marker not in seen:  # a state never reached is a failure, not a hang
+                if time.perf_counter() > deadline:
+                    raise TimeoutError(f"{state}: {marker} never came (saw {seen})")
                 await asyncio.sleep(0.002)
             session = sessions[-1]
             started = time.perf_counter()
@@ -84,13 +104,15 @@ async def main(runs: int) -> None:
             await abort
             assert result["stopReason"] == "aborted", result
             api.script.clear()
-        print(f"{state:<26} {statistics.median(samples):>9.1f} {percentile(samples, 0.99):>9.1f} "
-              f"{max(samples):>9.1f}")
+        results[state] = samples
     await client.close()
     api.stop()
+    return results
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=50)
-    asyncio.run(main(parser.parse_args().runs))
+    parser.add_argument("--provider", choices=["anthropic", "openai"], default="anthropic")
+    args = parser.parse_args()
+    asyncio.run(main(args.runs, args.provider))

@@ -4,6 +4,7 @@
 # line "N passed, M failed" over all of them (pytest errors count as failures). Exit 0 only when every suite
 # passed. Any failed install stops the run at once.
 #   AGENT_LSP_VENV   the venv to use (default .venv in the checkout; created when missing)
+#   PYTEST_TARGETS   what the Python suite runs (default: tests), e.g. tests/unit for a quicker pass
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -91,7 +92,9 @@ run() {  # run NAME COMMAND...: run a suite, show its output, count it; never st
   rm -f "$log"
 }
 
-run "python (unit + e2e)" timeout 1800 python -m pytest -q -p no:cacheprovider tests
+# shellcheck disable=SC2086  # PYTEST_TARGETS is a list of paths
+run "python (unit + e2e)" timeout 3600 python -m pytest -q -p no:cacheprovider ${PYTEST_TARGETS:-tests}
+run "bench --quick" timeout 600 python -m bench --quick
 if [ -x client-nvim/tests/run.sh ]; then run "client-nvim" client-nvim/tests/run.sh; fi
 if [ -x client-vscode/ci.sh ]; then run "client-vscode" client-vscode/ci.sh; fi
 run "demo" bash -c 'out=$(agent-lsp demo) && echo "$out" && grep -q "stopReason=end_turn" <<<"$out" \

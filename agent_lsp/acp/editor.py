@@ -116,6 +116,15 @@ class AcpEditor:
         self.applied[edit.path] = (None if now is None else now, text)
         return EditOutcome(applied=True)
 
+    async def delete_file(self, path: Path) -> EditOutcome:
+        """ACP has no way to ask the client to delete a file: it goes from disk, and the client sees it go."""
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as e:
+            return EditOutcome(applied=False, message=str(e))
+        self._buffers.pop(path, None)
+        return EditOutcome(applied=True)
+
 
 class ThroughClient(Tool):
     """A file tool whose file is fetched from the client (fs/read_text_file) for the length of each call."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, AsyncIterator, Awaitable, Callable, Optional
 
 from pydantic import ValidationError
@@ -214,6 +214,9 @@ async def _call_model(
     model: Model, state: ChatState, config: ChatConfig, tool_choice: str = "auto"
 ) -> AsyncIterator[AgentUpdate | ModelReply]:
     """Stream one model call; append its reply to the history and yield it last, or record the failure."""
+    # Stop means stop: an abort that arrived while a tool kept the loop busy is waiting to be handled; let it
+    # run (and cancel this chat) before a new model request can begin.
+    await asyncio.sleep(0)
     if tool_choice == "auto":
         async for update in _compact_if_needed(model, state, config):
             yield update
@@ -232,11 +235,11 @@ async def _call_model(
     reply: Optional[ModelReply] = None
     try:
         async for event in model.stream(request):
-            if isinstance(event, TextChunk):
+            if isinstance(event, TextChunk):  # once per delta: built without validation (the text is a str)
                 state.partial_text += event.text
-                yield TextDelta(text=event.text)
+                yield TextDelta.model_construct(text=event.text)
             elif isinstance(event, ThinkingChunk):
-                yield ThinkingDelta(text=event.text)
+                yield ThinkingDelta.model_construct(text=event.text)
             elif isinstance(event, Usage):
                 state.streaming_usage = event
             elif isinstance(event, ModelReply):
@@ -254,7 +257,7 @@ async def _call_model(
     state.streaming_usage = Usage()
     state.usage = state.usage.plus(reply.usage)
     yield state.usage.model_copy()
-    parts = [p for p in reply.parts if not (isinstance(p, TextPart) and not p.text.strip())]
+    parts = unique_ids([p for p in reply.parts if not (isinstance(p, TextPart) and not p.text.strip())])
     state.partial_text = ""
     if parts:
         message = AssistantMessage(parts=parts)
@@ -350,11 +353,44 @@ def _prepare(use: ToolUsePart, config: ChatConfig) -> _Prepared:
     if tool is None:
         names = ", ".join(t.name for t in config.tools)
         return _Prepared(use, None, None, f"Unknown tool {use.name!r}. Available tools: {names}.")
+    if use.input_error:
+        return _Prepared(use, tool, None, f"Invalid input for {use.name}: {use.input_error}. Call the tool again "
+                                          "with its arguments as one JSON object.")
     try:
         return _Prepared(use, tool, tool.Input.model_validate(use.input), None)
     except ValidationError as e:
         problems = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'input'}: {err['msg']}" for err in e.errors())
         return _Prepared(use, tool, None, f"Invalid input for {use.name}: {problems}.")
+
+
+def _describe(call: _Prepared, ctx: ToolContext) -> tuple[str, Optional[list]]:
+    """A call's title and locations; odd input (a NUL in a path) must not end the chat here."""
+    if not (call.tool and call.input):
+        return call.use.name, None
+    try:
+        return call.tool.title(call.input), call.tool.locations(ctx, call.input)
+    except Exception:
+        return call.use.name, None
+
+
+def unique_ids(parts: list) -> list:
+    """Tool calls of one reply whose id repeats an earlier one's get a distinct id and an input_error: the
+    Messages API needs each tool_use of a message answered by exactly one tool_result (one-to-one by id), and
+    running a repeated call twice is unsafe."""
+    seen: set[str] = set()
+    out = []
+    for part in parts:
+        if isinstance(part, ToolUsePart):
+            if part.id in seen or not part.id:
+                fresh, n = f"{part.id or 'toolu'}_dup", 2
+                while f"{fresh}{n}" in seen:
+                    n += 1
+                part = part.model_copy(update={"id": f"{fresh}{n}", "input_error": (
+                    f"This call repeated the id {part.id!r} of another call, so it was not run. Call the tool "
+                    "again if it is still needed.")})
+            seen.add(part.id)
+        out.append(part)
+    return out
 
 
 def _groups(calls: list[_Prepared]) -> list[list[_Prepared]]:
@@ -377,13 +413,14 @@ async def _run_tool_calls(
     for call in calls:
         state.tool_calls += 1
         state.open_calls[call.use.id] = call.use.name
+        title, locations = _describe(call, ctx)
         yield ToolCall(
             tool_call_id=call.use.id,
             name=call.use.name,
-            title=call.tool.title(call.input) if call.tool and call.input else call.use.name,
+            title=title,
             tool_kind=call.tool.kind if call.tool else "other",
             input=call.use.input,
-            locations=call.tool.locations(ctx, call.input) if call.tool and call.input else None,
+            locations=locations,
         )
     queue: asyncio.Queue = asyncio.Queue()
     done = object()
@@ -447,6 +484,8 @@ async def _run_one(
         preview = await tool.preview(ctx, input)
     except ToolError as e:
         return failed(str(e))
+    except Exception as e:  # a tool bug must not end the chat: the model reads it and goes on
+        return failed(f"{tool.name} failed: {type(e).__name__}: {e}")
     request = PermissionRequest(
         tool_call_id=call_id, name=tool.name, kind=tool.kind, title=tool.title(input), input=raw,
         diff=preview.diff, command=preview.command,
@@ -459,9 +498,8 @@ async def _run_one(
             ToolCallUpdate(tool_call_id=call_id, status=decision.status, error=decision.message),
         )
     emit(ToolCallUpdate(tool_call_id=call_id, status="running"))
-    tool_ctx = ToolContext(
-        editor=ctx.editor,
-        report=lambda text: emit(ToolCallUpdate(tool_call_id=call_id, status="running", output=bound(text, PREVIEW_CHARS))),
+    tool_ctx = replace(
+        ctx, report=lambda text: emit(ToolCallUpdate(tool_call_id=call_id, status="running", output=bound(text, PREVIEW_CHARS))),
     )
     try:
         output = await tool.run(tool_ctx, input)

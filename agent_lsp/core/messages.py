@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class _Model(BaseModel):
@@ -42,6 +42,21 @@ class ToolUsePart(_Model):
     id: str
     name: str
     input: dict[str, Any] = Field(default_factory=dict)
+    input_error: Optional[str] = None
+    """Why the model's arguments could not be read (not JSON, not an object): the loop answers the call with this
+    as an error, and `input` is then empty."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _object_input(cls, data: Any) -> Any:
+        """A model may send a list, a string or a number as input; the API only takes an object back, so the call
+        keeps `{}` and says what was wrong."""
+        if isinstance(data, dict) and data.get("input") is not None and not isinstance(data["input"], dict):
+            kind = type(data["input"]).__name__
+            data = {**data, "input": {},
+                    "input_error": f"The input of {data.get('name')} must be a JSON object, not a {kind}; "
+                                   "the call was not run. Call the tool again with an object input."}
+        return data
 
 
 AssistantPart = Annotated[
@@ -62,7 +77,7 @@ class UserMessage(_Model):
 
     kind: Literal["user"] = "user"
     text: str
-    origin: Literal["user", "nudge", "summary_request", "summary"] = "user"
+    origin: Literal["user", "nudge", "summary_request", "summary", "revert"] = "user"
     """Who wrote it: the user, or the loop on the user's behalf (hidden from a redrawn history)."""
     context: Optional[str] = None
     """What the editor showed when the user wrote it (open buffers, active file, selection): sent to the model

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator, Literal, Optional, Protocol, Union
+from typing import Any, AsyncIterator, Callable, Literal, Optional, Protocol, Union
 
 from agent_lsp.core.events import Decision, Usage
 from agent_lsp.core.messages import AssistantPart, Message
@@ -74,6 +74,16 @@ class ModelError(Exception):
         self.message = message
 
 
+@dataclass(frozen=True)
+class ModelInfo:
+    """A model a provider offers (`agent/models`)."""
+
+    id: str
+    provider: str
+    display_name: Optional[str] = None
+    context_window: Optional[int] = None
+
+
 class Model(Protocol):
     """A model provider. `stream` yields chunks (and, when the provider reports it, `Usage` so far) and ends with
     exactly one `ModelReply`, or raises `ModelError`."""
@@ -86,16 +96,32 @@ class Model(Protocol):
 # ---- editor ----------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
 class OpenDocument:
-    """A document the editor has open, with the text the user sees (saved or not)."""
+    """A document the editor has open, with the text the user sees (saved or not).
 
-    uri: str
-    path: Optional[Path]
-    language_id: str
-    version: Optional[int]
-    text: str
-    unsaved: bool
+    `unsaved` may be given as a function: finding out may read the file, so it runs on first use, once.
+    """
+
+    __slots__ = ("uri", "path", "language_id", "version", "text", "_unsaved")
+
+    def __init__(self, uri: str, path: Optional[Path], language_id: str, version: Optional[int], text: str,
+                 unsaved: Union[bool, Callable[[], bool]]) -> None:
+        self.uri = uri
+        self.path = path
+        self.language_id = language_id
+        self.version = version
+        self.text = text
+        self._unsaved = unsaved
+
+    @property
+    def unsaved(self) -> bool:
+        """Whether the text differs from the file on disk (or there is no file)."""
+        if callable(self._unsaved):
+            self._unsaved = bool(self._unsaved())
+        return self._unsaved
+
+    def __repr__(self) -> str:
+        return f"OpenDocument({self.uri!r}, version={self.version})"
 
 
 @dataclass(frozen=True)
@@ -156,7 +182,7 @@ class Editor(Protocol):
         ...
 
     def open_documents(self) -> list[OpenDocument]:
-        """Every open document."""
+        """Every open document, in the order they were opened (cheap: no file is read)."""
         ...
 
     def open_document(self, path: Path) -> Optional[OpenDocument]:
@@ -169,6 +195,10 @@ class Editor(Protocol):
 
     async def apply_edit(self, edit: FileEdit) -> EditOutcome:
         """Ask the editor to apply an edit."""
+        ...
+
+    async def delete_file(self, path: Path) -> EditOutcome:
+        """Delete a file the agent created (reverting a chat), through the editor when it can."""
         ...
 
 

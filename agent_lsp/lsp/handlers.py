@@ -5,6 +5,7 @@ Imported on the first agent request (see server.py), with everything the agent n
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import platform
@@ -21,11 +22,13 @@ from agent_lsp.core.events import AgentUpdate, Usage
 from agent_lsp.core.messages import UserMessage
 from agent_lsp.core.prompt import Environment, editor_context, project_instructions, system_prompt
 from agent_lsp.core.tool import ToolContext
+from agent_lsp.lsp.code_actions import EXPLAIN, FIX
 from agent_lsp.lsp.convert import lsp_folder_uri, lsp_uri_to_path
 from agent_lsp.lsp.editor import LspEditor
 from agent_lsp.lsp.progress import ChatProgress
 from agent_lsp.lsp.server import AgentServer
 from agent_lsp.lsp.updates import UpdateStream
+from agent_lsp.models.catalog import catalog
 from agent_lsp.models.registry import build_model
 from agent_lsp.protocol import (
     AbortResult,
@@ -35,13 +38,20 @@ from agent_lsp.protocol import (
     ChatResult,
     ChatUsage,
     ConfirmToolParams,
+    CommandArgument,
     ConfirmToolResult,
     DeleteSessionResult,
     HistoryMessage,
     HistoryResult,
     HistoryToolCall,
+    ModelEntry,
+    ModelsParams,
+    ModelsResult,
     NewSessionParams,
     NewSessionResult,
+    RefusedRevert,
+    RevertParams,
+    RevertResult,
     SessionInfo,
     SessionParams,
     SessionsParams,
@@ -53,10 +63,12 @@ from agent_lsp.protocol import (
 )
 from agent_lsp.sessions.history import render_history
 from agent_lsp.sessions.mcp import MCP_JSON, McpServers, read_mcp_json
+from agent_lsp.sessions.mentions import BadMention, Mention, expand_mentions
 from agent_lsp.sessions.results import ChatOutcome, HistoryEntry
 from agent_lsp.sessions.permissions import Ask
 from agent_lsp.sessions.runtime import (
     ChatRequest,
+    NothingToRevert,
     Session,
     SessionBusy,
     Sessions,
@@ -68,11 +80,12 @@ from agent_lsp.sessions.store import open_store
 from agent_lsp.sessions.trust import Trust, digest
 from agent_lsp.tools.forget import Forget
 from agent_lsp.tools.memory import MemoryFile, memory_file, read_memory
-from agent_lsp.tools.paths import display
+from agent_lsp.tools.paths import display, is_inside
 from agent_lsp.tools.remember import Remember
 
 log = logging.getLogger(__name__)
 SESSION_BUSY = -32001
+MAX_LISTED_BUFFERS = 20
 CONFIRM_ACTIONS = {"Allow once": "allow_once", "Allow always": "allow_always", "Reject": "reject_once"}
 
 
@@ -90,6 +103,8 @@ class Agent:
         self.progress: dict[str, ChatProgress] = {}
         self.trust = Trust(server.data_dir)
         self.mcp = McpServers(lambda message: server.warn([message]))
+        self.current: Optional[str] = None
+        """The window's current session: the last one chatted in (code actions continue it)."""
 
     def emit(self, session: Session, update: AgentUpdate) -> None:
         """Send an update of `session` (coalescing text) and move its progress along."""
@@ -146,15 +161,22 @@ def session_of(agent: Agent, session_id: str) -> Session:
                                    data={"fields": ["sessionId"]}) from None
 
 
-def environment(editor: LspEditor, params: ChatParams) -> Environment:
-    """What the system prompt tells the model about the editor."""
+async def environment(editor: LspEditor, params: ChatParams) -> Environment:
+    """What the system prompt tells the model about the editor: the active buffer and the most recently opened
+    ones, at most MAX_LISTED_BUFFERS (list_open_buffers has the rest)."""
     roots = editor.roots
     docs = editor.open_documents()
-    env = Environment(os_name=f"{platform.system()} {platform.release()}", roots=roots,
-                      open_buffers=[(display(roots, d.path) if d.path else d.uri, d.unsaved) for d in docs])
     context = params.context
+    active = next((d for d in docs if d.uri == context.active_uri), None) if context and context.active_uri else None
+    listed = docs[-MAX_LISTED_BUFFERS:]
+    if active is not None and active not in listed:
+        listed = [active, *listed[1:]]
+    flags = await asyncio.to_thread(lambda: [d.unsaved for d in listed])  # may read the files
+    env = Environment(os_name=f"{platform.system()} {platform.release()}", roots=roots,
+                      open_buffers=[(display(roots, d.path) if d.path else d.uri, dirty)
+                                    for d, dirty in zip(listed, flags)],
+                      more_buffers=len(docs) - len(listed))
     if context and context.active_uri:
-        active = next((d for d in docs if d.uri == context.active_uri), None)
         path = active.path if active else lsp_uri_to_path(context.active_uri)
         env.active_file = display(roots, Path(os.path.realpath(path))) if path else context.active_uri  # as tools take it
         if active and context.selection:
@@ -300,28 +322,42 @@ def summary(result: ChatResult) -> str:
                                                                            f"{result.stop_reason}: {done}")
 
 
+async def mentioned(editor: LspEditor, p: ChatParams) -> Optional[str]:
+    """The chat's @-mentions expanded; -32602 naming the mention that cannot be read."""
+    raw = p.context.mentions if p.context and p.context.mentions else []
+    found = [Mention(kind=m.kind, path=lsp_uri_to_path(m.uri) if m.uri else None, name=m.name,
+                     lines=(m.range.start.line, m.range.end.line) if m.range else None) for m in raw]
+    try:
+        return await expand_mentions(ToolContext(editor=editor), found)
+    except BadMention as e:
+        raise JsonRpcInvalidParams(f"Invalid params: {e.field}: {e}", data={"fields": [e.field]}) from None
+
+
 async def agent_chat(ls: AgentServer, params: Any) -> dict:
     p = parse(ChatParams, params)
     finish = finishing(p)
     agent = agent_of(ls)
+    editor = agent.editor()
+    attached = await mentioned(editor, p)
     session = session_of(agent, p.session_id) if p.session_id else new_session(ls, p.message)
     try:
-        agent.sessions.reserve(session)
-    except SessionBusy:
-        raise JsonRpcException(code=SESSION_BUSY, message=f"Session {session.id} is busy: a chat is running.")
+        session = agent.sessions.reserve(session)
+    except SessionBusy as e:
+        raise JsonRpcException(code=SESSION_BUSY, message=str(e), data={"sessionId": e.session_id}) from None
+    agent.current = session.id
     progress: Optional[ChatProgress] = None
     try:
-        editor = agent.editor()
         ls.layers.workspace_file = await workspace_file_layer(ls, agent, editor.roots)
         settings: Settings = ls.layers.resolve(
             {"permission_mode": p.permission_mode, "max_turns": p.max_turns, "model": p.model})
-        env = environment(editor, p)
+        env = await environment(editor, p)
         memory = memory_file(settings.memory_file, editor.roots, ls.data_dir)
-        request = ChatRequest(message=UserMessage(text=p.message, context=editor_context(env)), settings=settings,
+        context = "\n\n".join(part for part in (editor_context(env), attached) if part) or None
+        request = ChatRequest(message=UserMessage(text=p.message, context=context), settings=settings,
                               system=system_prompt(env, project_instructions(editor.roots),
                                                    read_memory(memory) if memory and not memory.in_workspace else None),
                               tools=[*await available_tools(ls, agent, editor, settings), *finish],
-                              ctx=ToolContext(editor=editor),
+                              ctx=ToolContext(editor=editor, secret_env=settings.secret_env),
                               ends_with="finish" if p.output_schema is not None else None,
                               hooks=[ShellHooks(settings.hooks, session.id, editor.roots[0] if editor.roots else None)]
                               if settings.hooks else [])
@@ -332,7 +368,7 @@ async def agent_chat(ls: AgentServer, params: Any) -> dict:
         result = chat_result(await agent.sessions.chat(session, request, ask))
     finally:
         agent.sessions.release(session)
-        stream = agent.streams.get(session.id)
+        stream = agent.streams.pop(session.id, None)  # one per running chat, not one per session ever seen
         if stream:
             stream.flush()
         agent.progress.pop(session.id, None)
@@ -363,7 +399,9 @@ def new_session(ls: AgentServer, title: str) -> Session:
 
 
 def agent_new_session(ls: AgentServer, params: Any) -> dict:
-    return NewSessionResult(session_id=new_session(ls, parse(NewSessionParams, params).title or "").id).wire()
+    session = new_session(ls, parse(NewSessionParams, params).title or "")
+    agent_of(ls).current = session.id  # the window's current session: code actions continue it
+    return NewSessionResult(session_id=session.id).wire()
 
 
 def agent_abort(ls: AgentServer, params: Any) -> dict:
@@ -404,3 +442,112 @@ def agent_delete_session(ls: AgentServer, params: Any) -> dict:
     session = session_of(agent, parse(SessionParams, params).session_id)
     agent.sessions.delete(session.id)
     return DeleteSessionResult().wire()
+
+
+async def agent_models(ls: AgentServer, params: Any) -> dict:
+    parse(ModelsParams, params)
+    found = await catalog(ls.layers.resolve())
+    return ModelsResult(models=[ModelEntry(id=m.id, display_name=m.display_name, provider=m.provider,
+                                           context_window=m.context_window) for m in found.models],
+                        default=found.default, error=found.error).wire()
+
+
+async def agent_revert(ls: AgentServer, params: Any) -> dict:
+    p = parse(RevertParams, params)
+    agent = agent_of(ls)
+    session = session_of(agent, p.session_id)
+    try:
+        agent.sessions.reserve(session)
+    except SessionBusy:
+        raise JsonRpcException(code=SESSION_BUSY, message=f"Session {session.id} is busy: a chat is running.")
+    try:
+        reverted, refused = await agent.sessions.revert(session, p.to_chat, agent.editor())
+    except NothingToRevert as e:
+        field = "toChat" if p.to_chat is not None else "sessionId"
+        raise JsonRpcInvalidParams(f"Invalid params: {field}: nothing to revert: {e}", data={"fields": [field]}) from None
+    finally:
+        agent.sessions.release(session)
+    return RevertResult(reverted=[path.as_uri() for path in reverted],
+                        refused=[RefusedRevert(uri=path.as_uri(), reason=why) for path, why in refused]).wire()
+
+
+def command_message(command: str, argument: CommandArgument, name: str) -> str:
+    """What a code action asks the agent, in the user's words."""
+    first, last = argument.range.start.line + 1, argument.range.end.line + 1
+    where = f"{name}, line {first}" if first == last else f"{name}, lines {first}-{last}"
+    if command == FIX:
+        problems = [str(d.get("message", "")).strip() for d in argument.diagnostics or [] if isinstance(d, dict)]
+        listed = "\n".join(f"- {p}" for p in problems if p) or "- (the diagnostic at that place)"
+        return (f"Fix this problem in {where}:\n{listed}\nMake the smallest change that fixes it, then check the "
+                "diagnostics.")
+    if command == EXPLAIN:
+        return f"Explain what the selected code in {where} does, and anything surprising about it."
+    wanted = argument.instruction or "make it clearer and simpler without changing its behaviour"
+    return f"Refactor the selected code in {where}: {wanted}."
+
+
+async def execute_command(ls: AgentServer, params: types.ExecuteCommandParams) -> dict:
+    """agent.fix / agent.explain / agent.refactor: a chat in the window's current session (a new one when there
+    is none or it is busy), answered with the agent/chat result when the chat ends."""
+    arguments = list(params.arguments or [])
+    if len(arguments) != 1 or not isinstance(arguments[0], dict):
+        raise JsonRpcInvalidParams("Invalid params: arguments: expected one object {uri, range, diagnostics?}",
+                                   data={"fields": ["arguments"]})
+    try:
+        argument = CommandArgument.model_validate(arguments[0])
+    except ValidationError as e:
+        fields = [".".join(map(str, ("arguments", 0, *err["loc"]))) for err in e.errors()]
+        raise JsonRpcInvalidParams(f"Invalid params: {', '.join(fields)}: "
+                                   f"{'; '.join(err['msg'] for err in e.errors())}", data={"fields": fields}) from None
+    agent = agent_of(ls)
+    editor = agent.editor()
+    path = lsp_uri_to_path(argument.uri)
+    path = path.resolve() if path is not None else None
+    known = path is not None and (editor.open_document(path) is not None or path.is_file())
+    if not known or not any(is_inside(path, root) for root in editor.roots):
+        raise JsonRpcInvalidParams(f"Invalid params: arguments.0.uri: {argument.uri} is not a document of this "
+                                   "workspace", data={"fields": ["arguments.0.uri"]})
+    session_id = agent.current
+    if session_id is not None:
+        try:
+            if agent.sessions.get(session_id).busy:
+                session_id = None
+        except UnknownSession:
+            session_id = None
+    chat = {"message": command_message(params.command, argument, display(editor.roots, path)),
+            "context": {"activeUri": argument.uri, "selection": argument.range.wire()}}
+    if session_id:
+        chat["sessionId"] = session_id
+    if params.work_done_token is not None:
+        chat["workDoneToken"] = params.work_done_token
+    return await agent_chat(ls, chat)
+
+
+def hover(ls: AgentServer, params: types.HoverParams) -> Optional[types.Hover]:
+    """On a line the agent wrote in a chat of the window's current session (and that still reads as it wrote it):
+    which chat, what it was asked, and which edit wrote the line."""
+    agent = ls.agent
+    path = lsp_uri_to_path(params.text_document.uri)
+    if agent is None or agent.current is None or path is None:
+        return None
+    try:
+        session = agent.sessions.get(agent.current)
+    except UnknownSession:
+        return None
+    line = params.position.line
+    document = ls.workspace.text_documents.get(params.text_document.uri)
+    now = document.lines[line].rstrip("\r\n") if document and line < len(document.lines) else None
+    for checkpoint in reversed(session.checkpoints):
+        change = checkpoint.files.get(path.resolve())
+        if change is None:
+            continue
+        written = change.after.splitlines()
+        if line < len(written) and written[line] == now and line in change.changed_lines():
+            asked = " ".join(checkpoint.message.split())
+            asked = asked if len(asked) <= 120 else asked[:119] + "…"
+            what = change.label.removeprefix("agent-lsp: ")
+            text = f"**agent-lsp** wrote this line in chat {checkpoint.chat + 1} of this session ({what}).\n\n> {asked}"
+            return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
+                               range=types.Range(types.Position(line, 0), types.Position(line + 1, 0)))
+        return None
+    return None

@@ -29,23 +29,37 @@ def wants_anthropic(settings: Settings, env: Mapping[str, str] = os.environ) -> 
     return settings.provider == "anthropic" or bool(env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN"))
 
 
+OPENAI_MODULES = ("agent_lsp.lsp.handlers", "agent_lsp.models.openai", "openai", "httpx2")
+
+
+def warm_modules(settings: Settings, env: Mapping[str, str] = os.environ) -> tuple[str, ...]:
+    """The modules a chat with these settings imports on its first model call; () when it uses no SDK."""
+    if wants_anthropic(settings, env):
+        return WARM_MODULES
+    model = settings.model or ""
+    if settings.provider == "openai" and model != "demo" and not model.startswith("script:"):
+        return OPENAI_MODULES
+    return ()
+
+
 def schedule_warmup(settings: Settings) -> bool:
-    """Warm the SDK `WARM_DELAY` seconds from now when these settings would use it; whether it was scheduled."""
-    if not wants_anthropic(settings):
+    """Warm the SDK `WARM_DELAY` seconds from now when these settings would use one; whether it was scheduled."""
+    modules = warm_modules(settings)
+    if not modules:
         return False
     asyncio.get_running_loop().call_later(WARM_DELAY, lambda: threading.Thread(
-        target=_warm, name="agent-lsp-warmup", daemon=True).start())
+        target=_warm, args=(modules,), name="agent-lsp-warmup", daemon=True).start())
     return True
 
 
-def _warm() -> None:
+def _warm(modules: tuple[str, ...] = WARM_MODULES) -> None:
     # Not niced: a chat that starts meanwhile waits on this thread's import lock, and a niced thread on a busy
     # machine would make that chat wait many times longer (priority inversion). The delay keeps it off start-up.
     started = time.perf_counter()
-    for name in WARM_MODULES:
+    for name in modules:
         try:
             importlib.import_module(name)
         except Exception as e:  # the first chat will import it again and say what is wrong
             log.info("warming %s failed: %r", name, e)
             return
-    log.info("warmed the anthropic SDK in %.2f s", time.perf_counter() - started)
+    log.info("warmed the %s SDK in %.2f s", modules[2], time.perf_counter() - started)

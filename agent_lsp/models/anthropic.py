@@ -19,7 +19,15 @@ from agent_lsp.core.messages import (
     ToolUsePart,
     UserMessage,
 )
-from agent_lsp.core.ports import ModelError, ModelEvent, ModelReply, ModelRequest, TextChunk, ThinkingChunk
+from agent_lsp.core.ports import (
+    ModelError,
+    ModelEvent,
+    ModelInfo,
+    ModelReply,
+    ModelRequest,
+    TextChunk,
+    ThinkingChunk,
+)
 
 EPHEMERAL = {"type": "ephemeral"}
 _OVERFLOW_HINTS = ("prompt is too long", "context window", "too many tokens", "context_length")
@@ -28,17 +36,25 @@ _OVERFLOW_HINTS = ("prompt is too long", "context window", "too many tokens", "c
 class AnthropicModel:
     """A Claude model. `base_url` None leaves the SDK's own resolution (ANTHROPIC_BASE_URL) in charge."""
 
-    def __init__(self, model: str, base_url: Optional[str] = None) -> None:
+    def __init__(self, model: str, base_url: Optional[str] = None, read_timeout: float = 120.0) -> None:
         self.name = model
         self.base_url = base_url
+        self.read_timeout = read_timeout
         self._client: Any = None
 
     def _sdk(self) -> Any:
         if self._client is None:
             import anthropic
+            import httpx2
 
-            kwargs = {"base_url": self.base_url} if self.base_url else {}
-            self._client = anthropic.AsyncAnthropic(**kwargs)
+            from agent_lsp.models.registry import shared_client
+
+            kwargs: dict[str, Any] = {"base_url": self.base_url} if self.base_url else {}
+            # A stalled stream (no headers, or silence mid-stream) fails after read_timeout instead of holding
+            # the chat until the user presses Stop.
+            kwargs["timeout"] = httpx2.Timeout(self.read_timeout, connect=min(10.0, self.read_timeout))
+            self._client = shared_client("anthropic", f"{self.base_url}|timeout={self.read_timeout:g}",
+                                         lambda: anthropic.AsyncAnthropic(**kwargs))
         return self._client
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
@@ -58,6 +74,9 @@ class AnthropicModel:
                 final = await stream.get_final_message()
         except anthropic.APIStatusError as e:
             raise ModelError(_error_type(e), _status_message(e)) from None
+        except (anthropic.APITimeoutError, httpx2.TimeoutException):
+            raise ModelError("llm_error", f"The model stream stalled: nothing arrived for {self.read_timeout:g} s "
+                                          "(the readTimeout setting).") from None
         except (anthropic.APIError, httpx2.TransportError, ValueError, AssertionError) as e:
             raise ModelError("llm_error", f"{type(e).__name__}: {e}" if str(e) else type(e).__name__) from None
         if final.stop_reason is None:
@@ -65,6 +84,20 @@ class AnthropicModel:
         if final.stop_reason == "model_context_window_exceeded":
             raise ModelError("context_overflow", "The conversation no longer fits the model's context window.")
         yield ModelReply(parts=_parts(final.content), stop_reason=final.stop_reason, usage=_usage(final.usage))
+
+    async def list_models(self) -> list[ModelInfo]:
+        """The models the API's GET /v1/models lists (first page: 100)."""
+        import anthropic
+        import httpx2
+
+        try:
+            page = await self._sdk().with_options(max_retries=1, timeout=15.0).models.list(limit=100)
+        except anthropic.APIStatusError as e:
+            raise ModelError("llm_error", f"Listing the models failed: {_status_message(e)}") from None
+        except (anthropic.APIError, httpx2.TransportError, ValueError) as e:
+            raise ModelError("llm_error", f"Listing the models failed: {type(e).__name__}: {e}") from None
+        return [ModelInfo(id=m.id, provider="anthropic", display_name=m.display_name,
+                          context_window=m.max_input_tokens) for m in page.data]
 
 
 def api_request(model: str, request: ModelRequest) -> dict[str, Any]:
@@ -96,7 +129,12 @@ def api_messages(history: list[Message]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for message in history:
         if isinstance(message, AssistantMessage):
-            role, blocks = "assistant", [_block(p) for p in message.parts]
+            # Thinking without a signature came from another provider (chat.completions reasoning): the API
+            # rejects an unsigned thinking block, so it stays in the transcript only.
+            role, blocks = "assistant", [_block(p) for p in message.parts
+                                         if not (isinstance(p, ThinkingPart) and not p.signature)]
+            if not blocks:
+                continue
         elif isinstance(message, ToolResultsMessage):
             role, blocks = "user", [
                 {"type": "tool_result", "tool_use_id": r.tool_use_id, "content": r.content or "(no output)",
@@ -135,7 +173,7 @@ def _parts(content: list[Any]) -> list[Any]:
         elif block.type == "redacted_thinking":
             parts.append(RedactedThinkingPart(data=block.data))
         elif block.type == "tool_use":
-            parts.append(ToolUsePart(id=block.id, name=block.name, input=dict(block.input or {})))
+            parts.append(ToolUsePart(id=block.id, name=block.name, input={} if block.input is None else block.input))
     return parts
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from typing import Mapping
+from typing import Any, Callable, Mapping, Optional
 from urllib.parse import urlparse
 
 from agent_lsp.config import DEFAULT_MODEL, Settings
@@ -14,6 +14,19 @@ NO_PROVIDER = (
     "No model provider is configured. Set ANTHROPIC_API_KEY in the environment the editor starts agent-lsp with, "
     "or choose the offline demo model with `--model demo` (or the `model` setting \"demo\")."
 )
+
+
+_CLIENTS: dict[tuple[str, Optional[str]], Any] = {}
+
+
+def shared_client(provider: str, base_url: Optional[str], make: Callable[[], Any]) -> Any:
+    """One SDK client per provider and base URL for the whole process, made on first use: its connection pool and
+    TLS context serve every chat instead of being built again for each."""
+    key = (provider, base_url)
+    client = _CLIENTS.get(key)
+    if client is None:
+        client = _CLIENTS[key] = make()
+    return client
 
 
 def build_model(settings: Settings, env: Mapping[str, str] = os.environ) -> Model:
@@ -28,8 +41,13 @@ def build_model(settings: Settings, env: Mapping[str, str] = os.environ) -> Mode
 
         return ScriptedModel.from_file(model.removeprefix("script:"))
     if settings.provider == "openai":
-        raise ModelError("initialization_failed", "The openai provider is not available in this version of "
-                         "agent-lsp; use provider \"anthropic\" or `--model demo`.")
+        base_url, key = openai_endpoint(settings, env)
+        if not model:
+            raise ModelError("initialization_failed", "The openai provider needs the `model` setting (the model's "
+                             "name as the server knows it, e.g. \"qwen2.5-coder:7b\" on Ollama or \"gpt-4.1\").")
+        from agent_lsp.models.openai import OpenAIModel
+
+        return OpenAIModel(model, base_url, key)
     has_key = bool(env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN"))
     if settings.provider == "anthropic" or has_key:
         if not has_key:
@@ -37,8 +55,26 @@ def build_model(settings: Settings, env: Mapping[str, str] = os.environ) -> Mode
         _refuse_paid_api_under_tests(settings.base_url or env.get("ANTHROPIC_BASE_URL"), env)
         from agent_lsp.models.anthropic import AnthropicModel
 
-        return AnthropicModel(model or DEFAULT_MODEL, base_url=settings.base_url)
+        return AnthropicModel(model or DEFAULT_MODEL, base_url=settings.base_url, read_timeout=settings.read_timeout)
     raise ModelError("initialization_failed", NO_PROVIDER)
+
+
+def openai_endpoint(settings: Settings, env: Mapping[str, str] = os.environ) -> tuple[str, str]:
+    """The base URL (`baseUrl`, else OPENAI_BASE_URL, else OpenAI's) and key of the openai provider.
+
+    A key comes only from OPENAI_API_KEY; with a base URL set and no key, a placeholder goes (local servers need
+    none, the SDK wants one). Raises ModelError("initialization_failed") when neither is there.
+    """
+    from agent_lsp.models.openai import DEFAULT_BASE_URL, PLACEHOLDER_KEY
+
+    base_url = settings.base_url or env.get("OPENAI_BASE_URL") or None
+    key = env.get("OPENAI_API_KEY") or ""
+    if not key and not base_url:
+        raise ModelError("initialization_failed", "The openai provider needs OPENAI_API_KEY in the environment "
+                         "the editor starts agent-lsp with, or the `baseUrl` setting for a local server (Ollama, "
+                         "vLLM, LM Studio), which needs no key.")
+    _refuse_paid_api_under_tests(base_url or DEFAULT_BASE_URL, env)
+    return base_url or DEFAULT_BASE_URL, key or PLACEHOLDER_KEY
 
 
 def _refuse_paid_api_under_tests(base_url: str | None, env: Mapping[str, str]) -> None:

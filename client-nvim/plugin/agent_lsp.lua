@@ -29,6 +29,14 @@ command('AgentSessions', function()
   require('agent_lsp').sessions()
 end, { desc = 'agent-lsp: reopen an earlier session' })
 
+command('AgentModel', function()
+  require('agent_lsp').model()
+end, { desc = 'agent-lsp: pick the model of the next chats' })
+
 command('AgentHealth', function()
   require('agent_lsp').health()
 end, { desc = 'agent-lsp: check the setup' })
+
+command('AgentLog', function()
+  require('agent_lsp').log()
+end, { desc = 'agent-lsp: open the log (the server\'s --log-file, else the LSP log)' })

@@ -35,7 +35,7 @@ function H.fake_api(script)
       url = url or (data[1] ~= '' and data[1] or nil)
     end,
   }))
-  H.wait(5000, function() return url ~= nil end, 'the fake Messages API to start')
+  H.wait(H.CEILING, function() return url ~= nil end, 'the fake Messages API to start')
   vim.env.ANTHROPIC_API_KEY = 'test'
   vim.env.ANTHROPIC_BASE_URL = url
 end
@@ -52,8 +52,11 @@ function H.setup(opts)
   require('agent_lsp').setup(opts)
 end
 
+-- Every wait is for a condition; the ceiling is only there so that a broken test ends.
+H.CEILING = 30000
+
 function H.wait(ms, cond, what)
-  if not vim.wait(ms, cond, 10) then
+  if not vim.wait(ms or H.CEILING, cond, 10) then
     error('timed out after ' .. ms .. ' ms waiting for ' .. what, 2)
   end
 end
@@ -99,8 +102,40 @@ end
 
 -- Wait until the chat has answered; returns its result.
 function H.wait_chat(chat, ms)
-  H.wait(ms or 10000, function() return not chat.running end, 'agent/chat to answer')
+  H.wait(ms or H.CEILING, function() return not chat.running end, 'agent/chat to answer')
   return chat.result
+end
+
+-- Press keys as the user would (mappings apply), in the current window.
+function H.keys(keys)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), 'mx', false)
+end
+
+-- The windows of this tab showing each kind of chat buffer: {transcript = n, input = n}.
+function H.chat_windows()
+  local n = { transcript = 0, input = 0 }
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(win))
+    local kind = name:match('agent%-lsp://(%a+)/')
+    if kind == 'chat' then
+      n.transcript = n.transcript + 1
+    elseif kind == 'input' then
+      n.input = n.input + 1
+    end
+  end
+  return n
+end
+
+-- The fold level of each line of a chat buffer, as shown in its window.
+function H.fold_levels(chat)
+  local win = vim.fn.win_findbuf(chat.view.buf)[1]
+  return vim.api.nvim_win_call(win, function()
+    local levels = {}
+    for lnum = 1, vim.fn.line('$') do
+      levels[lnum] = vim.fn.foldlevel(lnum)
+    end
+    return levels
+  end)
 end
 
 -- Run the test body; exit 0 when it passed, 1 with the error on stderr when it did not.

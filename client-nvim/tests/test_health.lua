@@ -1,15 +1,28 @@
--- :AgentHealth and :checkhealth agent_lsp say whether agent-lsp is on PATH and whether a key or the demo
--- model is configured.
+-- :checkhealth agent and :AgentHealth check identity, not just presence: the real server passes; a program named
+-- agent-lsp that is somebody else's (it prints `agent-lsp 0.23.5`) is an error saying what it reported and what to
+-- install; a missing command is one error notification with the fix, at once, and no chat waits on it.
+-- :AgentLog opens the log that applies.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/helpers.lua')
 
-H.run('health checks', function()
+local INSTALL = '`pipx install agent-lsp-server` or `uv tool install agent-lsp-server`'
+
+local function checkhealth()
+  vim.cmd('checkhealth agent')
+  local report = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  vim.cmd('bwipeout!')
+  return report
+end
+
+H.run('health checks identity', function()
   H.workspace()
-  for _, name in ipairs({ 'ANTHROPIC_API_KEY', 'AGENT_LSP_MODEL', 'AGENT_LSP_PROVIDER' }) do
+  for _, name in ipairs({ 'ANTHROPIC_API_KEY', 'AGENT_LSP_MODEL', 'AGENT_LSP_PROVIDER', 'OPENAI_API_KEY',
+                          'OPENAI_BASE_URL' }) do
     vim.env[name] = nil
   end
   local version = vim.trim(vim.fn.system({ 'agent-lsp', '--version' }))
   local path = vim.fn.exepath('agent-lsp')
 
+  -- The real server.
   local notes = H.stub_notify()
   H.setup({ cmd = { 'agent-lsp' }, settings = { model = 'demo' } })
   vim.cmd('AgentHealth')
@@ -18,20 +31,59 @@ H.run('health checks', function()
     'OK: `agent-lsp` is ' .. path .. ' (' .. version .. ')',
     'OK: the offline demo model is configured',
     'OK: the server is not running yet: it starts with the first :AgentChat',
-  }, '\n') } }, notes, 'demo model')
+  }, '\n') } }, notes, 'the real server, demo model')
+  vim.env.ANTHROPIC_API_KEY = 'sk-test'
+  H.setup({ cmd = { 'agent-lsp' }, settings = { model = 'claude-sonnet-4-5' } })
+  local report = checkhealth()
+  H.truthy(report:find('OK:? `agent%-lsp` is ' .. vim.pesc(path)), ':checkhealth agent, real server: ' .. report)
+  H.truthy(report:find('OK:? ANTHROPIC_API_KEY is set %(model claude%-sonnet%-4%-5%)'), report)
+  H.truthy(not report:find('ERROR'), ':checkhealth agent has no error: ' .. report)
 
+  local function model_line(settings)
+    notes = H.stub_notify()
+    H.setup({ cmd = { 'agent-lsp' }, settings = settings })
+    vim.cmd('AgentHealth')
+    return vim.split(notes[1].msg, '\n')[3]
+  end
+  H.eq('OK: provider openai: model qwen2.5-coder:7b at http://127.0.0.1:11434/v1',
+    model_line({ provider = 'openai', model = 'qwen2.5-coder:7b', baseUrl = 'http://127.0.0.1:11434/v1' }), 'ollama')
+  H.truthy(model_line({ provider = 'openai' }):find('^ERROR: provider "openai" needs a model'), 'openai, no model')
+  H.truthy(model_line({ provider = 'openai', model = 'gpt-4.1' }):find('^ERROR: provider "openai" needs OPENAI_API_KEY'),
+    'openai, no key and no base URL')
+
+  -- :AgentLog opens the server's --log-file when the command gives one, else Neovim's LSP log.
+  H.setup({ cmd = { 'agent-lsp', '--log-file', H.dir .. '/server.log' } })
+  vim.cmd('AgentLog')
+  H.eq(H.dir .. '/server.log', vim.api.nvim_buf_get_name(0), ':AgentLog with --log-file')
+  vim.cmd('close')
+  H.setup({ cmd = { 'agent-lsp' } })
+  vim.cmd('AgentLog')
+  H.eq(vim.lsp.get_log_path(), vim.api.nvim_buf_get_name(0), ':AgentLog without')
+  vim.cmd('close')
+
+  -- Somebody else's agent-lsp, first on PATH.
+  local bin = H.dir .. '/bin'
+  vim.fn.mkdir(bin, 'p')
+  vim.fn.writefile({ '#!/bin/sh', 'echo "agent-lsp 0.23.5"' }, bin .. '/agent-lsp')
+  vim.fn.setfperm(bin .. '/agent-lsp', 'rwxr-xr-x')
+  vim.env.PATH = bin .. ':' .. vim.env.PATH
+  report = checkhealth()
+  local expected = '`agent-lsp` is not agent-lsp (it reports `agent-lsp 0.23.5`). Install agent-lsp with '
+    .. INSTALL .. ' and set `cmd` in require("agent_lsp").setup() to its path.'
+  H.truthy(report:find('ERROR:? ' .. vim.pesc(expected)), ':checkhealth agent, another program: ' .. report)
+  H.truthy(not report:find('OK:? `agent%-lsp` is'), 'no OK for the other program: ' .. report)
+
+  -- A missing command: :AgentHealth and a chat say it once, with the fix, and nothing waits.
   notes = H.stub_notify()
   H.setup({ cmd = { 'no-such-agent-lsp' } })
   vim.cmd('AgentHealth')
-  H.eq(vim.log.levels.ERROR, notes[1].level, 'nothing configured: level')
   local lines = vim.split(notes[1].msg, '\n')
-  H.truthy(lines[2]:find('^ERROR: `no%-such%-agent%-lsp` is not on PATH'), lines[2])
-  H.truthy(lines[3]:find('^ERROR: no model: export ANTHROPIC_API_KEY'), lines[3])
-
-  vim.env.ANTHROPIC_API_KEY = 'sk-test'
-  H.setup({ cmd = { 'agent-lsp' }, settings = { model = 'claude-sonnet-4-5' } })
-  vim.cmd('checkhealth agent_lsp')
-  local report = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
-  H.truthy(report:find('OK:? ANTHROPIC_API_KEY is set %(model claude%-sonnet%-4%-5%)'), 'checkhealth: ' .. report)
-  H.truthy(not report:find('ERROR'), 'checkhealth has no error: ' .. report)
+  local missing = 'agent-lsp was not found (`no-such-agent-lsp`). Install it with ' .. INSTALL
+    .. ', or set `cmd` in require("agent_lsp").setup() to its full path.'
+  H.eq({ vim.log.levels.ERROR, 'ERROR: ' .. missing }, { notes[1].level, lines[2] }, ':AgentHealth, missing')
+  notes = H.stub_notify()
+  vim.cmd('AgentChat hi')
+  local chat = require('agent_lsp.chat').current()
+  H.eq(false, chat.running, 'the chat ended at once')
+  H.eq({ { level = vim.log.levels.ERROR, msg = 'agent-lsp: ' .. missing } }, notes, 'one notification')
 end)

@@ -9,14 +9,14 @@ DEST=$1
 rm -rf "$DEST" && mkdir -p "$DEST" && cd "$DEST"
 echo '{"private":true}' > package.json
 export npm_config_yes=true   # node-pty's build runs `npx node-gyp`, which a `yes=false` npmrc would cancel
-npm install --silent --no-audit --no-fund --ignore-scripts code-server@4.99.4
-npm rebuild --silent argon2  # native module of code-server's own CLI
+npm install --loglevel=error --no-audit --no-fund --ignore-scripts code-server@4.99.4
+npm rebuild --loglevel=error argon2  # native module of code-server's own CLI
 cd node_modules/code-server/lib/vscode
-npm install --silent --no-audit --no-fund --omit=dev --ignore-scripts
+npm install --loglevel=error --no-audit --no-fund --omit=dev --ignore-scripts
 mkdir -p node_modules/@vscode/ripgrep/bin && ln -sf "$(command -v rg)" node_modules/@vscode/ripgrep/bin/rg
-npm rebuild --silent         # node-pty, spdlog, watcher, kerberos… through node-gyp
+npm rebuild --loglevel=error         # node-pty, spdlog, watcher, kerberos… through node-gyp
 ln -sfn node_modules node_modules.asar
 (cd bin/remote-cli && ln -sf code-linux.sh code-server)
 (cd bin/helpers && ln -sf browser-linux.sh browser.sh)
-(cd extensions && npm install --silent --no-audit --no-fund --omit=dev)
+(cd extensions && npm install --loglevel=error --no-audit --no-fund --omit=dev)
 touch "$DEST/.complete"

@@ -42,7 +42,10 @@ function deferred<T>() {
 
 function setup(answers: Record<string, (params: any) => unknown>, context?: ReturnType<ChatHost['context']>) {
   const posted: ToWebview[] = [];
-  const host: ChatHost = { post: (m) => posted.push(m), reveal: vi.fn(), context: () => context, command: vi.fn() };
+  const host: ChatHost = {
+    post: (m) => posted.push(m), reveal: vi.fn(), context: () => context, command: vi.fn(),
+    workspace: () => 'file:///w', stderr: () => 'Traceback (most recent call last):\nMemoryError', copy: vi.fn(), insert: vi.fn(),
+  };
   const server = fakeServer(answers);
   const controller = new ChatController(host, 'default');
   return { posted, host, server, controller };
@@ -56,7 +59,7 @@ describe('ChatController', () => {
     const chat = deferred<ChatResult>();
     const context = { activeUri: 'file:///w/a.py' };
     const { posted, server, controller } = setup({ 'agent/chat': () => chat.promise, 'agent/sessions': SESSIONS }, context);
-    controller.attach(server.connection, { state: 'ready' });
+    controller.attach(server.connection, { state: 'ready', features: [] });
     await tick();
     const sending = controller.send('  say hi  ');
     server.emit('s1', { kind: 'turn_start', turn: 1, maxTurns: 25 });
@@ -66,13 +69,14 @@ describe('ChatController', () => {
     chat.resolve(RESULT);
     await sending;
     expect(server.requests).toEqual([
-      ['agent/sessions', {}],
+      ['agent/sessions', { workspace: 'file:///w' }],
       ['agent/chat', { message: 'say hi', context, permissionMode: 'default' }],
-      ['agent/sessions', {}],
+      ['agent/sessions', { workspace: 'file:///w' }],
     ]);
     expect(posted).toEqual([
-      { type: 'server', server: { state: 'ready' } },
+      { type: 'server', server: { state: 'ready', features: [] } },
       { type: 'sessions', sessions: [] },
+      { type: 'models', models: null, selected: '' },  // no "models" in the server's features: no picker
       { type: 'busy', busy: true },
       { type: 'session', sessionId: 's1' },
       { type: 'update', update: { kind: 'turn_start', turn: 1, maxTurns: 25 } },
@@ -88,7 +92,7 @@ describe('ChatController', () => {
 
   it('continues the session in the next chat, with the mode picked in the panel', async () => {
     const { server, controller } = setup({ 'agent/chat': () => RESULT, 'agent/sessions': SESSIONS });
-    controller.attach(server.connection, { state: 'ready' });
+    controller.attach(server.connection, { state: 'ready', features: [] });
     await controller.send('first');
     await controller.handle({ type: 'setMode', mode: 'plan' });
     await controller.handle({ type: 'setMode', mode: 'yolo' as never });  // not a mode: ignored
@@ -104,7 +108,7 @@ describe('ChatController', () => {
     const { host, server, controller } = setup({
       'agent/chat': () => chat.promise, 'agent/sessions': SESSIONS, 'agent/confirmTool': () => ({ accepted: true }),
     });
-    controller.attach(server.connection, { state: 'ready' });
+    controller.attach(server.connection, { state: 'ready', features: [] });
     const sending = controller.send('edit it');
     server.emit('s1', { kind: 'tool_call', toolCallId: 't1', name: 'edit_file', title: 'Edit a.py', toolKind: 'edit', input: {} });
     expect(host.reveal).not.toHaveBeenCalled();
@@ -125,7 +129,7 @@ describe('ChatController', () => {
     const { server, controller } = setup({
       'agent/chat': () => chat.promise, 'agent/sessions': SESSIONS, 'agent/abort': () => ({ aborted: true }),
     });
-    controller.attach(server.connection, { state: 'ready' });
+    controller.attach(server.connection, { state: 'ready', features: [] });
     const sending = controller.send('long job');
     await controller.handle({ type: 'stop' });
     expect(server.requests.map(([m]) => m)).toEqual(['agent/sessions', 'agent/chat']);  // no session id yet
@@ -145,7 +149,7 @@ describe('ChatController', () => {
       'agent/chat': () => (++calls === 1 ? chat.promise : Promise.reject(new ResponseError(-32602, 'message: must not be empty'))),
       'agent/sessions': SESSIONS,
     });
-    controller.attach(server.connection, { state: 'ready' });
+    controller.attach(server.connection, { state: 'ready', features: [] });
     await tick();
     const first = controller.send('one');
     await controller.send('two');
@@ -164,7 +168,7 @@ describe('ChatController', () => {
 
   it('hides the session list when the server has no agent/sessions, and asks only once', async () => {
     const { posted, server, controller } = setup({ 'agent/chat': () => RESULT });
-    controller.attach(server.connection, { state: 'ready' });
+    controller.attach(server.connection, { state: 'ready', features: [] });
     await tick();
     await controller.send('hi');
     expect(posted.filter((m) => m.type === 'sessions')).toEqual([
@@ -178,41 +182,117 @@ describe('ChatController', () => {
     const { posted, server, controller } = setup({
       'agent/history': () => ({ messages }), 'agent/sessions': SESSIONS, 'agent/chat': () => ({ ...RESULT, sessionId: 'old' }),
     });
-    controller.attach(server.connection, { state: 'ready' });
+    controller.attach(server.connection, { state: 'ready', features: [] });
     await controller.handle({ type: 'openSession', sessionId: 'old' });
-    expect(posted.at(-1)).toEqual({ type: 'history', sessionId: 'old', messages });
+    expect(posted.filter((m) => m.type === 'history')).toEqual([{ type: 'history', sessionId: 'old', messages }]);
     await controller.send('more');
     expect(server.requests.find(([m]) => m === 'agent/chat')?.[1]).toMatchObject({ sessionId: 'old' });
     await controller.handle({ type: 'newSession' });
-    expect(posted.at(-1)).toEqual({ type: 'reset' });
+    expect(posted.filter((m) => m.type === 'reset')).toEqual([{ type: 'reset' }]);
     expect(controller.currentSessionId).toBeUndefined();
   });
 
   it('restores the session and mode a reloaded webview saved', async () => {
     const { posted, server, controller } = setup({ 'agent/sessions': SESSIONS });
-    controller.attach(server.connection, { state: 'ready' });
+    controller.attach(server.connection, { state: 'ready', features: [] });
     await controller.handle({ type: 'ready', sessionId: 'saved', mode: 'acceptEdits' });
     expect(posted.find((m) => m.type === 'init')).toEqual({
-      type: 'init', mode: 'acceptEdits', sessionId: 'saved', server: { state: 'ready' }, busy: false,
+      type: 'init', mode: 'acceptEdits', sessionId: 'saved', server: { state: 'ready', features: [] }, busy: false,
     });
   });
 
   it('says what to install when the server could not start, and sends nothing', async () => {
     const { posted, controller } = setup({});
-    const message = 'The agent server "agent-lsp" was not found. Install it with "pip install agent-lsp".';
-    controller.attach(undefined, { state: 'failed', message });
+    const message = 'agent-lsp was not found (agent-lsp). Install it with "pipx install agent-lsp-server".';
+    controller.attach(undefined, { state: 'missing', message });
     await controller.send('hi');
     expect(posted).toEqual([
-      { type: 'server', server: { state: 'failed', message } },
+      { type: 'server', server: { state: 'missing', message } },
       { type: 'error', message },
+      { type: 'busy', busy: false },  // never "Working…" without a chat
     ]);
+  });
+
+  it('a server that dies mid-chat: the chat fails with its last stderr lines, whichever comes first', async () => {
+    for (const order of ['rejectFirst', 'crashFirst']) {
+      const chat = deferred<ChatResult>();
+      let reject!: (e: unknown) => void;
+      const { posted, server, controller } = setup({
+        'agent/sessions': SESSIONS, 'agent/chat': () => new Promise((_, r) => { reject = r; void chat; }),
+      });
+      controller.attach(server.connection, { state: 'ready', features: [] });
+      await tick();
+      posted.length = 0;
+      const sending = controller.send('hi');
+      const crashed = { state: 'crashed' as const, message: 'The agent server stopped.' };
+      const lost = new ResponseError(-32097, 'Pending response rejected since connection got disposed');
+      if (order === 'crashFirst') controller.setServerState(crashed);
+      reject(lost);
+      await sending;
+      if (order === 'rejectFirst') controller.setServerState(crashed);
+      const failed = { type: 'chatFailed', message: 'The agent server stopped during this chat.',
+        details: 'Traceback (most recent call last):\nMemoryError' };
+      expect(posted.filter((m) => m.type !== 'server')).toEqual([
+        { type: 'busy', busy: true }, failed, { type: 'busy', busy: false }, { type: 'busy', busy: false },
+      ]);
+      expect(controller.isRunning).toBe(false);
+    }
+  });
+
+  it('refuses a message over 1 MB with its size, and stays ready', async () => {
+    const { posted, server, controller } = setup({ 'agent/sessions': SESSIONS });
+    controller.attach(server.connection, { state: 'ready', features: [] });
+    await tick();
+    posted.length = 0;
+    await controller.send('x'.repeat(1_000_001));
+    expect(posted).toEqual([
+      { type: 'error', message: 'The message is 1,000,001 characters; the panel sends at most 1,000,000. Save the text to a file and ask the agent to read it.' },
+      { type: 'busy', busy: false },
+    ]);
+    expect(server.requests.map(([m]) => m)).toEqual(['agent/sessions']);
+  });
+
+  it('offers the models of agent/models when the server lists the feature, and sends the pick', async () => {
+    const { posted, server, controller } = setup({
+      'agent/sessions': SESSIONS, 'agent/chat': () => RESULT,
+      'agent/models': () => ({ models: [{ id: 'a', displayName: 'A', provider: 'anthropic' }, { id: 'b', provider: 'anthropic' }], default: 'a' }),
+    });
+    controller.attach(server.connection, { state: 'ready', features: ['models'] });
+    await tick();
+    expect(posted.filter((m) => m.type === 'models')).toEqual([
+      { type: 'models', models: [{ id: 'a', displayName: 'A' }, { id: 'b' }], selected: 'a' }]);
+    await controller.handle({ type: 'setModel', model: 'b' });
+    await controller.send('hi');
+    expect(server.requests.find(([m]) => m === 'agent/chat')).toEqual(['agent/chat', { message: 'hi', permissionMode: 'default', model: 'b' }]);
+  });
+
+  it('with agent/newSession, a new chat knows its session before the first update', async () => {
+    const chat = deferred<ChatResult>();
+    const { posted, server, controller } = setup({
+      'agent/sessions': SESSIONS, 'agent/newSession': () => ({ sessionId: 'n1' }), 'agent/chat': () => chat.promise,
+      'agent/abort': () => ({ aborted: true }),
+    });
+    controller.attach(server.connection, { state: 'ready', features: ['newSession'] });
+    await tick();
+    const sending = controller.send('hi');
+    await tick();
+    expect(controller.currentSessionId).toBe('n1');
+    await controller.stop();
+    chat.resolve({ ...RESULT, sessionId: 'n1', stopReason: 'aborted' });
+    await sending;
+    expect(server.requests.map(([m, p]) => [m, p])).toEqual([
+      ['agent/sessions', { workspace: 'file:///w' }], ['agent/newSession', {}],
+      ['agent/chat', { sessionId: 'n1', message: 'hi', permissionMode: 'default' }],
+      ['agent/abort', { sessionId: 'n1' }], ['agent/sessions', { workspace: 'file:///w' }],
+    ]);
+    expect(posted.filter((m) => m.type === 'session')).toEqual([{ type: 'session', sessionId: 'n1' }]);
   });
 
   it('drops the old server\'s updates after a restart', async () => {
     const first = setup({ 'agent/sessions': SESSIONS });
     const second = fakeServer({ 'agent/sessions': SESSIONS });
-    first.controller.attach(first.server.connection, { state: 'ready' });
-    first.controller.attach(second.connection, { state: 'ready' });
+    first.controller.attach(first.server.connection, { state: 'ready', features: [] });
+    first.controller.attach(second.connection, { state: 'ready', features: [] });
     await first.controller.handle({ type: 'ready', sessionId: 's1' });
     first.posted.length = 0;
     first.server.emit('s1', { kind: 'text_delta', text: 'stale' });

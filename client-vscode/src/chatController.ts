@@ -4,11 +4,13 @@
  * It depends only on the small AgentConnection and ChatHost interfaces — no VS Code, no language client — so
  * unit tests drive it with plain fakes.
  */
-import type { FromWebview, ServerState, ToWebview } from './messages';
+import {
+  type FromWebview, MAX_MESSAGE_CHARS, type PanelCommand, type ServerState, type ToWebview, tooLong,
+} from './messages';
 import {
   AbortRequest, type ChatContext, ChatRequest, ConfirmToolRequest, type Decision, DeleteSessionRequest,
-  HistoryRequest, MethodNotFound, PERMISSION_MODES, type PermissionMode, SessionsRequest, UpdateNotification,
-  type UpdateParams,
+  HistoryRequest, MethodNotFound, ModelsRequest, NewSessionRequest, PERMISSION_MODES, type PermissionMode, SessionsRequest,
+  UpdateNotification, type UpdateParams,
 } from './protocol';
 import type { NotificationType, RequestType } from 'vscode-jsonrpc';
 
@@ -28,9 +30,16 @@ export interface ChatHost {
   reveal(): void;
   /** The editor's context for a chat: the active document and selection. */
   context(): ChatContext | undefined;
-  /** Runs one of the few editor commands the panel offers (set the key, open the settings). */
-  command(name: 'setApiKey' | 'openSettings'): void;
+  /** Runs one of the few editor commands the panel offers (set the key, open the settings, restart). */
+  command(name: PanelCommand): void;
+  /** This window's workspace folder URI (sessions are listed per folder), if any. */
+  workspace(): string | undefined;
+  /** The server's last stderr lines (shown when it dies during a chat). */
+  stderr(): string;
+  copy(text: string): void;
+  insert(text: string): void;
 }
+
 
 interface Running { abortWhenKnown: boolean }
 
@@ -42,6 +51,8 @@ export class ChatController {
   private running?: Running;
   /** False once the server answered MethodNotFound to agent/sessions: no list to show. */
   private sessionsSupported = true;
+  /** The model picked in the panel; empty: the configured one. */
+  private model = '';
 
   constructor(private readonly host: ChatHost, private mode: PermissionMode) {}
 
@@ -51,12 +62,21 @@ export class ChatController {
     this.connection = connection;
     this.subscription = connection?.onNotification(UpdateNotification, (p) => this.onUpdate(p));
     this.setServerState(server);
-    if (connection) void this.refreshSessions();
+    if (connection) void this.refreshSessions().then(() => this.refreshModels());
   }
 
+  /** Shows the connection's state; a server that died takes the running chat with it (shown as failed). */
   setServerState(server: ServerState): void {
     this.server = server;
     this.host.post({ type: 'server', server });
+    if (server.state === 'crashed' && this.running) this.failRunning();
+  }
+
+  private failRunning(): void {
+    this.running = undefined;
+    const details = this.host.stderr();
+    this.host.post({ type: 'chatFailed', message: 'The agent server stopped during this chat.', ...(details ? { details } : {}) });
+    this.host.post({ type: 'busy', busy: false });
   }
 
   get currentSessionId(): string | undefined { return this.sessionId; }
@@ -74,6 +94,9 @@ export class ChatController {
       case 'deleteSession': return this.deleteSession(message.sessionId);
       case 'newSession': return this.newSession();
       case 'command': return this.host.command(message.command);
+      case 'setModel': this.model = message.model; return;
+      case 'copy': return this.host.copy(message.text);
+      case 'insert': return this.host.insert(message.text);
     }
   }
 
@@ -85,28 +108,38 @@ export class ChatController {
       type: 'init', mode: this.mode, sessionId: this.sessionId, server: this.server, busy: this.isRunning,
     });
     await this.refreshSessions();
+    await this.refreshModels();
   }
 
   async send(text: string): Promise<void> {
     const message = text.trim();
     if (!message) return;
-    if (this.running) return this.error('A chat is already running: stop it first.');
+    if (this.running) return this.refuse('A chat is already running: stop it first.');
+    if (message.length > MAX_MESSAGE_CHARS) return this.refuse(tooLong(message.length));
     const connection = this.connection;
-    if (!connection) return this.error(this.unavailable());
+    if (!connection) return this.refuse(this.unavailable());
     const running: Running = { abortWhenKnown: false };
     this.running = running;
     this.host.post({ type: 'busy', busy: true });
     const context = this.host.context();
     try {
+      // With agent/newSession (protocol 1.1) a new chat's session is known before its first update, so Stop
+      // and the session list work from the start.
+      if (!this.sessionId && this.server.state === 'ready' && this.server.features.includes('newSession')) {
+        this.adopt((await connection.sendRequest(NewSessionRequest, {})).sessionId);
+      }
       const result = await connection.sendRequest(ChatRequest, {
         ...(this.sessionId ? { sessionId: this.sessionId } : {}),
         message,
         ...(context ? { context } : {}),
         permissionMode: this.mode,
+        ...(this.model ? { model: this.model } : {}),
       });
       this.adopt(result.sessionId);
       this.host.post({ type: 'done', result });
     } catch (e) {
+      if (this.running !== running) return;  // already shown as failed (the server died)
+      if (isConnectionLost(e)) return this.failRunning();
       this.error(describe(e));
     } finally {
       if (this.running === running) this.running = undefined;
@@ -178,13 +211,31 @@ export class ChatController {
     if (!this.connection) return;
     if (!this.sessionsSupported) return this.host.post({ type: 'sessions', sessions: null });
     try {
-      const { sessions } = await this.connection.sendRequest(SessionsRequest, {});
+      const workspace = this.host.workspace();
+      const { sessions } = await this.connection.sendRequest(SessionsRequest, workspace ? { workspace } : {});
       this.host.post({ type: 'sessions', sessions });
     } catch (e) {
       if (errorCode(e) === MethodNotFound) {
         this.sessionsSupported = false;
         this.host.post({ type: 'sessions', sessions: null });
       }
+    }
+  }
+
+  /** Posts the model picker's choices when the server lists "models" in its features; else hides it. */
+  async refreshModels(): Promise<void> {
+    if (!this.connection) return;
+    if (this.server.state !== 'ready' || !this.server.features.includes('models')) {
+      return this.host.post({ type: 'models', models: null, selected: this.model });
+    }
+    try {
+      const result = await this.connection.sendRequest(ModelsRequest, {});
+      this.host.post({
+        type: 'models', selected: this.model || result.default, ...(result.error ? { note: result.error } : {}),
+        models: result.models.map((m) => ({ id: m.id, ...(m.displayName ? { displayName: m.displayName } : {}) })),
+      });
+    } catch {
+      this.host.post({ type: 'models', models: null, selected: this.model });
     }
   }
 
@@ -202,18 +253,31 @@ export class ChatController {
     if (this.running?.abortWhenKnown) void this.stop();
   }
 
+  /** A message that was not sent: say why, and leave the panel ready (never "Working…" without a chat). */
+  private refuse(message: string): void {
+    this.error(message);
+    if (!this.running) this.host.post({ type: 'busy', busy: false });
+  }
+
   private error(message: string): void {
     this.host.post({ type: 'error', message });
   }
 
   private unavailable(): string {
-    return this.server.state === 'failed' ? this.server.message : 'The agent server is still starting.';
+    const s = this.server;
+    return 'message' in s ? s.message : 'The agent server is still starting.';
   }
 }
 
 function errorCode(e: unknown): number | undefined {
   return typeof e === 'object' && e !== null && typeof (e as { code?: unknown }).code === 'number'
     ? (e as { code: number }).code : undefined;
+}
+
+/** The connection closed under a pending request (vscode-jsonrpc's PendingResponseRejected / ConnectionInactive). */
+function isConnectionLost(e: unknown): boolean {
+  const code = errorCode(e);
+  return code === -32097 || code === -32096;
 }
 
 /** A JSON-RPC error's message, as the server wrote it (it names the bad field). */

@@ -34,6 +34,7 @@ export function chatHtml(p: { cspSource: string; nonce: string; script: string; 
 <div id="banner" role="alert" hidden></div>
 <main id="transcript" aria-live="polite"></main>
 <footer id="composer">
+  <div id="queued" hidden></div>
   <textarea id="prompt" rows="3" placeholder="Ask the agent… (Enter sends, Shift+Enter: new line, Esc stops)"
     aria-label="Message"></textarea>
   <div id="controls">
@@ -43,6 +44,7 @@ export function chatHtml(p: { cspSource: string; nonce: string; script: string; 
       <option value="plan">Plan (read only)</option>
       <option value="bypassPermissions">Bypass permissions</option>
     </select>
+    <select id="model" title="The model of the next chat" aria-label="Model" hidden></select>
     <span id="status"></span>
     <button id="stop" class="secondary" hidden>Stop</button>
     <button id="send">Send</button>

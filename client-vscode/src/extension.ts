@@ -1,22 +1,35 @@
 /**
- * Entry point: wires the chat view, the controller and the language client together, and registers the
- * commands. The server is (re)started here — at activation, after the API key changes, and when
- * agentLsp.serverCommand changes; other settings reach the running server as didChangeConfiguration.
+ * Entry point: wires the chat view, the controller and the language client together, registers the commands,
+ * and runs the connection's state machine (starting → ready | missing | failed; ready → crashed → restarting).
+ * The server is (re)started here — at activation, after the API key changes, when agentLsp.serverCommand or
+ * serverArgs change, and on Restart; other settings reach the running server as didChangeConfiguration.
  */
 import * as vscode from 'vscode';
 import { type LanguageClient, State } from 'vscode-languageclient/node';
 import { ChatController } from './chatController';
 import { ChatViewProvider, VIEW_ID } from './chatView';
-import { startClient } from './languageClient';
+import { type StderrTail, startClient } from './languageClient';
+import type { ServerState } from './messages';
 import { permissionMode, SECTION, serverSettings } from './settings';
 
 const KEY_SECRET = 'agentLsp.anthropicApiKey';
 /** Stops the running server; VS Code waits for it on deactivation so the server exits cleanly. */
 let stopServer: () => Promise<void> = async () => {};
 
+/** The status bar item's look per state (its accessible label is what the end-to-end test waits for). */
+const STATUS: Record<ServerState['state'], [string, string]> = {
+  starting: ['$(loading~spin) Agent', 'starting'], restarting: ['$(loading~spin) Agent', 'restarting'],
+  ready: ['$(comment-discussion) Agent', 'ready'], missing: ['$(error) Agent', 'not installed'],
+  failed: ['$(error) Agent', 'failed'], crashed: ['$(error) Agent', 'stopped'],
+};
+
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel('Agent LSP', { log: true });
   let client: LanguageClient | undefined;
+  let stderr: StderrTail | undefined;
+  const status = vscode.window.createStatusBarItem('agentLsp.status', vscode.StatusBarAlignment.Right, 100);
+  status.name = 'Agent LSP';
+  status.command = 'agentLsp.openChat';
 
   const view: ChatViewProvider = new ChatViewProvider(context.extensionUri, (m) => void controller.handle(m));
   const controller = new ChatController({
@@ -34,36 +47,80 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         } }),
       };
     },
-    command: (name) => void (name === 'setApiKey' ? setApiKey()
-      : vscode.commands.executeCommand('workbench.action.openSettings', `@ext:${context.extension.id}`)),
+    command: (name) => {
+      if (name === 'setApiKey') return void setApiKey();
+      if (name === 'restart') return void restart();
+      const query = name === 'openServerSetting' ? `${SECTION}.serverCommand` : `@ext:${context.extension.id}`;
+      void vscode.commands.executeCommand('workbench.action.openSettings', query);
+    },
+    workspace: () => vscode.workspace.workspaceFolders?.[0]?.uri.toString(),
+    stderr: () => stderr?.lines() ?? '',
+    copy: (text) => void vscode.env.clipboard.writeText(text),
+    insert: (text) => {
+      const editor = vscode.window.visibleTextEditors.find((e) => e === vscode.window.activeTextEditor)
+        ?? vscode.window.visibleTextEditors[0];
+      if (!editor) return void vscode.window.showInformationMessage('Open an editor to insert the code into.');
+      void editor.edit((b) => editor.selections.forEach((s) => b.replace(s, text)));
+    },
   }, permissionMode(vscode.workspace.getConfiguration(SECTION)));
 
-  async function restart(): Promise<void> {
+  function show(server: ServerState): void {
+    const [text, what] = STATUS[server.state];
+    status.text = text;
+    status.tooltip = 'message' in server ? server.message : `Agent LSP: ${what}`;
+    status.accessibilityInformation = { label: `Agent LSP: ${what}` };
+    status.show();
+  }
+
+  /** (Re)starts the server, one start at a time (settings can change twice in a row). */
+  let starts = Promise.resolve();
+  function restart(): Promise<void> {
+    starts = starts.then(start, start);
+    return starts;
+  }
+
+  /** Starts the server; `restarting` when one ran or failed before. */
+  async function start(): Promise<void> {
     const old = client;
     client = undefined;
-    controller.attach(undefined, { state: 'starting' });
-    await old?.stop().catch(() => undefined);
+    const first: ServerState = old || stderr ? { state: 'restarting' } : { state: 'starting' };
+    show(first);
+    controller.attach(undefined, first);
+    await old?.stop(2000).catch(() => undefined);
     const outcome = await startClient(output, await context.secrets.get(KEY_SECRET));
     if (!outcome.client) {
-      controller.attach(undefined, { state: 'failed', message: outcome.message });
-      void vscode.window.showErrorMessage(outcome.message, 'Open Settings').then((choice) => {
-        if (choice) void controller.handle({ type: 'command', command: 'openSettings' });
+      show(outcome.server);
+      controller.attach(undefined, outcome.server);
+      // One notification, with the action that fixes it; no retry loop.
+      void vscode.window.showErrorMessage(outcome.server.message, 'Open Setting').then((choice) => {
+        if (choice) controller.handle({ type: 'command', command: 'openServerSetting' });
       });
       return;
     }
     client = outcome.client;
+    stderr = outcome.stderr;
     const c = outcome.client;
-    // A server that dies for good (the client gave up restarting it) must not leave a panel that looks ready.
+    const tail = outcome.stderr;
+    // The server died (the client does not restart it): the panel says so, with its last words and Restart.
     c.onDidChangeState(({ newState }) => {
-      if (newState === State.Stopped && client === c) {
-        controller.setServerState({ state: 'failed', message: 'The agent server stopped. Run "Agent: Restart Server" (its log is in the Agent LSP output).' });
-      }
+      if (newState !== State.Stopped || client !== c) return;
+      client = undefined;
+      const lines = tail.lines();
+      const crashed: ServerState = {
+        state: 'crashed', message: 'The agent server stopped. Restart it to go on; your sessions are kept.',
+        ...(lines ? { details: lines } : {}),
+      };
+      output.error(`the server stopped${lines ? `; its last output:\n${lines}` : ''}`);
+      show(crashed);
+      controller.attach(undefined, crashed);  // nothing more goes to the dead client ("Client is not running")
     });
+    const ready: ServerState = { state: 'ready', features: outcome.features };
+    show(ready);
     controller.attach({
       // By method name: LanguageClient's generic overloads do not infer through AgentConnection's generics.
       sendRequest: (type, params) => c.sendRequest(type.method, params),
       onNotification: (type, handler) => c.onNotification(type, handler),
-    }, { state: 'ready' });
+    }, ready);
   }
 
   async function setApiKey(): Promise<void> {
@@ -78,7 +135,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   }
 
   context.subscriptions.push(
-    output,
+    output, status,
     vscode.window.registerWebviewViewProvider(VIEW_ID, view, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.commands.registerCommand('agentLsp.openChat', () => vscode.commands.executeCommand(`${VIEW_ID}.focus`)),
     vscode.commands.registerCommand('agentLsp.newSession', () => controller.newSession()),
@@ -87,14 +144,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('agentLsp.restartServer', restart),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration(SECTION)) return;
-      if (e.affectsConfiguration(`${SECTION}.serverCommand`)) return void restart();
-      void client?.sendNotification('workspace/didChangeConfiguration', {
-        settings: { [SECTION]: serverSettings(vscode.workspace.getConfiguration(SECTION)) },
-      });
+      if (e.affectsConfiguration(`${SECTION}.serverCommand`) || e.affectsConfiguration(`${SECTION}.serverArgs`)) {
+        return void restart();
+      }
+      const { settings, warnings } = serverSettings(vscode.workspace.getConfiguration(SECTION));
+      for (const w of warnings) void vscode.window.showWarningMessage(w);
+      void client?.sendNotification('workspace/didChangeConfiguration', { settings: { [SECTION]: settings } });
     }),
   );
-  stopServer = async () => { await client?.stop(); };
-  await restart();
+  stopServer = async () => { const c = client; client = undefined; await c?.stop(2000); };
+  void restart();  // activation does not wait for the server: the status bar and panel show its state
 }
 
 export function deactivate(): Promise<void> {

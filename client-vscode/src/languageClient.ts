@@ -2,16 +2,20 @@
  * Starts the agent-lsp server through vscode-languageclient, which brings for free: document sync of every
  * scheme, workspace/applyEdit into buffers (with undo), $/progress in the status bar, tracing. This file adds
  * what is agent-specific: the experimental.agent capabilities, the settings the server reads, the API key in
- * the server's environment, the agent/diagnostics answer, and a clear message when the server is missing.
+ * the server's environment, the agent/diagnostics answer, and the checks that make a wrong setup one clear
+ * message: a missing or non-executable program, a program that is not agent-lsp (serverInfo and protocol
+ * version), a server that dies — never the client's own retry loop.
  */
+import { spawn } from 'node:child_process';
 import * as vscode from 'vscode';
 import {
-  type ClientCapabilities, type FeatureState, LanguageClient, type LanguageClientOptions, type ServerOptions,
-  type StaticFeature,
+  type ClientCapabilities, CloseAction, ErrorAction, type FeatureState, LanguageClient, type LanguageClientOptions,
+  RevealOutputChannelOn, type ServerOptions, type StaticFeature,
 } from 'vscode-languageclient/node';
 import { collectDiagnostics } from './diagnostics';
+import type { ServerState } from './messages';
 import { type ClientAgentCapabilities, DiagnosticsRequest } from './protocol';
-import { findExecutable, INSTALL_HINT, SECTION, serverArgv, serverSettings } from './settings';
+import { identify, messages, SECTION, serverProgram, serverSettings } from './settings';
 
 /** Declares capabilities.experimental.agent in initialize: we show confirmations and answer diagnostics. */
 class AgentCapabilitiesFeature implements StaticFeature {
@@ -24,29 +28,64 @@ class AgentCapabilitiesFeature implements StaticFeature {
   clear(): void {}
 }
 
-export type StartOutcome = { client: LanguageClient } | { client?: undefined; message: string };
+/** The last lines the server wrote to stderr, to show when it dies. */
+export class StderrTail {
+  private text = '';
+  push(chunk: string): void { this.text = (this.text + chunk).slice(-8000); }
+  lines(n = 12): string { return this.text.trimEnd().split('\n').slice(-n).join('\n'); }
+}
 
-/** Starts a client, or says in one sentence why it could not (missing program, crash on start). */
+/** How long a program may take to answer initialize before we say it is not answering (a loaded machine
+ * starts Python slowly; a program that is not a language server never answers). */
+const INITIALIZE_TIMEOUT_MS = 60_000;
+
+export type StartOutcome =
+  | { client: LanguageClient; features: string[]; stderr: StderrTail }
+  | { client?: undefined; server: Extract<ServerState, { state: 'missing' | 'failed' }> };
+
+/** Starts a client, or says in one message why it could not and what fixes it. */
 export async function startClient(output: vscode.LogOutputChannel, apiKey: string | undefined): Promise<StartOutcome> {
   const config = vscode.workspace.getConfiguration(SECTION);
-  const [command, ...args] = serverArgv(config);
   const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-  if (!findExecutable(command, process.env.PATH, cwd)) {
-    return { message: `The agent server "${command}" was not found. ${INSTALL_HINT}` };
+  const found = serverProgram(config, cwd);
+  if (found.kind !== 'found') {
+    return { server: found.kind === 'missing' ? { state: 'missing', message: messages.missing(found.command) }
+      : { state: 'failed', message: messages.notExecutable(found.command, found.program ?? found.command) } };
+  }
+  const { settings, warnings } = serverSettings(config);
+  for (const w of warnings) {
+    output.warn(w);
+    void vscode.window.showWarningMessage(w);
   }
   // The key from SecretStorage wins over the environment VS Code was started from; without one the server
   // still finds ANTHROPIC_API_KEY there, or answers a chat with a clear initialization_failed error.
   const env = { ...process.env, ...(apiKey ? { ANTHROPIC_API_KEY: apiKey } : {}) };
-  const serverOptions: ServerOptions = { command, args, options: { env, cwd } };
+  const stderr = new StderrTail();
+  output.info(`starting ${[found.program, ...found.args].join(' ')}`);
+  // Spawned here (not by the client) to keep the last stderr lines for the panel; the client still copies
+  // stderr into the output channel.
+  const { program, args } = found;
+  const serverOptions: ServerOptions = async () => {
+    const proc = spawn(program, args, { cwd, env, stdio: 'pipe' });
+    proc.stderr.on('data', (d: Buffer) => stderr.push(d.toString()));
+    return proc;
+  };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
-    initializationOptions: serverSettings(config),
+    initializationOptions: settings,
     outputChannel: output,
+    revealOutputChannelOn: RevealOutputChannelOn.Never,
+    // The panel says what happened and offers Restart; the client's own restarts would only repeat a crash.
+    initializationFailedHandler: () => false,
+    errorHandler: {
+      error: () => ({ action: ErrorAction.Continue, handled: true }),
+      closed: () => ({ action: CloseAction.DoNotRestart, handled: true }),
+    },
     // workspace/configuration gets the server's own keys only (the raw section has serverCommand, trace…).
     middleware: {
       workspace: {
         configuration: (params, token, next) => params.items.every((item) => item.section === SECTION)
-          ? params.items.map(() => serverSettings(vscode.workspace.getConfiguration(SECTION)))
+          ? params.items.map(() => serverSettings(vscode.workspace.getConfiguration(SECTION)).settings)
           : next(params, token),
       },
     },
@@ -54,12 +93,30 @@ export async function startClient(output: vscode.LogOutputChannel, apiKey: strin
   const client = new LanguageClient('agentLsp', 'Agent LSP', serverOptions, clientOptions);
   client.registerFeature(new AgentCapabilitiesFeature());
   client.onRequest(DiagnosticsRequest, (params) => collectDiagnostics(params));
+  const shown = [found.command, ...found.args].join(' ');
+  let timer: NodeJS.Timeout | undefined;
   try {
-    await client.start();
-    return { client };
+    await Promise.race([client.start(), new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer to initialize in ${INITIALIZE_TIMEOUT_MS / 1000} s`)), INITIALIZE_TIMEOUT_MS);
+    })]);
   } catch (e) {
-    await client.dispose().catch(() => undefined);
+    await client.dispose(2000).catch(() => undefined);
     const reason = e instanceof Error ? e.message : String(e);
-    return { message: `The agent server "${[command, ...args].join(' ')}" failed to start (${reason}). ${INSTALL_HINT}` };
+    const tail = stderr.lines();
+    output.error(`${shown} failed to start: ${reason}`);
+    return { server: {
+      state: 'failed', message: messages.failedToStart(shown, reason),
+      ...(tail ? { details: tail } : {}),
+    } };
+  } finally {
+    clearTimeout(timer);
   }
+  const who = identify(client.initializeResult ?? {});
+  if (!who.ok) {
+    output.error(`${shown} is not agent-lsp: ${who.said}`);
+    await client.dispose(2000).catch(() => undefined);
+    return { server: { state: 'failed', message: messages.notAgentLsp(found.command, who.said) } };
+  }
+  output.info(`agent-lsp ${client.initializeResult?.serverInfo?.version ?? ''} ready; features: ${who.features.join(', ') || 'none'}`);
+  return { client, features: who.features, stderr };
 }

@@ -6,11 +6,29 @@ import type {
   AgentUpdate, ChatResult, Decision, HistoryMessage, PermissionMode, SessionInfo,
 } from './protocol';
 
-/** Whether the server runs; `failed` carries what the user should do (install it, fix the setting). */
+/**
+ * The connection to the server, as the panel shows it, with the action that fixes each bad state:
+ * `missing` (Open Setting), `failed` — not executable, not agent-lsp, broke on start — (Open Setting, Retry),
+ * `crashed` (Restart; `details` are the server's last stderr lines).
+ */
 export type ServerState =
   | { state: 'starting' }
-  | { state: 'ready' }
-  | { state: 'failed'; message: string };
+  | { state: 'restarting' }
+  | { state: 'ready'; features: string[] }
+  | { state: 'missing'; message: string }
+  | { state: 'failed'; message: string; details?: string }
+  | { state: 'crashed'; message: string; details?: string };
+
+/** The largest message the panel sends; a larger one is refused naming the size (never a frozen panel). */
+export const MAX_MESSAGE_CHARS = 1_000_000;
+
+export function tooLong(chars: number): string {
+  return `The message is ${chars.toLocaleString('en')} characters; the panel sends at most `
+    + `${MAX_MESSAGE_CHARS.toLocaleString('en')}. Save the text to a file and ask the agent to read it.`;
+}
+
+/** A model the picker offers (agent/models). */
+export interface ModelChoice { id: string; displayName?: string }
 
 /** Extension → webview. */
 export type ToWebview =
@@ -24,7 +42,11 @@ export type ToWebview =
   /** `null`: the server has no session list (agent/sessions is MethodNotFound), so the picker hides. */
   | { type: 'sessions'; sessions: SessionInfo[] | null }
   | { type: 'history'; sessionId: string; messages: HistoryMessage[] }
-  | { type: 'reset' };
+  | { type: 'reset' }
+  /** The running chat ended without an answer: the server died. */
+  | { type: 'chatFailed'; message: string; details?: string }
+  /** The model picker's choices; `null` hides it (the server has no agent/models). */
+  | { type: 'models'; models: ModelChoice[] | null; selected: string; note?: string };
 
 /** Webview → extension. `ready` carries what the webview restored from its saved state. */
 export type FromWebview =
@@ -36,4 +58,10 @@ export type FromWebview =
   | { type: 'openSession'; sessionId: string }
   | { type: 'deleteSession'; sessionId: string }
   | { type: 'newSession' }
-  | { type: 'command'; command: 'setApiKey' | 'openSettings' };
+  | { type: 'command'; command: PanelCommand }
+  | { type: 'setModel'; model: string }
+  | { type: 'copy'; text: string }
+  | { type: 'insert'; text: string };
+
+/** Editor commands the panel offers. */
+export type PanelCommand = 'setApiKey' | 'openSettings' | 'openServerSetting' | 'restart';

@@ -2,32 +2,68 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findExecutable, serverArgv, serverSettings } from './settings';
+import { expandPath, identify, serverProgram, serverSettings } from './settings';
 
 const reader = (values: Record<string, unknown>) => ({ get: <T>(key: string) => values[key] as T | undefined });
 
 describe('settings', () => {
-  it('starts the server from a program name or an argument list, else the default', () => {
-    expect(serverArgv(reader({ serverCommand: ' /opt/agent-lsp ' }))).toEqual(['/opt/agent-lsp']);
-    expect(serverArgv(reader({ serverCommand: ['python3', '-m', 'agent_lsp'] }))).toEqual(['python3', '-m', 'agent_lsp']);
-    for (const bad of [undefined, '', [], [1], ['']]) expect(serverArgv(reader({ serverCommand: bad }))).toEqual(['agent-lsp']);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-lsp-'));
+  fs.mkdirSync(path.join(dir, 'bin'));
+  fs.writeFileSync(path.join(dir, 'bin/agent-lsp'), '#!/bin/sh\n', { mode: 0o755 });
+  fs.writeFileSync(path.join(dir, 'not-exec'), '', { mode: 0o644 });
+
+  it('finds the program on PATH, by absolute path, relative to the workspace folder, with ~ and ${workspaceFolder}', () => {
+    const exe = path.join(dir, 'bin/agent-lsp');
+    expect(serverProgram(reader({}), undefined, `/nonexistent:${dir}/bin`)).toEqual({ kind: 'found', command: 'agent-lsp', program: exe, args: [] });
+    expect(serverProgram(reader({ serverCommand: ' bin/agent-lsp ', serverArgs: ['--data-dir', '${workspaceFolder}/d'] }), dir, ''))
+      .toEqual({ kind: 'found', command: 'bin/agent-lsp', program: exe, args: ['--data-dir', `${dir}/d`] });
+    expect(serverProgram(reader({ serverCommand: '${workspaceFolder}/bin/agent-lsp' }), dir, '').kind).toBe('found');
+    expect(serverProgram(reader({ serverCommand: '~/bin/agent-lsp' }), undefined, '', dir).kind).toBe('found');
+    // the argument-list form older versions documented
+    expect(serverProgram(reader({ serverCommand: [exe, '--log-level', 'debug'] }), undefined, '')).toEqual(
+      { kind: 'found', command: exe, program: exe, args: ['--log-level', 'debug'] });
   });
 
-  it('sends the server only its own keys, leaving unset ones to its defaults', () => {
-    expect(serverSettings(reader({ model: ' demo ', permissionMode: 'plan', serverCommand: 'x', trace: { server: 'verbose' } })))
-      .toEqual({ model: 'demo', permissionMode: 'plan' });
-    expect(serverSettings(reader({ model: '', permissionMode: 'yolo' }))).toEqual({});
+  it('tells a missing program from one that is not executable (a plain file, a directory)', () => {
+    expect(serverProgram(reader({ serverCommand: 'agent-lsp' }), dir, '/nonexistent').kind).toBe('missing');
+    expect(serverProgram(reader({ serverCommand: 'not-exec' }), undefined, dir).kind).toBe('notExecutable');
+    expect(serverProgram(reader({ serverCommand: './bin' }), dir, '')).toMatchObject({ kind: 'notExecutable', program: path.join(dir, 'bin') });
   });
 
-  it('finds a program on PATH or by path, only when it is an executable file', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-lsp-'));
-    fs.writeFileSync(path.join(dir, 'agent-lsp'), '#!/bin/sh\n', { mode: 0o755 });
-    fs.writeFileSync(path.join(dir, 'not-exec'), '', { mode: 0o644 });
-    fs.mkdirSync(path.join(dir, 'a-dir'));
-    expect(findExecutable('agent-lsp', `/nonexistent:${dir}`)).toBe(path.join(dir, 'agent-lsp'));
-    expect(findExecutable('./agent-lsp', '', dir)).toBe(path.join(dir, 'agent-lsp'));
-    expect(findExecutable('not-exec', dir)).toBeUndefined();
-    expect(findExecutable('a-dir', dir)).toBeUndefined();
-    expect(findExecutable('agent-lsp', '/nonexistent')).toBeUndefined();
+  it('expands ${workspaceFolder}, ${userHome} and a leading ~ only', () => {
+    expect(expandPath('~/x/~', '/w', '/home/u')).toBe('/home/u/x/~');
+    expect(expandPath('${workspaceFolder}/a:${userHome}', '/w', '/home/u')).toBe('/w/a:/home/u');
+    expect(expandPath('${workspaceFolder}/a', undefined, '/h')).toBe('${workspaceFolder}/a');
+  });
+
+  it('sends the server only its own keys, set ones only, and warns about a wrong-typed value by name', () => {
+    const { settings, warnings } = serverSettings(reader({
+      provider: 'demo', model: ' demo ', baseUrl: '', maxTurns: 7, permissionMode: 'plan', thinking: '4096',
+      maxTokens: 'lots', contextWindow: 100_000, compactThreshold: 0.5, serverCommand: 'x', trace: { server: 'verbose' },
+    }));
+    expect(settings).toEqual({ provider: 'demo', model: 'demo', maxTurns: 7, permissionMode: 'plan',
+      thinking: { budgetTokens: 4096 }, contextWindow: 100_000, compactThreshold: 0.5 });
+    expect(warnings).toEqual(['agentLsp.maxTokens must be an integer from 1 to 1000000 (it is "lots"); the default is used.']);
+    expect(serverSettings(reader({ thinking: 'off', provider: '' })).settings).toEqual({ thinking: false });
+    expect(serverSettings(reader({ thinking: 'adaptive', permissionMode: 'yolo' }))).toEqual({
+      settings: { thinking: 'adaptive' },
+      warnings: ['agentLsp.permissionMode must be one of default, acceptEdits, plan, bypassPermissions (it is "yolo"); the default is used.'],
+    });
+  });
+
+  it('leaves out what the user did not set (inspect), so the server\'s defaults apply', () => {
+    const config = { ...reader({ maxTurns: 25, model: 'm' }), inspect: (k: string) => (k === 'model' ? { globalValue: 'm' } : {}) };
+    expect(serverSettings(config).settings).toEqual({ model: 'm' });
+  });
+
+  it('accepts agent-lsp-server with protocol 1 or later, and names what another program reports', () => {
+    const agent = (v: unknown, features?: unknown) => ({ experimental: { agent: { protocolVersion: v, features } } });
+    expect(identify({ serverInfo: { name: 'agent-lsp-server', version: '0.2.0' }, capabilities: agent(1, ['newSession']) }))
+      .toEqual({ ok: true, features: ['newSession'] });
+    expect(identify({ serverInfo: { name: 'agent-lsp', version: '0.23.5' }, capabilities: {} }))
+      .toEqual({ ok: false, said: '"agent-lsp 0.23.5" without the agent protocol' });
+    expect(identify({ serverInfo: { name: 'agent-lsp-server' }, capabilities: agent(0) }))
+      .toEqual({ ok: false, said: '"agent-lsp-server", protocol 0' });
+    expect(identify({})).toEqual({ ok: false, said: 'no server name without the agent protocol' });
   });
 });

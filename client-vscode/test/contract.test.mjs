@@ -44,9 +44,12 @@ describe('agent-lsp contract', { concurrency: 3 }, () => {
     assert.deepEqual(server.updates.map((u) => u.seq), server.updates.map((_, i) => i + 1));
     const turn2 = server.updates.slice(server.updates.findLastIndex((u) => u.update.kind === 'turn_start'));
     assert.equal(turn2.filter((u) => u.update.kind === 'text_delta').map((u) => u.update.text).join(''), result.finalMessage);
-    const call = server.updates[4].update;
+    // By kind, not by position: the number of text deltas depends on timing (the server coalesces them).
+    const call = server.updates.find((u) => u.update.kind === 'tool_call').update;
     assert.deepEqual([call.name, call.title, call.toolKind, call.input], ['read_file', 'Read a.py', 'read', { path: 'a.py' }]);
-    assert.match(server.updates[6].update.output, /def greet\(name\)/);
+    const done = server.updates.find((u) => u.update.kind === 'tool_call_update' && u.update.status === 'completed').update;
+    assert.equal(done.toolCallId, call.toolCallId);
+    assert.match(done.output, /def greet\(name\)/);
     assert.equal(api.requests().length, 2);
   });
 
@@ -55,16 +58,14 @@ describe('agent-lsp contract', { concurrency: 3 }, () => {
     const chat = server.conn.sendRequest('agent/chat', { message: 'long job' });
     await until(() => server.updates.some((u) => u.update.kind === 'text_delta'), 'the first text delta');
     const sessionId = server.updates[0].sessionId;
-    const started = Date.now();
     assert.deepEqual(await server.conn.sendRequest('agent/abort', { sessionId }), { aborted: true });
     const result = await chat;
-    assert.ok(Date.now() - started < 2000, 'the chat answers promptly after abort');
     assert.deepEqual([result.stopReason, result.finalMessage], ['aborted', 'Working on it']);
     const count = server.updates.length;
-    await new Promise((r) => setTimeout(r, 200));
-    assert.equal(server.updates.length, count);
-    assert.deepEqual(shape(server.updates), ['turn_start', 'text_delta']);
+    // A later round trip on the same ordered stream: an update sent after the answer would arrive before it.
     assert.deepEqual(await server.conn.sendRequest('agent/abort', { sessionId }), { aborted: false });
+    assert.equal(server.updates.length, count, 'nothing streams after the answer');
+    assert.deepEqual(shape(server.updates), ['turn_start', 'text_delta']);
   });
 
   test('an edit asks first; Allow once lets it through workspace/applyEdit into the open buffer', async (t) => {
@@ -133,8 +134,12 @@ describe('agent-lsp contract', { concurrency: 3 }, () => {
     assert.match(JSON.stringify(toolResult.content), /a\.py:2:5: error: boom/);
   });
 
-  test('sessions: agent/sessions lists the chat, agent/history redraws it', async (t) => {
+  test('identity as the extension checks it; agent/sessions lists the chat, agent/history redraws it', async (t) => {
     const { server } = await setup(t, [text('Hello!')]);
+    const { serverInfo, capabilities } = server.init;
+    assert.equal(serverInfo.name, 'agent-lsp-server');
+    assert.ok(capabilities.experimental.agent.protocolVersion >= 1);
+    assert.ok(Array.isArray(capabilities.experimental.agent.features ?? []));
     const { sessionId } = await server.conn.sendRequest('agent/chat', { message: 'hi there' });
     const { sessions } = await server.conn.sendRequest('agent/sessions', {});
     assert.deepEqual(sessions.map((s) => [s.sessionId, s.title, s.turnsCount]), [[sessionId, 'hi there', 1]]);

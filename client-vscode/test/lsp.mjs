@@ -10,6 +10,8 @@ import * as rpc from 'vscode-jsonrpc/node';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const PYTHON = process.env.PYTHON ?? 'python3';
+/** The agent-lsp under test: ci.sh passes its absolute path (an editor's shell may not have the venv on PATH). */
+export const AGENT_LSP = process.env.AGENT_LSP ?? 'agent-lsp';
 
 /** Starts tests/fakes/messages_api.py with `script`; resolves once it printed its base URL. */
 export async function startFakeApi(script, dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-lsp-api-'))) {
@@ -38,10 +40,11 @@ export function serverEnv(apiUrl) {
 /**
  * Starts `agent-lsp` on a fresh data directory and initializes it as VS Code would, declaring
  * experimental.agent. Collects every agent/update; `handlers` answer the server's requests.
+ * `dataDir`: the store to use (default: a fresh one).
  */
-export async function startServer(apiUrl, { workspace, handlers = {} } = {}) {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-lsp-data-'));
-  const proc = spawn('agent-lsp', ['--data-dir', dataDir], { env: serverEnv(apiUrl), stdio: ['pipe', 'pipe', 'inherit'] });
+export async function startServer(apiUrl, { workspace, handlers = {}, dataDir } = {}) {
+  dataDir ??= fs.mkdtempSync(path.join(os.tmpdir(), 'agent-lsp-data-'));
+  const proc = spawn(AGENT_LSP, ['--data-dir', dataDir], { env: serverEnv(apiUrl), stdio: ['pipe', 'pipe', 'inherit'] });
   const conn = rpc.createMessageConnection(new rpc.StreamMessageReader(proc.stdout), new rpc.StreamMessageWriter(proc.stdin));
   const updates = [];
   const messages = [];
@@ -84,7 +87,7 @@ export function shape(updates) {
   return kinds.filter((k, i) => !(k.endsWith('_delta') && kinds[i - 1] === k));
 }
 
-export async function until(predicate, what, timeoutMs = 10000) {
+export async function until(predicate, what, timeoutMs = 60000) {
   const end = Date.now() + timeoutMs;
   while (!predicate()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);

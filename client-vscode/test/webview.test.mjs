@@ -152,17 +152,25 @@ test('renders a streamed chat, posts Allow, Stop and the mode, with no console o
 
 test('says what to install when the server is missing, hides sessions the server cannot list', async () => {
   const { page, errors, toPage, posted } = await open(undefined);
-  const message = 'The agent server "agent-lsp" was not found. Install it with "pip install agent-lsp", or set agentLsp.serverCommand to the command that starts it.';
-  await toPage({ type: 'init', mode: 'plan', server: { state: 'failed', message }, busy: false });
+  const message = 'agent-lsp was not found (agent-lsp). Install it with "pipx install agent-lsp-server" or "uv tool install agent-lsp-server", or set agentLsp.serverCommand to its full path.';
+  await toPage({ type: 'init', mode: 'plan', server: { state: 'missing', message }, busy: false });
   await toPage({ type: 'sessions', sessions: null });
   assert.equal(await page.textContent('#banner p'), message);
   assert.equal(await page.isVisible('#sessions'), false);
   assert.equal(await page.inputValue('#mode'), 'plan');
-  await page.click('#banner button');
+  await page.click('#banner button[data-command="openServerSetting"]');
+  await page.click('#banner button[data-command="restart"]');
   await page.fill('#prompt', 'hello');
-  await page.click('#send');
+  await page.click('#send');  // nothing to send to: the message stays, and the panel is not "Working…"
+  assert.equal(await page.inputValue('#prompt'), 'hello');
+  assert.equal(await page.textContent('#status'), '');
+  await page.fill('#prompt', 'x'.repeat(1_000_001));
+  await page.press('#prompt', 'Enter');  // refused at once with its size, kept in the input
+  assert.match(await page.textContent('.notice.error'), /^The message is 1,000,001 characters; the panel sends at most 1,000,000\./);
+  assert.equal((await page.inputValue('#prompt')).length, 1_000_001);
+  await page.fill('#prompt', '');
   await toPage({ type: 'error', message });
-  assert.equal(await page.textContent('.notice.error'), message);
+  assert.equal(await page.textContent('.notice.error >> nth=1'), message);
   await toPage({ type: 'done', result: { sessionId: 's', stopReason: 'error', finalMessage: '',
     error: { type: 'initialization_failed', message: 'No model: set ANTHROPIC_API_KEY or use --model demo.' }, metadata: { ...META, turnsCount: 0, toolCallsCount: 0 } } });
   await page.click('.result button');
@@ -173,9 +181,55 @@ test('says what to install when the server is missing, hides sessions the server
   assert.equal(await page.$$eval('#transcript script, #transcript img, #transcript [onerror]', (ns) => ns.length), 0);
   assert.equal(await page.evaluate(() => window.__xss), undefined);
   assert.deepEqual(await posted(), [
-    { type: 'ready' }, { type: 'command', command: 'openSettings' }, { type: 'send', text: 'hello' },
+    { type: 'ready' }, { type: 'command', command: 'openServerSetting' }, { type: 'command', command: 'restart' },
     { type: 'command', command: 'setApiKey' },
   ]);
   assert.deepEqual(errors, []);
   await page.screenshot({ path: path.join(OUT, 'webview-no-server.png') });
+});
+
+test('Enter while the server starts or a chat runs queues the message (cancellable), sent when it can be; scrolling follows unless the user scrolled up', async () => {
+  const { page, errors, toPage, posted } = await open(undefined);
+  await toPage({ type: 'init', mode: 'default', server: { state: 'starting' }, busy: false });
+  await page.fill('#prompt', 'first');
+  await page.press('#prompt', 'Enter');  // the server is still starting: the message waits for it
+  assert.equal(await page.textContent('#queued .queued-text'), 'first');
+  assert.equal(await page.textContent('#status'), 'Starting the agent server…');
+  await toPage({ type: 'server', server: { state: 'ready', features: [] } });
+  assert.equal(await page.isHidden('#queued'), true);
+  await toPage({ type: 'busy', busy: true });
+  await page.fill('#prompt', 'second');
+  await page.press('#prompt', 'Enter');
+  assert.equal(await page.textContent('#queued .queued-text'), 'second');
+  await page.click('#queued button');  // Cancel: the text goes back to the input
+  assert.equal(await page.isHidden('#queued'), true);
+  assert.equal(await page.inputValue('#prompt'), 'second');
+  await page.press('#prompt', 'Enter');
+  assert.equal(await page.textContent('#queued .queued-text'), 'second');
+  // A long answer: the panel follows it...
+  for (let i = 0; i < 60; i++) await toPage(update({ kind: 'text_delta', text: `line ${i}\n\n` }));
+  const atEnd = () => page.$eval('#transcript', (t) => t.scrollHeight - t.scrollTop - t.clientHeight < 2);
+  assert.equal(await atEnd(), true);
+  // ...until the user scrolls up; then new text leaves the view where it is...
+  await page.$eval('#transcript', (t) => { t.scrollTop = 0; t.dispatchEvent(new Event('scroll')); });
+  await toPage(update({ kind: 'text_delta', text: 'more\n\n' }));
+  assert.equal(await page.$eval('#transcript', (t) => t.scrollTop), 0);
+  // ...but a question is always brought into view, with the focus on its first button.
+  await toPage(update({ kind: 'tool_call', toolCallId: 'q', name: 'run_command', title: 'Run make', toolKind: 'execute', input: { command: 'make' } }));
+  await toPage(update({ kind: 'confirmation_request', toolCallId: 'q', name: 'run_command', title: 'Run make', input: {}, command: 'make',
+    options: ['allow_once', 'allow_always', 'reject_once', 'reject_always'] }));
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.decision), 'allow_once');
+  assert.equal(await page.$eval('.confirm button', (b) => {
+    const r = b.getBoundingClientRect(); const t = document.getElementById('transcript').getBoundingClientRect();
+    return r.top >= t.top && r.bottom <= t.bottom;
+  }), true);
+  await page.keyboard.press('Escape');  // rejects the question (not the chat)
+  await toPage({ type: 'done', result: { sessionId: 's', stopReason: 'end_turn', finalMessage: '', metadata: META } });
+  await toPage({ type: 'busy', busy: false });  // the chat ended: the queued message goes out
+  assert.equal(await page.isHidden('#queued'), true);
+  assert.deepEqual((await posted()).slice(1), [
+    { type: 'send', text: 'first' }, { type: 'confirm', toolCallId: 'q', decision: 'reject_once' }, { type: 'send', text: 'second' },
+  ]);
+  assert.deepEqual(await page.$$eval('.msg.user', (ns) => ns.map((n) => n.textContent)), ['first', 'second']);
+  assert.deepEqual(errors, []);
 });

@@ -193,8 +193,8 @@ def wire_shape(messages: list[dict]) -> list[str]:
     return out
 
 
-async def until(predicate, timeout: float = 30.0) -> None:
-    """Wait until `predicate()` holds."""
+async def until(predicate, timeout: float = 60.0) -> None:
+    """Wait until `predicate()` holds; `timeout` is only a last-resort ceiling."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not predicate():

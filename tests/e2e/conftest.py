@@ -6,7 +6,7 @@ import asyncio
 import os
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import pytest
 import pytest_asyncio
@@ -28,6 +28,12 @@ def _dict_converter():
     converter = default_converter()
     for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
         converter.register_structure_hook(cls, lambda obj, cls: cls(**obj))
+    # lsprotocol reads any object with a `command` member as a Command, but a CodeAction may carry one too (an
+    # object, not a string): tell them apart as editors do
+    converter.register_structure_hook(
+        Union[types.Command, types.CodeAction],
+        lambda obj, _: converter.structure(obj, types.Command if isinstance(obj.get("command"), str)
+                                           else types.CodeAction))
     return converter
 
 
@@ -136,13 +142,25 @@ def sent(fake_api: FakeMessagesAPI, index: int) -> list[dict]:
 
 
 def server_env(base_url: Optional[str], key: bool = True, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AGENT_LSP_"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AGENT_LSP_", "OPENAI_"))}
     env["AGENT_LSP_OFFLINE"] = "1"
     if key:
         env["ANTHROPIC_API_KEY"] = "test-key"
     if base_url:
         env["ANTHROPIC_BASE_URL"] = base_url
     env.update(extra)
+    return env
+
+
+def openai_env(api_url: Optional[str], model: Optional[str] = "gpt-test", key: bool = True, **extra: str):
+    """The server's environment for the openai provider against a fake chat.completions API at `api_url`."""
+    env = server_env(None, key=False, AGENT_LSP_PROVIDER="openai", AGENT_LSP_CLIENT_TIMEOUT="1.5", **extra)
+    if model:
+        env["AGENT_LSP_MODEL"] = model
+    if api_url:
+        env["OPENAI_BASE_URL"] = api_url
+    if key:
+        env["OPENAI_API_KEY"] = "test-key"
     return env
 
 

@@ -19,6 +19,7 @@ class FakeEditor:
     """None: the editor has no diagnostics to give (like a client without the capability)."""
     applied: list[FileEdit] = field(default_factory=list)
     refuse_edits: bool = False
+    deleted: list[Path] = field(default_factory=list)
 
     @property
     def roots(self) -> list[Path]:
@@ -63,4 +64,10 @@ class FakeEditor:
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
+        return EditOutcome(applied=True)
+
+    async def delete_file(self, path: Path) -> EditOutcome:
+        self.deleted.append(path.resolve())
+        self.buffers.pop(path.resolve(), None)
+        path.unlink(missing_ok=True)
         return EditOutcome(applied=True)

@@ -8,10 +8,12 @@ Neovim tests).
 A script is a JSON list of replies:
   {"content": [{"type": "text", "text": "Hi"}, {"type": "tool_use", "name": "read_file", "input": {...}}],
    "stop_reason": "end_turn"|"tool_use"|..., "usage": {...}, "delay": seconds between events,
-   "cut_after": N (drop the connection after N events), "stall": seconds (sleep before the first event),
+   "cut_after": N (drop the connection after N events), "stall": seconds (sleep before the headers),
    "hold": true (send nothing until the client goes away), "hang": true (after the events, keep the stream open)}
+  {"raw": "text"} (a 200 event stream whose body is exactly this text: malformed SSE)
   {"status": 500, "error": {"type": "api_error", "message": "..."}, "headers": {...}}
   {"events": [...raw event dicts...]}
+GET /v1/models answers `MODELS` (the Models API's page shape).
 """
 
 from __future__ import annotations
@@ -75,6 +77,12 @@ def reply_events(reply: dict[str, Any], number: int) -> list[dict[str, Any]]:
     return events
 
 
+MODELS = [{"type": "model", "id": "claude-test", "display_name": "Claude Test", "created_at": "2026-01-01T00:00:00Z",
+           "lifecycle": "active", "max_input_tokens": 200000, "max_tokens": 64000},
+          {"type": "model", "id": "claude-small-test", "display_name": "Claude Small Test",
+           "created_at": "2025-06-01T00:00:00Z", "lifecycle": "active"}]
+
+
 class FakeMessagesAPI:
     """The fake server: `requests` holds every JSON body received, `disconnects` the replies the client cut."""
 
@@ -82,7 +90,14 @@ class FakeMessagesAPI:
         self.script: list[dict[str, Any]] = list(script or [])
         self.requests: list[dict[str, Any]] = []
         self.disconnects: list[int] = []
+        self.first_byte_at: list[float] = []
+        """time.perf_counter() when each streamed reply's first byte went out (the benchmarks' clock)."""
         self.record = record
+        self.default: Any = None
+        """The reply when the script is empty, or a function of the request body giving it (None: a 500
+        "script exhausted")."""
+        self.arrivals: list[float] = []
+        """time.monotonic() at which each request's body was received."""
         self._lock = threading.Lock()
         self._served = 0
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -107,9 +122,12 @@ class FakeMessagesAPI:
     def _next(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         with self._lock:
             self.requests.append(body)
+            self.arrivals.append(time.monotonic())
             if self.record:
                 self.record.write_text(json.dumps(self.requests))
             self._served += 1
+            if not self.script and self.default is not None:
+                return self._served, self.default(body) if callable(self.default) else self.default
             if not self.script:
                 return self._served, {"status": 500, "error": {"type": "api_error", "message": "script exhausted"},
                                       "headers": {"x-should-retry": "false"}}
@@ -124,6 +142,12 @@ class FakeMessagesAPI:
             def log_message(self, *args: Any) -> None:
                 pass
 
+            def do_GET(self) -> None:
+                if self.path.split("?")[0].rstrip("/") == "/v1/models":  # the Models API, one page
+                    return self._json(200, {"data": MODELS, "has_more": False, "first_id": MODELS[0]["id"],
+                                            "last_id": MODELS[-1]["id"]})
+                self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
                 if self.path.startswith("/v1/messages/count_tokens"):
@@ -136,9 +160,14 @@ class FakeMessagesAPI:
                     time.sleep(reply.get("stall", 0))
                     if reply.get("hold"):
                         self._hold()
+                    fake.first_byte_at.append(time.perf_counter())
                     self.send_response(200)
                     self.send_header("content-type", "text/event-stream")
                     self.end_headers()
+                    if "raw" in reply:  # malformed SSE, exactly as given
+                        self.wfile.write(reply["raw"].encode())
+                        self.wfile.flush()
+                        return
                     for n, event in enumerate(reply_events(reply, number)):
                         if "cut_after" in reply and n >= reply["cut_after"]:
                             break

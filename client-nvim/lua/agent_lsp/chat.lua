@@ -1,5 +1,6 @@
 -- Chats: one per chat buffer, each bound to one server session. Sends agent/chat, draws the agent/update
--- stream into its View, answers confirmations, stops.
+-- stream into its View, shows an edit's diff and answers confirmations, stops. A chat is shown as its
+-- transcript with an input area under it, in one window pair per tab.
 local View = require('agent_lsp.view')
 local client = require('agent_lsp.client')
 local confirm = require('agent_lsp.confirm')
@@ -7,36 +8,56 @@ local config = require('agent_lsp.config')
 
 local M = {}
 
-local by_buf = {}      -- chat buffer -> Chat
+local by_buf = {}      -- transcript buffer -> Chat
+local by_input = {}    -- input buffer -> Chat
 local by_session = {}  -- sessionId -> Chat
 local last             -- the chat :AgentChat and :AgentStop use outside a chat buffer
 local count = 0        -- for unique buffer names
 M.mode = nil           -- permission mode sent with every chat; nil leaves it to the server's settings
+M.model = nil          -- model sent with every chat (:AgentModel); nil leaves it to the server's settings
 
 local Chat = {}
 Chat.__index = Chat
+
+-- The input area: a scratch buffer under the transcript; <CR> in normal mode sends what it holds.
+local function new_input(chat)
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_name(buf, 'agent-lsp://input/' .. chat.number)
+  vim.bo[buf].bufhidden = 'hide'
+  vim.bo[buf].filetype = 'markdown'
+  by_input[buf] = chat
+  vim.keymap.set('n', '<CR>', function() chat:send_input() end, { buffer = buf, desc = 'agent-lsp: send' })
+  vim.keymap.set({ 'n', 'i' }, '<C-c>', function() chat:stop() end, { buffer = buf, desc = 'agent-lsp: stop' })
+  return buf
+end
 
 local function new_chat(session_id)
   repeat  -- a reloaded plugin starts counting again
     count = count + 1
   until vim.fn.bufexists('agent-lsp://chat/' .. count) == 0
-  local chat = setmetatable({ view = View.new('agent-lsp://chat/' .. count), tools = {} }, Chat)
+  local chat = setmetatable({ view = View.new('agent-lsp://chat/' .. count), tools = {}, number = count }, Chat)
+  chat.input = new_input(chat)
   by_buf[chat.view.buf] = chat
   if session_id then
     chat.session_id = session_id
     by_session[session_id] = chat
   end
-  vim.keymap.set('n', '<CR>', '<Cmd>AgentChat<CR>', { buffer = chat.view.buf, desc = 'agent-lsp: ask' })
-  vim.keymap.set('n', '<C-c>', '<Cmd>AgentStop<CR>', { buffer = chat.view.buf, desc = 'agent-lsp: stop' })
+  vim.keymap.set('n', '<CR>', function() M.show(chat) end, { buffer = chat.view.buf, desc = 'agent-lsp: input' })
+  vim.keymap.set('n', '<C-c>', function() chat:stop() end, { buffer = chat.view.buf, desc = 'agent-lsp: stop' })
   vim.api.nvim_create_autocmd('BufWipeout', {
     buffer = chat.view.buf,
     once = true,
     callback = function()
       chat:stop()  -- nobody would see the rest of it
-      by_buf[chat.view.buf] = nil
+      by_buf[chat.view.buf], by_input[chat.input] = nil, nil
       if chat.session_id then
         by_session[chat.session_id] = nil
       end
+      vim.schedule(function()
+        if vim.api.nvim_buf_is_valid(chat.input) then
+          vim.api.nvim_buf_delete(chat.input, { force = true })
+        end
+      end)
     end,
   })
   last = chat
@@ -71,6 +92,10 @@ local function tool_line(tool)
   return string.format('● %s [%s]', tool.title, status), TOOL_GROUPS[tool.status] or 'AgentLspTool'
 end
 
+local function text(value)  -- a JSON string field that may be null or absent
+  return type(value) == 'string' and value or nil
+end
+
 function Chat:_bind(session_id)
   self.session_id = session_id
   by_session[session_id] = self
@@ -87,15 +112,22 @@ function Chat:_add_user(message)
   self.view:append(lines, 'AgentLspUser')
 end
 
+-- A tool call's line starts a fold: its diff, when it has one, is folded under it.
 function Chat:_add_tool(id, title, status)
   local tool = { title = title, status = status }
-  tool.mark = self.view:append_marked(tool_line(tool))
+  tool.mark = self.view:append_marked(tool_line(tool), nil, 'start')
   self.tools[id] = tool
+  return tool
 end
 
-function Chat:_add_diff(diff)
+-- An edit's diff as a fenced block, in the fold of its tool call (or in a fold of its own when other lines
+-- came in between).
+function Chat:_add_diff(diff, tool)
   local lines = vim.split(diff:gsub('\n$', ''), '\n', { plain = true })
-  local first = self.view:append(lines)
+  local under = tool ~= nil and self.view:row(tool.mark) == self.view:last_row()
+  table.insert(lines, 1, '```diff')
+  table.insert(lines, '```')
+  local first = self.view:append(lines, nil, under and 'in' or 'start')
   for i, line in ipairs(lines) do
     local group = line:match('^%+') and not line:match('^%+%+%+') and 'AgentLspDiffAdd'
       or line:match('^%-') and not line:match('^%-%-%-') and 'AgentLspDiffDelete'
@@ -105,13 +137,50 @@ function Chat:_add_diff(diff)
   end
 end
 
+-- A floating window with the diff, open while the question is asked.
+local function diff_float(diff, title)
+  local lines = vim.split(diff:gsub('\n$', ''), '\n', { plain = true })
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].filetype = 'diff'
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].bufhidden = 'wipe'
+  local width = 20
+  for _, line in ipairs(lines) do
+    width = math.max(width, vim.fn.strdisplaywidth(line))
+  end
+  width = math.min(width + 1, vim.o.columns - 4)
+  local opts = { relative = 'editor', row = 1, col = math.floor((vim.o.columns - width) / 2), width = width,
+    height = math.max(1, math.min(#lines, vim.o.lines - 8)), style = 'minimal', border = 'rounded',
+    focusable = false }
+  if vim.fn.has('nvim-0.9') == 1 then
+    opts.title = ' ' .. title .. ' '
+  end
+  local win = vim.api.nvim_open_win(buf, false, opts)
+  vim.cmd('redraw')  -- on screen before a picker that blocks (0.7's inputlist) asks
+  return win
+end
+
+local function close_float(win)
+  if win and vim.api.nvim_win_is_valid(win) then
+    vim.api.nvim_win_close(win, true)
+  end
+end
+
 function Chat:_confirm(u)
-  if u.diff then
-    self:_add_diff(u.diff)  -- what is being approved, right under its tool call
+  local diff = text(u.diff)
+  if diff then
+    self:_add_diff(diff, self.tools[u.toolCallId])  -- what is being approved, under its tool call
   end
   -- Scheduled: a picker may block, and the stream's other updates must not wait behind it.
   vim.schedule(function()
+    if not self.running then
+      return  -- stopped meanwhile: the server has dropped the question
+    end
+    self.float = diff and diff_float(diff, u.title) or nil  -- the diff first, then the question
     confirm.ask(u, function(decision)
+      close_float(self.float)
+      self.float = nil
       local params = { sessionId = self.session_id, toolCallId = u.toolCallId, decision = decision }
       client.request(self.client, 'agent/confirmTool', params, function(err)
         if err and self.running then  -- after a stop the server has dropped the question: not an error
@@ -130,7 +199,7 @@ function Chat:_update(u)
   elseif u.kind == 'tool_call_update' then
     local tool = self.tools[u.toolCallId]
     if tool then
-      tool.status, tool.error = u.status, u.error ~= vim.NIL and u.error or nil
+      tool.status, tool.error = u.status, text(u.error)
       self.view:set(tool.mark, tool_line(tool))
     end
   elseif u.kind == 'confirmation_request' then
@@ -141,12 +210,18 @@ function Chat:_update(u)
   -- turn_start and usage: the server's $/progress and the closing line already say it.
 end
 
-function Chat:_finish(err, result)
+-- `quiet`: the user has already been told why (the server is missing, not agent-lsp, or exited).
+function Chat:_finish(err, result, quiet)
   self.running, self.request_id = false, nil
+  self.view:end_block()
+  close_float(self.float)
+  self.float = nil
   self.result = result
   if err then
     self.view:append({ '-- request failed: ' .. err.message }, 'AgentLspEnd')
-    vim.notify('agent-lsp: agent/chat failed: ' .. err.message, vim.log.levels.ERROR)
+    if not quiet then
+      vim.notify('agent-lsp: agent/chat failed: ' .. err.message, vim.log.levels.ERROR)
+    end
     return
   end
   if not self.session_id then
@@ -164,25 +239,53 @@ end
 
 function Chat:send(message, context)
   if self.running then
-    vim.notify('agent-lsp: a chat is already running here; :AgentStop stops it', vim.log.levels.WARN)
-    return
+    vim.notify('agent-lsp: a chat is already running here; <C-c> or :AgentStop stops it', vim.log.levels.WARN)
+    return false
   end
   self:_add_user(message)
   self.running, self.tools = true, {}
-  local params = { sessionId = self.session_id, message = message, context = context, permissionMode = M.mode }
-  local started = client.when_ready(function(c)
-    if not self.running then
-      return  -- stopped, or the server died, before it was ready
-    end
-    self.client = c
+  local params = { sessionId = self.session_id, message = message, context = context, permissionMode = M.mode,
+    model = M.model }
+  local function chat(c)
+    params.sessionId = self.session_id
     self.request_id = client.request(c, 'agent/chat', params, function(err, result)
       if self.running then
         self:_finish(err, result)
       end
     end)
+  end
+  local started = client.when_ready(function(c)
+    if not self.running then
+      return  -- stopped, or the server died, before it was ready
+    end
+    self.client = c
+    if self.session_id or not client.has('newSession') then
+      return chat(c)
+    end
+    -- The session's id before the chat: a stop right after sending is an agent/abort like any other.
+    self.creating = true
+    self.request_id = client.request(c, 'agent/newSession', vim.empty_dict(), function(err, result)
+      self.creating = false
+      if not self.running then
+        return
+      elseif err then
+        return self:_finish(err)
+      end
+      self:_bind(result.sessionId)
+      chat(c)
+    end)
   end)
   if not started then
-    self:_finish({ message = 'the server is not running' })
+    self:_finish({ message = 'the server is not running' }, nil, true)
+  end
+  return true
+end
+
+-- Send what the input area holds, and empty it (kept while a chat runs, so nothing typed is lost).
+function Chat:send_input()
+  local message = vim.trim(table.concat(vim.api.nvim_buf_get_lines(self.input, 0, -1, false), '\n'))
+  if message ~= '' and self:send(message, require('agent_lsp').context()) then
+    vim.api.nvim_buf_set_lines(self.input, 0, -1, false, {})
   end
 end
 
@@ -190,8 +293,8 @@ function Chat:stop()
   if not self.running then
     return false
   end
-  if not self.request_id then
-    -- Not sent yet (the server is still starting): nothing to tell the server.
+  if not self.request_id or self.creating then
+    -- Not sent yet (the server is still starting, or making the session): nothing to stop on the server.
     self.running = false
     self.view:append({ '-- stopped' }, 'AgentLspEnd')
   elseif self.session_id then
@@ -203,20 +306,60 @@ function Chat:stop()
   return true
 end
 
--- The chat for the current buffer, else the last one used (if its buffer still exists).
+-- The chat for the current buffer (its transcript or its input), else the last one used, if it still exists.
 function M.current()
-  return by_buf[vim.api.nvim_get_current_buf()] or (last and last.view:valid() and last or nil)
+  local buf = vim.api.nvim_get_current_buf()
+  return by_buf[buf] or by_input[buf] or (last and last.view:valid() and last or nil)
+end
+
+-- Show a chat in this tab's chat window: the transcript in the window that already shows a chat (else one
+-- opened with the `split` option), the input area in a small window under it; never a second pair. The
+-- cursor goes to the input area.
+function M.show(chat)
+  if not vim.api.nvim_buf_is_valid(chat.input) then  -- the user wiped it: a fresh one
+    by_input[chat.input] = nil
+    chat.input = new_input(chat)
+  end
+  local tw, iw
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    local buf = vim.api.nvim_win_get_buf(win)
+    tw = tw or (by_buf[buf] and win) or nil
+    iw = iw or (by_input[buf] and win) or nil
+  end
+  if not tw then
+    if iw then
+      vim.api.nvim_set_current_win(iw)
+      vim.cmd('aboveleft split')
+    else
+      vim.cmd(config.options.split)
+    end
+    tw = vim.api.nvim_get_current_win()
+  end
+  if vim.api.nvim_win_get_buf(tw) ~= chat.view.buf then
+    vim.api.nvim_win_set_buf(tw, chat.view.buf)
+    chat.view:setup_window(tw)
+  end
+  vim.api.nvim_win_set_cursor(tw, { vim.api.nvim_buf_line_count(chat.view.buf), 0 })
+  if not iw then
+    vim.api.nvim_set_current_win(tw)
+    vim.cmd('belowright ' .. config.options.input_height .. 'split')
+    iw = vim.api.nvim_get_current_win()
+  end
+  vim.api.nvim_win_set_buf(iw, chat.input)
+  vim.wo[iw].winfixheight, vim.wo[iw].wrap = true, true
+  vim.api.nvim_set_current_win(iw)
+  last = chat
 end
 
 -- Show a chat (a new one when `new` or when there is none) and return it.
 function M.open(new)
   local chat = not new and M.current() or new_chat()
-  last = chat
-  chat.view:show(config.options.split)
+  M.show(chat)
   return chat
 end
 
--- A chat buffer for an earlier session, drawn from its agent/history.
+-- A chat for an earlier session, drawn from its agent/history (tool calls with their diffs, and how each
+-- chat ended when it did not simply finish).
 function M.open_session(session_id, messages)
   local chat = by_session[session_id] or new_chat(session_id)
   if chat.view.empty then
@@ -227,14 +370,20 @@ function M.open_session(session_id, messages)
         if msg.content ~= '' then
           chat.view:append(vim.split(msg.content, '\n', { plain = true }))
         end
-        for _, call in ipairs(msg.toolCalls ~= vim.NIL and msg.toolCalls or {}) do
-          chat:_add_tool(call.toolCallId, call.title, call.status)
+        for _, call in ipairs(type(msg.toolCalls) == 'table' and msg.toolCalls or {}) do
+          local tool = chat:_add_tool(call.toolCallId, call.title, call.status)
+          if text(call.diff) then
+            chat:_add_diff(call.diff, tool)
+          end
+        end
+        local reason = text(msg.stopReason)
+        if reason and reason ~= 'end_turn' then
+          chat.view:append({ '-- ' .. (STOP_LABELS[reason] or reason) }, 'AgentLspEnd')
         end
       end
     end
   end
-  last = chat
-  chat.view:show(config.options.split)
+  M.show(chat)
   return chat
 end
 
@@ -265,7 +414,7 @@ end
 function M.on_server_exit(what)
   for _, chat in pairs(by_buf) do
     if chat.running then
-      chat:_finish({ message = what })
+      chat:_finish({ message = what }, nil, true)
     end
   end
 end

@@ -1,6 +1,7 @@
 -- The one agent-lsp client of this Neovim: starting it (0.7 and 0.11 APIs), attaching workspace buffers,
 -- sending requests, and what happens when the server is missing or dies.
 local config = require('agent_lsp.config')
+local identity = require('agent_lsp.identity')
 
 local M = {}
 
@@ -8,6 +9,8 @@ local state = {
   id = nil,       -- client id while a server runs (or is starting)
   root = nil,     -- the workspace folder: Neovim's cwd when the server started
   ready = false,  -- initialize answered
+  refused = nil,  -- why the running program was stopped (it is not agent-lsp): its exit says nothing more
+  features = {},  -- the server's experimental.agent.features, as a set
   waiting = {},   -- functions to call with the client once it is ready
 }
 
@@ -61,23 +64,57 @@ end
 local function on_exit(code, signal)
   -- 0.7 calls this from a libuv callback, where buffers cannot be touched.
   vim.schedule(function()
-    local was_ready = state.ready
-    state.id, state.ready, state.waiting = nil, false, {}
-    local what = was_ready and 'the agent-lsp server exited' or 'the agent-lsp server did not start'
-    local msg = string.format('%s (exit code %d, signal %d); its log is in %s', what, code, signal,
-      vim.lsp.get_log_path())
-    if code ~= 0 or signal ~= 0 then  -- a clean exit is a shutdown someone asked for
-      notify_error(msg)
+    local was_ready, refused = state.ready, state.refused
+    state.id, state.ready, state.waiting, state.refused = nil, false, {}, nil
+    local what
+    if refused then
+      what = 'the server is not agent-lsp'  -- already said, once
+    elseif was_ready then
+      what = 'the agent-lsp server exited'
+      if code ~= 0 or signal ~= 0 then  -- a clean exit is a shutdown someone asked for
+        notify_error(string.format('%s (exit code %d, signal %d); its log is in %s (:AgentLog)', what, code,
+          signal, vim.lsp.get_log_path()))
+      end
+    else
+      -- It never answered initialize: say what the program is when it is not ours, else how it ended.
+      what = 'the agent-lsp server did not start'
+      local ok, said = identity.check_version(config.options.cmd, 5000)
+      notify_error(ok and string.format('%s (exit code %d, signal %d); its log is in %s (:AgentLog)', what,
+        code, signal, vim.lsp.get_log_path()) or said)
     end
     require('agent_lsp.chat').on_server_exit(what)
   end)
 end
 
+-- Called with the initialize result: refuse a server that is not agent-lsp (name, protocol version).
+local function on_init(client, result)
+  local wrong = identity.check_init(config.options.cmd, result)
+  if wrong then
+    state.refused = true
+    notify_error(wrong)
+    vim.schedule(function()
+      call(client, 'stop', true)
+    end)
+    return
+  end
+  state.features = identity.features(result)
+  -- Neovim sends the didOpen of already attached buffers only after on_init returns: the first chat
+  -- waits for that, so the server knows the open buffers (and the active one) when it starts.
+  vim.schedule(function()
+    state.ready = true
+    local waiting = state.waiting
+    state.waiting = {}
+    for _, fn in ipairs(waiting) do
+      fn(client)
+    end
+  end)
+end
+
 local function start()
   local opts = config.options
-  if vim.fn.executable(opts.cmd[1]) ~= 1 then
-    notify_error(string.format('`%s` not found on PATH: install it with `pip install agent-lsp`, or set `cmd` '
-      .. 'in require("agent_lsp").setup()', opts.cmd[1]))
+  local missing = identity.missing(opts.cmd)
+  if missing then
+    notify_error(missing)
     return false
   end
   state.root = vim.loop.cwd()
@@ -96,18 +133,7 @@ local function start()
         return require('agent_lsp.diagnostics').collect(params, vim.lsp.get_client_by_id(ctx.client_id))
       end,
     },
-    on_init = function(client)
-      -- Neovim sends the didOpen of already attached buffers only after on_init returns: the first chat
-      -- waits for that, so the server knows the open buffers (and the active one) when it starts.
-      vim.schedule(function()
-        state.ready = true
-        local waiting = state.waiting
-        state.waiting = {}
-        for _, fn in ipairs(waiting) do
-          fn(client)
-        end
-      end)
-    end,
+    on_init = on_init,
     on_exit = on_exit,
   }
   if vim.lsp.start then
@@ -138,6 +164,29 @@ function M.when_ready(fn)
     table.insert(state.waiting, fn)
   end
   return true
+end
+
+-- Whether the running server lists `name` in its features (PROTOCOL §8).
+function M.has(name)
+  return state.ready and state.features[name] == true
+end
+
+-- The workspace folder's URI (the server runs in it), or nil before the server started.
+function M.root_uri()
+  return state.root and vim.uri_from_fname(state.root) or nil
+end
+
+-- Stop the server (it starts again with the next request, in Neovim's directory of then).
+function M.stop()
+  local c = state.id and vim.lsp.get_client_by_id(state.id)
+  if c then
+    call(c, 'stop')
+  end
+end
+
+-- Whether a server runs or is starting.
+function M.running()
+  return state.id ~= nil
 end
 
 -- The running client, or nil.

@@ -9,6 +9,8 @@ M.defaults = {
   settings = {},
   -- Where the chat window opens: any command that makes a window ('botright vsplit', 'tabnew', …).
   split = 'botright vsplit',
+  -- Height of the input area under the transcript.
+  input_height = 5,
 }
 
 M.options = vim.deepcopy(M.defaults)

@@ -28,7 +28,7 @@ function M.setup(opts)
 end
 
 -- What the editor shows, for the model: the active file, and the lines of a range given to :AgentChat.
-local function context(range)
+function M.context(range)
   local current = vim.api.nvim_get_current_buf()
   local buf = is_file(current) and current or last_file
   if not (buf and vim.api.nvim_buf_is_valid(buf)) then
@@ -41,18 +41,14 @@ local function context(range)
   return ctx
 end
 
--- :AgentChat[!] [message]: `!` starts a new session; no message asks for one.
+-- :AgentChat[!] [message]: `!` starts a new session; no message puts the cursor in the input area.
 function M.chat(message, new, range)
-  local ctx = context(range)  -- before the chat window takes the focus
+  local ctx = M.context(range)  -- before the chat window takes the focus
   local c = chat.open(new)
   if message ~= '' then
-    return c:send(message, ctx)
+    c:send(message, ctx)
   end
-  vim.ui.input({ prompt = 'Ask agent-lsp: ' }, function(input)
-    if input and vim.trim(input) ~= '' then
-      c:send(input, ctx)
-    end
-  end)
+  return c
 end
 
 function M.stop()
@@ -84,8 +80,31 @@ function M.sessions()
   require('agent_lsp.sessions').pick()
 end
 
+function M.model()
+  require('agent_lsp.sessions').pick_model()
+end
+
+-- :AgentLog: the server's own log when the command gives --log-file, else Neovim's LSP log (where the
+-- server's stderr goes).
+function M.log_path()
+  local cmd = config.options.cmd
+  for i, arg in ipairs(cmd) do
+    local inline = arg:match('^%-%-log%-file=(.+)$')
+    if inline or (arg == '--log-file' and cmd[i + 1]) then
+      return vim.fn.fnamemodify(inline or cmd[i + 1], ':p')
+    end
+  end
+  return vim.lsp.get_log_path()
+end
+
+function M.log()
+  vim.cmd('botright split ' .. vim.fn.fnameescape(M.log_path()))
+  vim.bo.autoread = true
+  vim.cmd('normal! G')
+end
+
 function M.health()
-  require('agent_lsp.health').notify()
+  require('agent_lsp.checks').notify()
 end
 
 return M

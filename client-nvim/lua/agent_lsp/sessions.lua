@@ -1,4 +1,5 @@
--- :AgentSessions: pick an earlier session (agent/sessions) and reopen it from its agent/history.
+-- :AgentSessions: pick an earlier session of this workspace (agent/sessions {workspace}) and reopen it from its
+-- agent/history. :AgentModel: pick the model of the next chats (agent/models, when the server offers it).
 local client = require('agent_lsp.client')
 local chat = require('agent_lsp.chat')
 
@@ -26,7 +27,7 @@ end
 
 function M.pick()
   client.when_ready(function(c)
-    client.request(c, 'agent/sessions', vim.empty_dict(), function(err, result)
+    client.request(c, 'agent/sessions', { workspace = client.root_uri() }, function(err, result)
       if err then
         return failed('agent/sessions', err)
       end
@@ -42,6 +43,38 @@ function M.pick()
       }, function(session)
         if session then
           reopen(c, session)
+        end
+      end)
+    end)
+  end)
+end
+
+-- What the picker shows for a model: its name, its id when different, and which one is in use.
+local function model_label(m, current)
+  local name = type(m.displayName) == 'string' and m.displayName ~= m.id and (m.displayName .. ' (' .. m.id .. ')')
+    or m.id
+  return name .. (m.id == current and '  [current]' or '')
+end
+
+function M.pick_model()
+  client.when_ready(function(c)
+    if not client.has('models') then
+      return vim.notify('agent-lsp: this server does not offer a model list (its features lack `models`); '
+        .. 'set settings.model in setup(), or update agent-lsp', vim.log.levels.WARN)
+    end
+    client.request(c, 'agent/models', vim.empty_dict(), function(err, result)
+      if err then
+        return failed('agent/models', err)
+      end
+      local current = chat.model or result.default
+      vim.ui.select(result.models, {
+        prompt = 'agent-lsp model',
+        kind = 'agent_lsp_model',
+        format_item = function(m) return model_label(m, current) end,
+      }, function(m)
+        if m then
+          chat.model = m.id
+          vim.notify('agent-lsp: model ' .. m.id, vim.log.levels.INFO)
         end
       end)
     end)

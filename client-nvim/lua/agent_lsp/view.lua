@@ -1,5 +1,6 @@
--- The chat buffer as text: appending lines, streaming text into the last line, and lines that are
--- rewritten in place later (tool calls). Knows nothing about the protocol.
+-- The chat buffer as markdown text: appending lines, streaming text into the last line, lines that are
+-- rewritten in place later (tool calls), and folds (thinking, a tool call's diff). Knows nothing about the
+-- protocol.
 local View = {}
 View.__index = View
 
@@ -25,14 +26,59 @@ end
 -- Streamed kinds and the prefix of each of their lines: thinking is set apart as well as dimmed.
 local PREFIX = { text = '', thinking = '│ ' }
 local HL = { thinking = 'AgentLspThinking' }
+local FOLD = { thinking = 'start' }  -- thinking is folded away once the answer starts; the answer is not
+
+-- Folds are manual, made once a block is complete (thinking when the answer starts; a tool call and its diff
+-- when the next line comes), in every window showing the chat: a fold expression is not recomputed reliably
+-- when a buffer grows at its end while shown.
+function _G.agent_lsp_foldtext()
+  local first = vim.fn.getline(vim.v.foldstart)
+  return string.format('%s  [+%d lines]', first, vim.v.foldend - vim.v.foldstart)
+end
+
+local function make_fold(win, block)
+  api.nvim_win_call(win, function()
+    vim.cmd(string.format('%d,%dfold', block[1] + 1, block[2] + 1))
+  end)
+end
 
 function View.new(name)
   local buf = api.nvim_create_buf(true, true)  -- listed, scratch: nofile, no swap file
   api.nvim_buf_set_name(buf, name)
   vim.bo[buf].bufhidden = 'hide'
-  vim.bo[buf].filetype = 'agent_lsp_chat'
+  vim.bo[buf].filetype = 'markdown'
+  if vim.treesitter and vim.treesitter.start then  -- 0.9+: markdown's treesitter highlighting, when installed
+    pcall(vim.treesitter.start, buf, 'markdown')
+  end
   vim.bo[buf].modifiable = false  -- the chat is written by the plugin only
-  return setmetatable({ buf = buf, empty = true, tail = nil }, View)
+  -- blocks: the folded {first, last} rows; block: the first row of the block being written, if any.
+  return setmetatable({ buf = buf, empty = true, tail = nil, blocks = {}, block = nil }, View)
+end
+
+-- Set up a window that now shows the chat: wrapped text, the chat's folds (closed).
+function View:setup_window(win)
+  local wo = vim.wo[win]
+  wo.wrap, wo.linebreak = true, true
+  wo.foldmethod, wo.foldtext, wo.foldenable = 'manual', 'v:lua.agent_lsp_foldtext()', true
+  api.nvim_win_call(win, function()
+    vim.cmd('normal! zE')
+  end)
+  for _, block in ipairs(self.blocks) do
+    make_fold(win, block)
+  end
+end
+
+-- End the block being written at `last` (a row): a block of two lines or more becomes a fold.
+function View:end_block(last)
+  local first = self.block
+  self.block = nil
+  last = last or self:last_row()
+  if first and last > first then
+    table.insert(self.blocks, { first, last })
+    for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
+      make_fold(win, self.blocks[#self.blocks])
+    end
+  end
 end
 
 function View:valid()
@@ -70,9 +116,21 @@ local function highlight(buf, group, first, last)
   end
 end
 
--- Append whole lines; returns the row of the first one.
-function View:append(lines, group)
+-- The row of the last line.
+function View:last_row()
+  return api.nvim_buf_line_count(self.buf) - 1
+end
+
+-- Append whole lines; returns the row of the first one. `fold`: 'start' (the first line starts a fold, the
+-- others are in it) or 'in' (all continue the fold above).
+function View:append(lines, group, fold)
   local first = self.empty and 0 or api.nvim_buf_line_count(self.buf)
+  if fold ~= 'in' and self.block then
+    self:end_block(first - 1)
+  end
+  if fold == 'start' then
+    self.block = first
+  end
   self:_write(function()
     api.nvim_buf_set_lines(self.buf, first, self.empty and 1 or first, false, lines)
   end)
@@ -85,7 +143,7 @@ end
 -- on, and starts a new line when the kind changes or something else was written in between.
 function View:stream(kind, text)
   if self.tail ~= kind then
-    self:append({ PREFIX[kind] }, HL[kind])
+    self:append({ PREFIX[kind] }, HL[kind], FOLD[kind])
     self.tail = kind
   end
   local parts = vim.split(text, '\n', { plain = true })
@@ -102,13 +160,17 @@ function View:stream(kind, text)
 end
 
 -- Append a line that can be rewritten later with set(); returns its handle.
-function View:append_marked(line, group)
-  local row = self:append({ line }, group)
+function View:append_marked(line, group, fold)
+  local row = self:append({ line }, group, fold)
   return api.nvim_buf_set_extmark(self.buf, marks, row, 0, {})
 end
 
+function View:row(handle)
+  return api.nvim_buf_get_extmark_by_id(self.buf, marks, handle, {})[1]
+end
+
 function View:set(handle, line, group)
-  local row = api.nvim_buf_get_extmark_by_id(self.buf, marks, handle, {})[1]
+  local row = self:row(handle)
   local old = api.nvim_buf_get_lines(self.buf, row, row + 1, false)[1]
   -- set_text, not set_lines: the mark at column 0 stays on this row.
   self:_write(function()
@@ -116,20 +178,6 @@ function View:set(handle, line, group)
   end)
   api.nvim_buf_clear_namespace(self.buf, hls, row, row + 1)
   highlight(self.buf, group, row, row)
-end
-
--- Show the buffer: focus a window of this tab that has it, else open one with `split` (an Ex command).
-function View:show(split)
-  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
-    if api.nvim_win_get_buf(win) == self.buf then
-      api.nvim_set_current_win(win)
-      return
-    end
-  end
-  vim.cmd(split)
-  api.nvim_win_set_buf(0, self.buf)
-  vim.wo.wrap, vim.wo.linebreak = true, true
-  api.nvim_win_set_cursor(0, { api.nvim_buf_line_count(self.buf), 0 })
 end
 
 return View

@@ -14,6 +14,9 @@ import type { DeleteSessionResult } from './generated/agent-deleteSession.result
 import type { DiagnosticsParams } from './generated/agent-diagnostics.params';
 import type { DiagnosticsResult } from './generated/agent-diagnostics.result';
 import type { HistoryResult } from './generated/agent-history.result';
+import type { NewSessionParams } from './generated/agent-newSession.params';
+import type { NewSessionResult } from './generated/agent-newSession.result';
+import type { SessionsParams } from './generated/agent-sessions.params';
 import type { SessionsResult } from './generated/agent-sessions.result';
 import type { UpdateParams } from './generated/agent-update.params';
 
@@ -40,12 +43,22 @@ export const PERMISSION_MODES: readonly PermissionMode[] = ['default', 'acceptEd
 export const ChatRequest = new RequestType<ChatParams, ChatResult, void>('agent/chat');
 export const AbortRequest = new RequestType<SessionParams, AbortResult, void>('agent/abort');
 export const ConfirmToolRequest = new RequestType<ConfirmToolParams, ConfirmToolResult, void>('agent/confirmTool');
-export const SessionsRequest = new RequestType<Record<string, never>, SessionsResult, void>('agent/sessions');
+export const SessionsRequest = new RequestType<SessionsParams, SessionsResult, void>('agent/sessions');
 export const HistoryRequest = new RequestType<SessionParams, HistoryResult, void>('agent/history');
 export const DeleteSessionRequest = new RequestType<SessionParams, DeleteSessionResult, void>('agent/deleteSession');
+export const ModelsRequest = new RequestType<Record<string, never>, ModelsResult, void>('agent/models');
+export const NewSessionRequest = new RequestType<NewSessionParams, NewSessionResult, void>('agent/newSession');
 // server → client
 export const UpdateNotification = new NotificationType<UpdateParams>('agent/update');
 export const DiagnosticsRequest = new RequestType<DiagnosticsParams, DiagnosticsResult, void>('agent/diagnostics');
+
+/** agent/models (protocol 1.1, §8; the server lists "models" in `features`). */
+export interface ModelsResult {
+  models: { id: string; displayName?: string; provider?: string; contextWindow?: number }[];
+  default: string;
+  /** Why the list is only the configured model (the provider's list could not be read). */
+  error?: string;
+}
 
 /** JSON-RPC error codes the client reacts to. */
 export const MethodNotFound = -32601;

@@ -2,7 +2,7 @@
  * The chat webview's script: keeps the transcript (saved with setState so a reloaded view redraws it), draws
  * it, and turns clicks and keys into messages for the extension. It never talks to the server itself.
  */
-import type { FromWebview, ServerState, ToWebview } from '../messages';
+import { type FromWebview, MAX_MESSAGE_CHARS, type ModelChoice, type ServerState, type ToWebview, tooLong } from '../messages';
 import type { AgentUpdate, ChatResult, PermissionMode, SessionInfo } from '../protocol';
 import { type Actions, el, renderItem } from './render';
 import { type Item, Transcript } from './transcript';
@@ -23,12 +23,18 @@ const ui = {
   send: $<HTMLButtonElement>('send'), stop: $<HTMLButtonElement>('stop'), mode: $<HTMLSelectElement>('mode'),
   status: $<HTMLElement>('status'), banner: $<HTMLElement>('banner'), sessions: $<HTMLSelectElement>('sessions'),
   newSession: $<HTMLButtonElement>('new-session'), deleteSession: $<HTMLButtonElement>('delete-session'),
+  queued: $<HTMLElement>('queued'), model: $<HTMLSelectElement>('model'),
 };
 
 let transcript = new Transcript(saved?.items ?? []);
 let sessionId = saved?.sessionId;
 let busy = false;
 let sessions: SessionInfo[] | null = [];
+let server: ServerState = { state: 'starting' };
+/** A message typed while a chat runs: sent when that chat ends, unless cancelled. */
+let queued: string | undefined;
+/** Whether new output scrolls the transcript: true unless the user scrolled up. */
+let follow = true;
 /** The DOM node of each transcript item, by index. */
 let nodes: HTMLElement[] = [];
 
@@ -39,6 +45,8 @@ const actions: Actions = {
     post({ type: 'confirm', toolCallId, decision });
   },
   command: (command) => post({ type: 'command', command }),
+  copy: (text) => post({ type: 'copy', text }),
+  insert: (text) => post({ type: 'insert', text }),
 };
 
 /** Redraws item `i` (or appends it), keeping which <details> the user opened; -1 does nothing. */
@@ -56,7 +64,13 @@ function draw(i: number): void {
   }
   nodes[i] = node;
   save();
-  scrollToEnd();
+  const ask = node.querySelector<HTMLButtonElement>('.confirm button');
+  if (ask) {  // the agent waits for the user: always bring the question into view, ready for the keyboard
+    ask.scrollIntoView({ block: 'nearest' });
+    ask.focus();
+  } else {
+    scrollToEnd();
+  }
 }
 
 function redrawAll(): void {
@@ -76,8 +90,7 @@ function welcome(): HTMLElement {
 }
 
 function scrollToEnd(): void {
-  const t = ui.transcript;
-  if (t.scrollHeight - t.scrollTop - t.clientHeight < 120) t.scrollTop = t.scrollHeight;
+  if (follow) ui.transcript.scrollTop = ui.transcript.scrollHeight;
 }
 
 function save(): void {
@@ -91,18 +104,64 @@ function setBusy(value: boolean): void {
   ui.sessions.disabled = value;
   ui.newSession.disabled = value;
   ui.deleteSession.disabled = value;
-  if (value) ui.status.textContent = 'Working…';
+  ui.status.textContent = value ? 'Working…' : SERVER_STATUS[server.state];
+  if (!value && queued !== undefined && server.state === 'ready') {
+    const text = queued;
+    setQueued(undefined);
+    submit(text);
+  }
 }
 
-function showServer(server: ServerState): void {
+const SERVER_STATUS: Record<ServerState['state'], string> = {
+  starting: 'Starting the agent server…', restarting: 'Restarting the agent server…', ready: '',
+  missing: '', failed: '', crashed: '',
+};
+
+/** The connection's state; a bad one is a banner with what happened and the button that fixes it. */
+function showServer(s: ServerState): void {
+  server = s;
   ui.banner.replaceChildren();
-  ui.banner.hidden = server.state !== 'failed';
-  if (server.state === 'failed') {
-    const button = el('button', 'secondary', 'Open Settings');
-    button.addEventListener('click', () => post({ type: 'command', command: 'openSettings' }));
-    ui.banner.append(el('p', '', server.message), button);
+  ui.banner.hidden = !('message' in s);
+  ui.banner.dataset.state = s.state;
+  if ('message' in s) {
+    ui.banner.append(el('p', '', s.message));
+    if ('details' in s && s.details) ui.banner.append(el('pre', 'stderr', s.details));
+    const buttons: [string, 'openServerSetting' | 'restart', string][] = s.state === 'crashed'
+      ? [['Restart', 'restart', 'primary']]
+      : s.state === 'missing' ? [['Open Setting', 'openServerSetting', 'primary'], ['Retry', 'restart', 'secondary']]
+        : [['Open Setting', 'openServerSetting', 'primary'], ['Retry', 'restart', 'secondary']];
+    for (const [label, command, cls] of buttons) {
+      const button = el('button', cls, label);
+      button.dataset.command = command;
+      button.addEventListener('click', () => post({ type: 'command', command }));
+      ui.banner.append(button, ' ');
+    }
   }
-  if (!busy) ui.status.textContent = server.state === 'starting' ? 'Starting the agent server…' : '';
+  if (!busy) ui.status.textContent = SERVER_STATUS[s.state];
+  if (s.state === 'ready' && !busy && queued !== undefined) {
+    const text = queued;
+    setQueued(undefined);
+    submit(text);
+  }
+}
+
+function setQueued(text: string | undefined): void {
+  queued = text;
+  ui.queued.replaceChildren();
+  ui.queued.hidden = text === undefined;
+  if (text === undefined) return;
+  const cancel = el('button', 'secondary', 'Cancel');
+  cancel.title = 'Do not send this message';
+  cancel.addEventListener('click', () => { ui.prompt.value ||= text; setQueued(undefined); });
+  ui.queued.append(el('span', 'queued-label', 'Queued'), el('span', 'queued-text', text), cancel);
+}
+
+function showModels(models: ModelChoice[] | null, selected: string): void {
+  ui.model.hidden = models === null || models.length === 0;
+  if (!models) return;
+  const list = models.some((m) => m.id === selected) || !selected ? models : [{ id: selected }, ...models];
+  ui.model.replaceChildren(...list.map((m) => option(m.id, m.displayName ?? m.id)));
+  ui.model.value = selected;
 }
 
 function showSessions(): void {
@@ -130,8 +189,9 @@ function onUpdate(update: AgentUpdate): void {
 }
 
 function onDone(result: ChatResult): void {
-  draw(transcript.finish(result));
-  ui.status.textContent = '';
+  const i = transcript.finish(result);
+  transcript.settled.forEach(draw);
+  draw(i);
 }
 
 window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
@@ -154,6 +214,10 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
     case 'update': return onUpdate(m.update);
     case 'done': return onDone(m.result);
     case 'error': return draw(transcript.error(m.message));
+    case 'chatFailed': transcript.fail(m.message, m.details).forEach(draw); return;
+    case 'models':
+      ui.model.title = m.note ? `The model of the next chat (${m.note})` : 'The model of the next chat';
+      return showModels(m.models, m.selected);
     case 'sessions': sessions = m.sessions; return showSessions();
     case 'history':
       sessionId = m.sessionId;
@@ -168,11 +232,27 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   }
 });
 
+/** Enter: sends, or queues the message while a chat runs (one at a time); refuses what cannot be sent. */
 function send(): void {
   const text = ui.prompt.value.trim();
-  if (!text || busy) return;
-  draw(transcript.user(text));
+  if (!text) return;
+  if (text.length > MAX_MESSAGE_CHARS) return void draw(transcript.error(tooLong(text.length)));
+  // While a chat runs, or the server is still starting, the message waits for its turn.
+  if (busy || server.state === 'starting' || server.state === 'restarting') {
+    if (queued !== undefined) return;  // one queued message; cancel it to queue another
+    setQueued(text);
+    ui.prompt.value = '';
+    save();
+    return;
+  }
+  if (server.state !== 'ready') return;  // the banner says what is wrong and how to fix it
   ui.prompt.value = '';
+  submit(text);
+}
+
+function submit(text: string): void {
+  follow = true;
+  draw(transcript.user(text));
   setBusy(true);
   post({ type: 'send', text });
 }
@@ -181,8 +261,17 @@ ui.prompt.addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(); }
 });
 document.addEventListener('keydown', (e) => {
-  if (e.key === 'Escape' && busy) { e.preventDefault(); post({ type: 'stop' }); }
+  if (e.key !== 'Escape') return;
+  // Escape answers a waiting question with Reject; otherwise it stops the running chat.
+  const reject = ui.transcript.querySelector<HTMLButtonElement>('.confirm button[data-decision="reject_once"]');
+  if (reject) { e.preventDefault(); reject.click(); return; }
+  if (busy) { e.preventDefault(); post({ type: 'stop' }); }
 });
+ui.transcript.addEventListener('scroll', () => {
+  const t = ui.transcript;
+  follow = t.scrollHeight - t.scrollTop - t.clientHeight < 24;
+});
+ui.model.addEventListener('change', () => post({ type: 'setModel', model: ui.model.value }));
 ui.prompt.addEventListener('input', save);
 ui.send.addEventListener('click', send);
 ui.stop.addEventListener('click', () => post({ type: 'stop' }));

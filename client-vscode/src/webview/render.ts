@@ -3,14 +3,19 @@
  * everything else is built with textContent, never innerHTML.
  */
 import DOMPurify from 'dompurify';
+import hljs from 'highlight.js/lib/common';
 import { Marked } from 'marked';
+import type { PanelCommand } from '../messages';
 import type { ChatResult, Decision } from '../protocol';
 import type { Item, ToolItem } from './transcript';
 
-/** What a rendered item can ask for: the user answered a confirmation, or clicked a command link. */
+/** What a rendered item can ask for: the user answered a confirmation, clicked a command, or a code block's
+ * Copy / Insert at cursor. */
 export interface Actions {
   confirm(toolCallId: string, decision: Decision): void;
-  command(name: 'setApiKey' | 'openSettings'): void;
+  command(name: PanelCommand): void;
+  copy(text: string): void;
+  insert(text: string): void;
 }
 
 const DECISION_LABEL: Record<Decision, string> = {
@@ -29,12 +34,23 @@ const KIND_ICON: Record<ToolItem['toolKind'], string> = {
 export function renderItem(item: Item, actions: Actions): HTMLElement {
   switch (item.kind) {
     case 'user': return el('div', 'msg user', item.text);
-    case 'assistant': return assistant(item.text, item.thinking);
+    case 'assistant': return assistant(item.text, item.thinking, actions);
     case 'tool': return tool(item, actions);
     case 'notice': return el('div', `notice ${item.level}`, item.message);
     case 'result': return result(item.result, actions);
-    case 'error': return el('div', 'notice error', item.message);
+    case 'error': return failure(item, actions);
   }
+}
+
+function failure(item: Extract<Item, { kind: 'error' }>, actions: Actions): HTMLElement {
+  const box = el('div', 'notice error', item.message);
+  if (item.details) box.append(el('pre', 'stderr', item.details));
+  if (item.restart) {
+    const button = el('button', 'primary', 'Restart');
+    button.addEventListener('click', () => actions.command('restart'));
+    box.append(el('br'), button);
+  }
+  return box;
 }
 
 /** Raw HTML in the model's text is shown as text, as a chat should (it is often an example, not markup).
@@ -49,7 +65,34 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-function assistant(text: string, thinking: string): HTMLElement {
+/** Highlights each code block (highlight.js, coloured from the theme in chat.css) and gives it a bar with its
+ * language, Copy and Insert at cursor. Runs on sanitized DOM; highlight.js escapes what it writes. */
+function enhanceCode(body: HTMLElement, actions: Actions): void {
+  for (const code of body.querySelectorAll<HTMLElement>('pre > code')) {
+    const pre = code.parentElement!;
+    const source = (code.textContent ?? '').replace(/\n$/, '');  // marked ends a block with a newline
+    const lang = /language-([\w+#-]+)/.exec(code.className)?.[1];
+    if (source.length <= 100_000) {  // a huge block is shown plain rather than freezing the panel
+      const known = lang && hljs.getLanguage(lang);
+      code.innerHTML = known ? hljs.highlight(source, { language: lang, ignoreIllegals: true }).value
+        : hljs.highlightAuto(source).value;
+      code.classList.add('hljs');
+    }
+    const bar = el('div', 'code-bar');
+    const copy = el('button', 'code-action copy', 'Copy');
+    copy.title = 'Copy to the clipboard';
+    copy.addEventListener('click', () => { actions.copy(source); copy.textContent = 'Copied'; });
+    const insert = el('button', 'code-action insert', 'Insert');
+    insert.title = 'Insert at the cursor in the editor';
+    insert.addEventListener('click', () => actions.insert(source));
+    bar.append(el('span', 'code-lang', lang ?? ''), copy, insert);
+    const wrap = el('div', 'codeblock');
+    pre.replaceWith(wrap);
+    wrap.append(bar, pre);
+  }
+}
+
+function assistant(text: string, thinking: string, actions: Actions): HTMLElement {
   const box = el('div', 'msg assistant');
   if (thinking) {
     const details = el('details', 'thinking');
@@ -59,6 +102,7 @@ function assistant(text: string, thinking: string): HTMLElement {
   if (text) {
     const body = el('div', 'markdown');
     body.innerHTML = markdown(text);
+    enhanceCode(body, actions);
     box.append(body);
   }
   return box;
@@ -121,6 +165,8 @@ function result(r: ChatResult, actions: Actions): HTMLElement {
   box.append(el('span', 'result-label', STOP_LABEL[r.stopReason] ?? r.stopReason),
     el('span', 'result-meta', ` · ${plural(m.turnsCount, 'turn')} · ${plural(m.toolCallsCount, 'tool call')}`
       + ` · ${(m.durationMs / 1000).toFixed(1)} s · ${tokens.toLocaleString('en')} tokens`));
+  box.title = `input ${(m.usage.inputTokens ?? 0).toLocaleString('en')}, output ${(m.usage.outputTokens ?? 0).toLocaleString('en')}, `
+    + `cache read ${(m.usage.cacheReadInputTokens ?? 0).toLocaleString('en')}, cache write ${(m.usage.cacheCreationInputTokens ?? 0).toLocaleString('en')}`;
   if (r.error) {
     box.append(el('div', 'result-error', r.error.message));
     if (r.error.type === 'initialization_failed') {

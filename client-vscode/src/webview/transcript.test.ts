@@ -71,4 +71,38 @@ describe('Transcript', () => {
         status: 'rejected', error: 'declined' },
     ]);
   });
+
+  it('draws each chat\'s footer from the usage and stop reason history carries (protocol 1.1)', () => {
+    const usage = { inputTokens: 30, outputTokens: 7, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
+    const t = Transcript.fromHistory([
+      { role: 'user', content: 'read it' },
+      { role: 'assistant', content: '', toolCalls: [{ toolCallId: 't1', name: 'read_file', title: 'Read a.py',
+        toolKind: 'read', input: { path: 'a.py' }, status: 'completed', output: '1: x = 1' }], usage, stopReason: 'end_turn', durationMs: 1200 },
+      { role: 'assistant', content: 'x is 1.', usage, stopReason: 'end_turn', durationMs: 1200 },
+      { role: 'user', content: 'old chat without usage' },
+      { role: 'assistant', content: 'ok' },
+    ] as Parameters<typeof Transcript.fromHistory>[0]);
+    expect(t.items.map((it) => it.kind)).toEqual(['user', 'tool', 'assistant', 'result', 'user', 'assistant']);
+    expect(t.items[3]).toEqual({ kind: 'result', result: { sessionId: '', stopReason: 'end_turn', finalMessage: '',
+      metadata: { turnsCount: 2, toolCallsCount: 1, deniedToolCalls: 0, durationMs: 1200, usage } } });
+    expect(t.items[1]).toMatchObject({ kind: 'tool', status: 'completed', output: '1: x = 1' });
+  });
+
+  it('a chat that ends (stopped, or its server died) leaves no question to answer', () => {
+    const t = new Transcript();
+    t.user('edit');
+    t.apply({ kind: 'tool_call', toolCallId: 't1', name: 'edit_file', title: 'Edit a.py', toolKind: 'edit', input: {} });
+    t.apply({ kind: 'confirmation_request', toolCallId: 't1', name: 'edit_file', title: 'Edit a.py', input: {},
+      options: ['allow_once', 'reject_once'] });
+    const r: ChatResult = { sessionId: 's', stopReason: 'aborted', finalMessage: '', metadata: META };
+    expect(t.finish(r)).toBe(2);
+    expect(t.settled).toEqual([1]);
+    expect(t.items[1]).toMatchObject({ kind: 'tool', status: 'cancelled' });
+    t.user('again');
+    t.apply({ kind: 'tool_call', toolCallId: 't2', name: 'run_command', title: 'Run', toolKind: 'execute', input: {} });
+    expect(t.fail('The agent server stopped during this chat.', 'Traceback')).toEqual([4, 5]);
+    expect(t.items.slice(4)).toMatchObject([{ kind: 'tool', status: 'cancelled' },
+      { kind: 'error', message: 'The agent server stopped during this chat.', details: 'Traceback', restart: true }]);
+    expect(t.items[1]).toMatchObject({ status: 'cancelled' });  // an earlier chat is not touched again
+  });
 });

@@ -4,6 +4,9 @@
  */
 import type { AgentUpdate, ChatResult, Decision, HistoryMessage, ToolCall } from '../protocol';
 
+/** How a chat ended, as agent/history reports it on assistant messages (protocol 1.1). */
+interface ChatEnd { stopReason: ChatResult['stopReason']; usage: ChatResult['metadata']['usage']; durationMs?: number }
+
 export type ToolStatus = 'pending' | 'awaiting_confirmation' | 'running' | 'completed' | 'failed' | 'rejected' | 'cancelled';
 
 export interface ToolItem {
@@ -27,11 +30,13 @@ export type Item =
   | ToolItem
   | { kind: 'notice'; level: 'info' | 'warning'; message: string }
   | { kind: 'result'; result: ChatResult }
-  | { kind: 'error'; message: string };
+  | { kind: 'error'; message: string; details?: string; restart?: boolean };
 
 export class Transcript {
   /** Where the running chat's items begin (its user message). */
   private chatStart = 0;
+  /** The tool items the last finish() ended (to redraw them). */
+  settled: number[] = [];
 
   constructor(public items: Item[] = []) {}
 
@@ -90,6 +95,7 @@ export class Transcript {
 
   /** The chat's answer. Its finalMessage is shown only if no text streamed (nothing is lost either way). */
   finish(result: ChatResult): number {
+    this.settled = this.settle();
     const streamed = this.items.slice(this.chatStart).some((it) => it.kind === 'assistant' && it.text);
     if (!streamed && result.finalMessage) this.push({ kind: 'assistant', text: result.finalMessage, thinking: '' });
     return this.push({ kind: 'result', result });
@@ -99,12 +105,56 @@ export class Transcript {
     return this.push({ kind: 'error', message });
   }
 
+  /** The running chat failed without an answer (the server died): its open calls end, with a Restart offer. */
+  fail(message: string, details?: string): number[] {
+    const changed = this.settle();
+    return [...changed, this.push({ kind: 'error', message, ...(details ? { details } : {}), restart: true })];
+  }
+
+  /** Ends the running chat's tool calls that have no terminal status, so no confirmation is left to answer
+   * for a chat that is over; returns the indexes it changed. */
+  private settle(): number[] {
+    const changed: number[] = [];
+    this.items.forEach((it, i) => {
+      if (i < this.chatStart || it.kind !== 'tool') return;
+      if (['pending', 'awaiting_confirmation', 'running'].includes(it.status)) {
+        it.status = 'cancelled';
+        changed.push(i);
+      }
+    });
+    return changed;
+  }
+
   /** A session's history (agent/history), as it would have streamed. */
   static fromHistory(messages: HistoryMessage[]): Transcript {
     const t = new Transcript();
+    // Protocol 1.1 (§8): assistant messages carry their chat's usage, stopReason and duration; a chat's footer
+    // is drawn from them where the server sends them.
+    let chat: { turns: number; tools: number; denied: number; end?: ChatEnd } | undefined;
+    const footer = () => {
+      if (chat?.end) {
+        const { stopReason, usage, durationMs } = chat.end;
+        const metadata = { turnsCount: chat.turns, toolCallsCount: chat.tools, deniedToolCalls: chat.denied,
+          durationMs: durationMs ?? 0, usage } as ChatResult['metadata'];
+        t.push({ kind: 'result', result: { sessionId: '', stopReason, finalMessage: '', metadata } });
+      }
+      chat = undefined;
+    };
     for (const m of messages) {
-      if (m.role === 'user') t.user(m.content);
-      else if (m.content) t.push({ kind: 'assistant', text: m.content, thinking: '' });
+      if (m.role === 'user') {
+        footer();
+        t.user(m.content);
+        chat = { turns: 0, tools: 0, denied: 0 };
+      } else {
+        if (m.content) t.push({ kind: 'assistant', text: m.content, thinking: '' });
+        const end = m as HistoryMessage & Partial<ChatEnd>;
+        if (chat) {
+          chat.turns += 1;
+          chat.tools += m.toolCalls?.length ?? 0;
+          chat.denied += m.toolCalls?.filter((c) => c.status === 'rejected').length ?? 0;
+          if (end.stopReason && end.usage) chat.end = { stopReason: end.stopReason, usage: end.usage, durationMs: end.durationMs };
+        }
+      }
       for (const c of m.toolCalls ?? []) {
         t.push({
           kind: 'tool', id: c.toolCallId, name: c.name, title: c.title || c.name, toolKind: c.toolKind,
@@ -115,6 +165,7 @@ export class Transcript {
         });
       }
     }
+    footer();
     return t;
   }
 

@@ -17,8 +17,18 @@ export interface ChatParams {
 }
 export interface ChatContext {
   activeUri?: string | null;
+  mentions?: Mention[] | null;
   selection?: Range | null;
   uris?: string[] | null;
+}
+/**
+ * An @-mention the user picked: expanded by the server into the user message, bounded (PROTOCOL §8).
+ */
+export interface Mention {
+  kind: 'file' | 'selection' | 'diagnostics' | 'symbol';
+  name?: string | null;
+  range?: Range | null;
+  uri?: string | null;
 }
 /**
  * An LSP range.

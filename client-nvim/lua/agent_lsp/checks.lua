@@ -1,4 +1,4 @@
--- `:checkhealth agent_lsp`, and the same checks for :AgentHealth.
+-- The checks of `:checkhealth agent` (lua/agent/health.lua) and of :AgentHealth.
 local config = require('agent_lsp.config')
 
 local M = {}
@@ -12,22 +12,27 @@ function M.results()
     table.insert(results, { level = level, message = message })
   end
 
-  if vim.fn.executable(cmd[1]) == 1 then
-    local argv = vim.list_extend(vim.deepcopy(cmd), { '--version' })
-    local version = vim.trim(vim.fn.system(argv))
-    if vim.v.shell_error == 0 then
-      add('ok', string.format('`%s` is %s (%s)', cmd[1], vim.fn.exepath(cmd[1]), version))
-    else
-      add('error', string.format('`%s --version` failed: %s', table.concat(cmd, ' '), version))
-    end
+  -- Identity, not just presence: another program may be installed under the same name.
+  local ok, said = require('agent_lsp.identity').check_version(cmd)
+  if ok then
+    add('ok', string.format('`%s` is %s (%s)', cmd[1], vim.fn.exepath(cmd[1]), said))
   else
-    add('error', string.format('`%s` is not on PATH: `pip install agent-lsp`, or set `cmd` in setup()', cmd[1]))
+    add('error', said)
   end
 
   local cmd_model = table.concat(cmd, ' '):match('%-%-model[ =](%S+)')
   local model = settings.model or cmd_model or vim.env.AGENT_LSP_MODEL
-  if model == 'demo' or settings.provider == 'demo' or vim.env.AGENT_LSP_PROVIDER == 'demo' then
+  local provider = settings.provider or vim.env.AGENT_LSP_PROVIDER
+  local base_url = settings.baseUrl or vim.env.OPENAI_BASE_URL
+  if base_url == '' then base_url = nil end
+  if model == 'demo' or provider == 'demo' then
     add('ok', 'the offline demo model is configured')
+  elseif provider == 'openai' and not model then
+    add('error', 'provider "openai" needs a model: setup({ settings = { model = "..." } }) (see docs/providers.md)')
+  elseif provider == 'openai' and not base_url and (vim.env.OPENAI_API_KEY or '') == '' then
+    add('error', 'provider "openai" needs OPENAI_API_KEY, or settings.baseUrl for a local server (see docs/providers.md)')
+  elseif provider == 'openai' then
+    add('ok', 'provider openai: model ' .. model .. ' at ' .. (base_url or 'https://api.openai.com/v1'))
   elseif vim.env.ANTHROPIC_API_KEY and vim.env.ANTHROPIC_API_KEY ~= '' then
     add('ok', 'ANTHROPIC_API_KEY is set' .. (model and ' (model ' .. model .. ')' or ''))
   elseif cmd_model then
@@ -38,7 +43,7 @@ function M.results()
   end
 
   local running = require('agent_lsp.client').get()
-  add('ok', running and 'the server is running (client id ' .. running.id .. ')'
+  add('ok', running and 'the server is running (client id ' .. running.id .. '); its log: :AgentLog'
     or 'the server is not running yet: it starts with the first :AgentChat')
   return results
 end

@@ -1,0 +1,155 @@
+"""Any OpenAI-compatible chat.completions API (OpenAI, Ollama, vLLM, LM Studio, DeepSeek, OpenRouter) through
+the official `openai` SDK: streaming text, reasoning and tool calls; the SDK's retries.
+
+The SDK is imported on the first call, not at start-up (`import openai` costs most of a second), and one client
+is made per (base URL, key) per process, so that every chat of every session shares its connection pool.
+"""
+
+from __future__ import annotations
+
+from typing import Any, AsyncIterator
+
+from agent_lsp.core.ports import ModelError, ModelEvent, ModelInfo, ModelRequest
+from agent_lsp.models.openai_wire import ReplyBuilder, api_request
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+PLACEHOLDER_KEY = "not-needed"
+"""Sent when a base URL is set and OPENAI_API_KEY is not: local servers need no key, the SDK insists on one."""
+TOOL_MODELS = "qwen2.5-coder, qwen3, llama3.1, mistral-nemo or gpt-oss on Ollama; gpt-4.1 on OpenAI"
+_OVERFLOW_HINTS = ("context length", "context_length", "context window", "maximum context", "too many tokens",
+                   "prompt is too long")
+_CONTEXT_FIELDS = ("context_window", "context_length", "max_model_len", "max_context_length")
+"""Where compatible servers say a model's context window in /models: Groq, OpenRouter, vLLM, LM Studio."""
+
+_clients: dict[tuple[str, str], Any] = {}
+
+
+def client_for(base_url: str, api_key: str) -> Any:
+    """The process's one `AsyncOpenAI` for this base URL and key."""
+    client = _clients.get((base_url, api_key))
+    if client is None:
+        import openai
+
+        client = _clients[(base_url, api_key)] = openai.AsyncOpenAI(base_url=base_url, api_key=api_key)
+    return client
+
+
+class OpenAIModel:
+    """A chat.completions model at `base_url`."""
+
+    def __init__(self, model: str, base_url: str, api_key: str) -> None:
+        self.name = model
+        self.base_url = base_url
+        self.api_key = api_key
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        import httpx2
+        import openai
+
+        kwargs = api_request(self.name, request, self.base_url)
+        reply = ReplyBuilder()
+        try:
+            stream = await client_for(self.base_url, self.api_key).chat.completions.create(**kwargs)
+            # `async with`: a cancelled task (an abort) closes the HTTP response, which drops the connection.
+            async with stream:
+                content_type = stream.response.headers.get("content-type", "")
+                if "html" in content_type:
+                    raise ModelError("llm_error", f"{self._url()} answered 200 with an HTML page "
+                                     f"({content_type}), not an OpenAI-compatible API. {self._expected()}")
+                async for chunk in stream:
+                    for event in reply.add(chunk):
+                        yield event
+        except openai.APIStatusError as e:
+            raise status_error(e, self.name, self._url(), bool(request.tools)) from None
+        except openai.APIConnectionError as e:
+            if reply.chunks:  # reached, then lost: not a wrong address
+                raise ModelError("llm_error", f"The model stream from {self._url()} broke off after {reply.chunks} "
+                                 f"chunks ({_describe(e.__cause__ or e)}).") from None
+            raise ModelError("llm_error", connection_message(e, self._url())) from None
+        except (openai.APIError, httpx2.TransportError) as e:
+            raise ModelError("llm_error", f"The model stream failed: {_describe(e)}") from None
+        except (ValueError, AttributeError, TypeError) as e:
+            raise ModelError("llm_error", f"{self._url()} sent something that is not a chat.completions stream "
+                             f"({_describe(e)}). {self._expected()}") from None
+        if reply.chunks == 0:
+            raise ModelError("llm_error", f"{self._url()} answered 200 ({content_type or 'no content-type'}) but "
+                             f"sent no chat.completions chunks. {self._expected()}")
+        yield reply.finish()
+
+    async def list_models(self) -> list[ModelInfo]:
+        """The models the API's GET /models lists."""
+        return await list_models(self.base_url, self.api_key)
+
+    def _url(self) -> str:
+        return f"{self.base_url.rstrip('/')}/chat/completions"
+
+    def _expected(self) -> str:
+        return ("Expected an OpenAI-compatible API; `baseUrl` is its root, usually ending in /v1 "
+                "(Ollama: http://127.0.0.1:11434/v1).")
+
+
+async def list_models(base_url: str, api_key: str) -> list[ModelInfo]:
+    """GET /models; raises ModelError with what was reached when it fails."""
+    import openai
+
+    client = client_for(base_url, api_key).with_options(max_retries=1, timeout=15.0)
+    url = f"{base_url.rstrip('/')}/models"
+    try:
+        page = await client.models.list()
+        models = []
+        for m in page.data:
+            extra = getattr(m, "model_extra", None) or {}
+            window = next((extra[k] for k in _CONTEXT_FIELDS if isinstance(extra.get(k), int)), None)
+            name = extra.get("name") if isinstance(extra.get("name"), str) else None
+            models.append(ModelInfo(id=m.id, provider="openai", display_name=name, context_window=window))
+        return models
+    except openai.APIStatusError as e:
+        raise ModelError("llm_error", f"GET {url} answered {e.status_code}: {_detail(e)}") from None
+    except openai.APIConnectionError as e:
+        raise ModelError("llm_error", connection_message(e, url)) from None
+    except (openai.APIError, ValueError, AttributeError, TypeError) as e:
+        raise ModelError("llm_error", f"GET {url} did not answer a model list ({_describe(e)}).") from None
+
+
+def status_error(error: Any, model: str, url: str, had_tools: bool) -> ModelError:
+    """The ModelError for an error status, saying what was reached and what to do."""
+    status, detail = error.status_code, _detail(error)
+    content_type = error.response.headers.get("content-type", "") if getattr(error, "response", None) else ""
+    if "html" in content_type:
+        return ModelError("llm_error", f"{url} answered {status} with an HTML page, not an OpenAI-compatible API. "
+                          "Expected an OpenAI-compatible API; `baseUrl` is its root, usually ending in /v1.")
+    lowered = detail.lower()
+    if status in (400, 413) and any(h in lowered for h in _OVERFLOW_HINTS):
+        return ModelError("context_overflow", f"{status}: {detail}")
+    if status == 400 and had_tools and "tool" in lowered:
+        return ModelError("llm_error", f"The model `{model}` does not support tool calls (the server answered "
+                          f"400: {detail}). agent-lsp needs a model with tool support, e.g. {TOOL_MODELS}; "
+                          "set the `model` setting.")
+    if status == 404:
+        return ModelError("llm_error", f"{url} answered 404: {detail}. Check the `model` setting (`{model}`) and "
+                          "that `baseUrl` is the root of an OpenAI-compatible API, usually ending in /v1.")
+    if status in (401, 403):
+        return ModelError("llm_error", f"{url} answered {status}: {detail}. Check OPENAI_API_KEY in the "
+                          "environment the editor starts agent-lsp with.")
+    return ModelError("llm_error", f"{status}: {detail}")
+
+
+def connection_message(error: Any, url: str) -> str:
+    cause = error.__cause__ or error.__context__
+    why = _describe(cause) if cause else _describe(error)
+    return (f"Could not reach the model API at {url} ({why}). Expected an OpenAI-compatible server there: check "
+            "the `baseUrl` setting (or OPENAI_BASE_URL) and that the server is running.")
+
+
+def _detail(error: Any) -> str:
+    body = getattr(error, "body", None)
+    inner = body.get("error", body) if isinstance(body, dict) else body
+    if isinstance(inner, dict) and inner.get("message"):
+        return str(inner["message"])
+    if isinstance(inner, str) and inner.strip():
+        return inner.strip()[:300]
+    return getattr(error, "message", None) or str(error)
+
+
+def _describe(error: Any) -> str:
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__

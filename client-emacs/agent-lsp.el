@@ -1,0 +1,312 @@
+;;; agent-lsp.el --- A coding agent's chat over agent-lsp, on top of eglot -*- lexical-binding: t; -*-
+
+;; Version: 0.2.0
+;; Package-Requires: ((emacs "28.1") (eglot "1.9"))
+;; Keywords: tools, convenience
+
+;;; Commentary:
+
+;; agent-lsp runs a coding agent as a language server.  eglot already syncs the buffers (so the agent reads
+;; unsaved text) and applies the agent's edits (workspace/applyEdit).  This package adds the chat:
+;;
+;;   M-x agent-lsp-chat         ask; the answer streams into *agent-lsp* (markdown-mode when installed)
+;;   M-x agent-lsp-stop         stop the running chat
+;;   M-x agent-lsp-new-session  the next message starts a new session
+;;
+;; Before an edit or a command the agent asks once: an edit's diff is shown in a diff-mode buffer, then
+;; Allow once / Allow always / Reject.  C-g at the question rejects, and the chat goes on.
+;;
+;; Setup: (require 'agent-lsp), then M-x eglot in a buffer of one of `agent-lsp-modes'.  Docs: docs/emacs.md.
+
+;;; Code:
+
+(require 'eglot)
+(require 'cl-lib)
+(require 'diff-mode)
+
+(declare-function markdown-mode "markdown-mode")
+(defvar eglot-confirm-server-edits)     ; eglot 1.16+
+
+(defgroup agent-lsp nil
+  "A coding agent's chat over the agent-lsp language server."
+  :group 'tools
+  :prefix "agent-lsp-")
+
+(defcustom agent-lsp-command '("agent-lsp")
+  "The server command and its arguments.
+E.g. (\"agent-lsp\" \"--model\" \"demo\") for the offline demo model.
+Install the server with `pipx install agent-lsp-server' or
+`uv tool install agent-lsp-server'."
+  :type '(repeat string))
+
+(defcustom agent-lsp-modes '(python-mode)
+  "Major modes whose eglot server is agent-lsp.
+eglot 1.9 runs one server per buffer: these modes lose their usual
+language server."
+  :type '(repeat symbol))
+
+(defcustom agent-lsp-permission-mode nil
+  "Permission mode of the chats; nil leaves it to the server's settings."
+  :type '(choice (const :tag "The server's setting" nil)
+                 (const "default") (const "acceptEdits") (const "plan") (const "bypassPermissions")))
+
+(defconst agent-lsp--install
+  "`pipx install agent-lsp-server' or `uv tool install agent-lsp-server'"
+  "How to install the server, for messages.")
+
+(defclass agent-lsp-server (eglot-lsp-server) ()
+  :documentation "The agent-lsp server: it asks its questions as `confirmation_request' updates.")
+
+(defvar agent-lsp--server nil "The server of the chat.")
+(defvar agent-lsp--session nil "The chat's session id: later messages continue it.")
+(defvar agent-lsp--busy nil "Non-nil while a chat runs.")
+(defvar agent-lsp--tools nil "Tool call id -> marker of its line in *agent-lsp*, for this chat.")
+
+;;; Finding and checking the server
+
+(defun agent-lsp--missing-message (program)
+  "The message for a PROGRAM that cannot be run."
+  (format "agent-lsp was not found (`%s').  Install it with %s, or set `agent-lsp-command' to its full path."
+          program agent-lsp--install))
+
+;;;###autoload
+(defun agent-lsp-contact (&optional _interactive)
+  "The eglot contact for agent-lsp; a missing program is one clear error."
+  (let ((program (car agent-lsp-command)))
+    (unless (executable-find program)
+      (user-error "%s" (agent-lsp--missing-message program)))
+    (cons 'agent-lsp-server agent-lsp-command)))
+
+(defun agent-lsp--identity-error (server)
+  "Nil when SERVER is agent-lsp with protocol 1 or later; else the message."
+  (let* ((info (eglot--server-info server))
+         (agent (plist-get (plist-get (eglot--capabilities server) :experimental) :agent))
+         (name (plist-get info :name))
+         (protocol (plist-get agent :protocolVersion)))
+    (unless (and (equal name "agent-lsp-server") (numberp protocol) (>= protocol 1))
+      (format (concat "`%s' is not agent-lsp (it reports `%s %s, protocol %s').  "
+                      "Install agent-lsp with %s and set `agent-lsp-command' to its path.")
+              (string-join agent-lsp-command " ") (or name "no serverInfo.name")
+              (or (plist-get info :version) "") (or protocol "none") agent-lsp--install))))
+
+(defun agent-lsp--check-identity (server)
+  "After connecting: refuse a SERVER that is not agent-lsp, with one message."
+  (when (cl-typep server 'agent-lsp-server)
+    (let ((wrong (agent-lsp--identity-error server)))
+      (when wrong
+        (display-warning 'agent-lsp wrong :error)
+        ;; After the hook: eglot's own connect hooks still talk to it.
+        (run-at-time 0 nil #'eglot-shutdown server)))))
+
+(add-hook 'eglot-connect-hook #'agent-lsp--check-identity)
+
+(add-to-list 'eglot-server-programs (cons agent-lsp-modes #'agent-lsp-contact))
+
+(cl-defmethod eglot-client-capabilities :around ((_server agent-lsp-server))
+  "Declare that this client answers confirmations itself (agent/confirmTool)."
+  (let ((caps (cl-call-next-method)))
+    (plist-put caps :experimental (list :agent (list :confirmTool t)))))
+
+(cl-defmethod eglot-handle-request
+  ((_server agent-lsp-server) (_method (eql workspace/applyEdit)) &key _label edit)
+  "Apply an agent's edit without a second question.
+The user has answered the agent's own question about it."
+  ;; eglot 1.9 asks when its second argument is non-nil; eglot 1.16+ takes an origin there and asks per
+  ;; `eglot-confirm-server-edits', bound to nil here.
+  (let ((eglot-confirm-server-edits nil))
+    (eglot--apply-workspace-edit edit nil))
+  (list :applied t))
+
+;;; The transcript
+
+(defun agent-lsp--buffer ()
+  "The *agent-lsp* transcript buffer, in markdown-mode when installed."
+  (or (get-buffer "*agent-lsp*")
+      (with-current-buffer (get-buffer-create "*agent-lsp*")
+        (if (require 'markdown-mode nil t) (funcall 'markdown-mode) (text-mode))
+        (setq buffer-read-only t)
+        (current-buffer))))
+
+(defun agent-lsp--insert (&rest strings)
+  "Append STRINGS to the transcript; windows that showed its end keep following it."
+  (with-current-buffer (agent-lsp--buffer)
+    (let* ((inhibit-read-only t)
+           (end (point-max))
+           (following (cl-remove-if-not (lambda (w) (= (window-point w) end))
+                                        (get-buffer-window-list (current-buffer) nil t))))
+      (save-excursion
+        (goto-char end)
+        (apply #'insert strings))
+      (dolist (w following)
+        (set-window-point w (point-max))))))
+
+(defun agent-lsp--line (&rest strings)
+  "Append STRINGS as a line of their own; return a marker at its start."
+  (with-current-buffer (agent-lsp--buffer)
+    (unless (or (= (point-min) (point-max)) (eq (char-before (point-max)) ?\n))
+      (agent-lsp--insert "\n"))
+    (let ((start (copy-marker (point-max))))
+      (apply #'agent-lsp--insert (append strings '("\n")))
+      start)))
+
+(defun agent-lsp--set-line (marker &rest strings)
+  "Replace the line at MARKER with STRINGS."
+  (with-current-buffer (marker-buffer marker)
+    (let ((inhibit-read-only t))
+      (save-excursion
+        (goto-char marker)
+        (delete-region (point) (line-end-position))
+        (apply #'insert strings)
+        (set-marker marker (line-beginning-position))))))
+
+(defconst agent-lsp--stop-reasons
+  '(("end_turn" . "Done.") ("aborted" . "Stopped.") ("max_turns" . "Turn limit reached.")
+    ("max_tokens" . "Token limit reached.") ("refusal" . "The model refused.")
+    ("disabled" . "Chat disabled (maxTurns is 0)."))
+  "How each stopReason is written for people.")
+
+(defun agent-lsp--stop-line (result)
+  "The closing line of a chat's RESULT."
+  (let ((reason (plist-get result :stopReason)))
+    (if (equal reason "error")
+        (concat "Error: " (plist-get (plist-get result :error) :message))
+      (or (cdr (assoc reason agent-lsp--stop-reasons)) reason))))
+
+(defun agent-lsp--tool-line (title status)
+  "A tool call's line: TITLE and STATUS."
+  (format "● %s [%s]" title (replace-regexp-in-string "_" " " status)))
+
+(cl-defmethod eglot-handle-notification
+  ((server agent-lsp-server) (_method (eql agent/update)) &key sessionId update &allow-other-keys)
+  "Draw one streamed update of the chat."
+  (when agent-lsp--busy
+    (setq agent-lsp--session (or agent-lsp--session sessionId))  ; a new session's id comes first here
+    (pcase (plist-get update :kind)
+      ("text_delta" (agent-lsp--insert (plist-get update :text)))
+      ("tool_call"
+       (push (cons (plist-get update :toolCallId)
+                   (cons (plist-get update :title)
+                         (agent-lsp--line (agent-lsp--tool-line (plist-get update :title) "pending"))))
+             agent-lsp--tools))
+      ("tool_call_update"
+       (let ((tool (cdr (assoc (plist-get update :toolCallId) agent-lsp--tools))))
+         (when tool
+           (agent-lsp--set-line (cdr tool) (agent-lsp--tool-line (car tool) (plist-get update :status))))))
+      ("confirmation_request"
+       (let ((diff (plist-get update :diff)))
+         (when (stringp diff)
+           (agent-lsp--line "```diff\n" (string-trim-right diff) "\n```")))
+       ;; Out of the process filter: the question waits for the user, and must be quittable.
+       (run-at-time 0 nil #'agent-lsp--confirm server sessionId update))
+      ("notice" (agent-lsp--line "! " (plist-get update :message))))))
+
+;;; Confirmations
+
+(defconst agent-lsp--choices
+  '(("Allow once" . "allow_once") ("Allow always" . "allow_always") ("Reject" . "reject_once"))
+  "What the user is offered, and the agent/confirmTool decision of each.")
+
+(defun agent-lsp--show-diff (diff title)
+  "Show DIFF of the edit TITLE in the *agent-lsp-diff* buffer, in diff-mode."
+  (with-current-buffer (get-buffer-create "*agent-lsp-diff*")
+    (let ((inhibit-read-only t))
+      (erase-buffer)
+      (insert diff)
+      (diff-mode)
+      (setq header-line-format title)
+      (setq buffer-read-only t)
+      (goto-char (point-min))))
+  (display-buffer "*agent-lsp-diff*"))
+
+(defun agent-lsp--ask (update)
+  "Ask the question of UPDATE; return the decision."
+  (let* ((offered (append (plist-get update :options) nil))
+         (choices (cl-remove-if-not (lambda (c) (member (cdr c) offered)) agent-lsp--choices))
+         (answer (completing-read (format "agent-lsp: %s? " (plist-get update :title))
+                                  (mapcar #'car choices) nil t)))
+    (or (cdr (assoc answer choices)) "reject_once")))
+
+(defun agent-lsp--confirm (server session update)
+  "Ask about UPDATE (a confirmation_request of SESSION on SERVER); answer it.
+The diff comes first; C-g at the question rejects the call, and the
+chat goes on."
+  (when agent-lsp--busy  ; a chat stopped meanwhile has dropped its question
+    (let* ((diff (plist-get update :diff))
+           (decision
+            (condition-case nil
+                (let ((inhibit-quit nil))  ; timers run with quitting inhibited
+                  (when (stringp diff)
+                    (agent-lsp--show-diff diff (plist-get update :title)))
+                  (agent-lsp--ask update))
+              (quit (setq quit-flag nil)
+                    "reject_once"))))
+      (when (get-buffer-window "*agent-lsp-diff*")
+        (quit-window nil (get-buffer-window "*agent-lsp-diff*")))
+      (jsonrpc-async-request server :agent/confirmTool
+                             (list :sessionId session :toolCallId (plist-get update :toolCallId)
+                                   :decision decision)
+                             :success-fn #'ignore
+                             :error-fn #'ignore))))  ; after a stop the server dropped the question
+
+;;; Commands
+
+(defun agent-lsp--path-to-uri (file)
+  "FILE as a URI (the function's name changed in eglot 1.16)."
+  (funcall (if (fboundp 'eglot-path-to-uri) 'eglot-path-to-uri 'eglot--path-to-uri) file))
+
+(defun agent-lsp--current-server ()
+  "The agent-lsp server of this buffer, else the chat's; or a clear error."
+  (let ((here (eglot-current-server)))
+    (cond ((cl-typep here 'agent-lsp-server) here)
+          ((and agent-lsp--server (jsonrpc-running-p agent-lsp--server)) agent-lsp--server)
+          (t (user-error "No agent-lsp server: M-x eglot in a buffer of `agent-lsp-modes' first")))))
+
+(defun agent-lsp--finish (line)
+  "End the running chat with the closing LINE."
+  (setq agent-lsp--busy nil)
+  (agent-lsp--line line))
+
+;;;###autoload
+(defun agent-lsp-chat (message)
+  "Send MESSAGE to agent-lsp; the answer streams into the *agent-lsp* buffer."
+  (interactive "sAsk agent-lsp: ")
+  (when agent-lsp--busy
+    (user-error "A chat is running; M-x agent-lsp-stop stops it"))
+  (let ((server (agent-lsp--current-server))
+        (file (and (not (eq (current-buffer) (get-buffer "*agent-lsp*"))) buffer-file-name)))
+    (setq agent-lsp--server server agent-lsp--busy t agent-lsp--tools nil)
+    (with-current-buffer (agent-lsp--buffer)
+      (unless (= (point-min) (point-max)) (agent-lsp--line "")))
+    (agent-lsp--line "> " message)
+    (display-buffer (agent-lsp--buffer))
+    (jsonrpc-async-request
+     server :agent/chat
+     (append (list :message message)
+             (and agent-lsp--session (list :sessionId agent-lsp--session))
+             (and agent-lsp-permission-mode (list :permissionMode agent-lsp-permission-mode))
+             (and file (list :context (list :activeUri (agent-lsp--path-to-uri file)))))
+     :success-fn (lambda (result)
+                   (setq agent-lsp--session (plist-get result :sessionId))
+                   (agent-lsp--finish (agent-lsp--stop-line result)))
+     :error-fn (lambda (err) (agent-lsp--finish (concat "Error: " (plist-get err :message))))
+     :timeout nil)))                     ; a chat takes as long as it takes: no 10 s default
+
+;;;###autoload
+(defun agent-lsp-stop ()
+  "Stop the running chat."
+  (interactive)
+  (cond
+   ((not agent-lsp--busy) (message "agent-lsp: no chat is running"))
+   ((not agent-lsp--session) (message "agent-lsp: the chat has not started yet; try again in a moment"))
+   (t
+    (jsonrpc-async-request agent-lsp--server :agent/abort (list :sessionId agent-lsp--session)
+                           :success-fn #'ignore))))
+
+;;;###autoload
+(defun agent-lsp-new-session ()
+  "Start a new session with the next message."
+  (interactive)
+  (setq agent-lsp--session nil))
+
+(provide 'agent-lsp)
+;;; agent-lsp.el ends here
