@@ -416,7 +416,7 @@ async def memory_over_time(marks: tuple[int, ...], root: Path) -> list[Row]:
             if n in marks:
                 seen[n] = (rss_kib(pid), *_fds_threads(pid))
     api.stop()
-    first, warm, last = marks[0], marks[-2], marks[-1]
+    warm, last = marks[-2], marks[-1]
     growth = (seen[last][0] - seen[warm][0]) / (last - warm)
     flat = seen[warm][1:] == seen[last][1:]
     return [Row(f"memory: RSS after {', '.join(map(str, marks))} chats with a tool call",

@@ -199,10 +199,6 @@ def chat_result(outcome: ChatOutcome) -> ChatResult:
     )
 
 
-from agent_lsp.config import GATED, WORKSPACE_FILE, Settings, clean, read_workspace_file
-from agent_lsp.core.events import AgentUpdate, Usage
-
-
 def finishing(p: ChatParams) -> list:
     """`finish` when the chat asks for structured output (-32602 naming outputSchema when that is not a valid JSON
     Schema)."""
