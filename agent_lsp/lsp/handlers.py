@@ -204,7 +204,6 @@ def chat_result(outcome: ChatOutcome) -> ChatResult:
     )
 
 
-
 def finishing(p: ChatParams) -> list:
     """`finish` when the chat asks for structured output (-32602 naming outputSchema when that is not a valid JSON
     Schema)."""

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from agent_lsp.core.loop import unique_ids
+from agent_lsp.core.calls import unique_ids
 from agent_lsp.core.messages import ToolUsePart
 from agent_lsp.lsp.wire import MAX_FRAME_BYTES, params_problem, parse_frames, top_level_id
 from agent_lsp.sessions.store import SessionRow, Store
