@@ -33,6 +33,10 @@ command('AgentModel', function()
   require('agent_lsp').model()
 end, { desc = 'agent-lsp: pick the model of the next chats' })
 
+command('AgentFix', function()
+  require('agent_lsp').fix()
+end, { desc = 'agent-lsp: fix the diagnostic under the cursor with the agent (code action)' })
+
 command('AgentHealth', function()
   require('agent_lsp').health()
 end, { desc = 'agent-lsp: check the setup' })

@@ -212,7 +212,7 @@ end
 
 -- `quiet`: the user has already been told why (the server is missing, not agent-lsp, or exited).
 function Chat:_finish(err, result, quiet)
-  self.running, self.request_id = false, nil
+  self.running, self.request_id, self.external = false, nil, nil
   self.view:end_block()
   close_float(self.float)
   self.float = nil
@@ -394,6 +394,27 @@ function M.stop()
   end
 end
 
+-- A chat this plugin did not send (a code action's workspace/executeCommand): shown like any other, in the
+-- session's chat buffer (a new one for a session not shown yet), without taking the cursor.
+local function start_external(session_id)
+  local chat = by_session[session_id]
+  if not chat then
+    chat = new_chat(session_id)
+    local win = vim.api.nvim_get_current_win()
+    M.show(chat)
+    if vim.api.nvim_win_is_valid(win) then
+      vim.api.nvim_set_current_win(win)
+    end
+  end
+  if not chat.view.empty then
+    chat.view:append({ '' })
+  end
+  chat.view:append({ '> (a code action)' }, 'AgentLspUser')
+  chat.running, chat.external, chat.tools, chat.client = true, true, {}, client.get()
+  chat.request_id = true  -- already sent: a stop is an agent/abort
+  return chat
+end
+
 function M.on_update(params)
   local chat = by_session[params.sessionId]
   if not chat then
@@ -406,8 +427,18 @@ function M.on_update(params)
       end
     end
   end
-  if chat and chat.running then
-    chat:_update(params.update)
+  if not (chat and chat.running) then
+    chat = start_external(params.sessionId)
+  end
+  chat:_update(params.update)
+end
+
+-- The answer to a workspace/executeCommand (a code action's chat): the same result object as agent/chat.
+function M.on_command_result(err, result)
+  for _, chat in pairs(by_buf) do
+    if chat.running and chat.external and (err or (type(result) == 'table' and chat.session_id == result.sessionId)) then
+      chat:_finish(err, result)
+    end
   end
 end
 

@@ -129,6 +129,10 @@ local function start()
       ['agent/update'] = function(_, params)
         require('agent_lsp.chat').on_update(params)
       end,
+      -- What a code action's command answers (Neovim sends it without a callback of its own).
+      ['workspace/executeCommand'] = function(err, result)
+        require('agent_lsp.chat').on_command_result(err, result)
+      end,
       ['agent/diagnostics'] = function(_, params, ctx)
         return require('agent_lsp.diagnostics').collect(params, vim.lsp.get_client_by_id(ctx.client_id))
       end,

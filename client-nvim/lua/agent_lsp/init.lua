@@ -103,6 +103,32 @@ function M.log()
   vim.cmd('normal! G')
 end
 
+-- The context for vim.lsp.buf.code_action() that carries every diagnostic of the cursor's line.
+function M.code_action_context()
+  return { diagnostics = require('agent_lsp.diagnostics').at_cursor(client.get()) }
+end
+
+-- :AgentFix: the server's "Fix with agent" code action on the cursor's diagnostic, run at once (Neovim 0.8+
+-- picks it by its title; 0.7's vim.lsp.buf.code_action() has no filter, so it lists the actions to pick from).
+function M.fix()
+  local ctx = M.code_action_context()
+  if #ctx.diagnostics == 0 then
+    return vim.notify('agent-lsp: no diagnostic on this line', vim.log.levels.INFO)
+  end
+  local buf = vim.api.nvim_get_current_buf()
+  client.when_ready(function()
+    client.attach(buf)
+    if vim.fn.has('nvim-0.8') == 1 then
+      vim.lsp.buf.code_action({ context = ctx, apply = true, filter = function(action)
+        return type(action.title) == 'string' and action.title:find('^Fix with agent') ~= nil
+      end })
+    else
+      ctx.only = { 'quickfix' }
+      vim.lsp.buf.code_action(ctx)
+    end
+  end)
+end
+
 function M.health()
   require('agent_lsp.checks').notify()
 end
