@@ -25,6 +25,10 @@ end, {
   desc = 'agent-lsp: permission mode of the next chats',
 })
 
+command('AgentRevert', function(o)
+  require('agent_lsp').revert(o.args)
+end, { nargs = '?', desc = 'agent-lsp: undo the last chat\'s edits ([N]: those of the chats after the first N)' })
+
 command('AgentSessions', function()
   require('agent_lsp').sessions()
 end, { desc = 'agent-lsp: reopen an earlier session' })

@@ -306,6 +306,35 @@ function Chat:stop()
   return true
 end
 
+-- agent/revert: undo the edits of this session's last chat, or of every chat after the first `to_chat`. What was
+-- reverted and what was refused (a file changed since) goes in the transcript and in a notification.
+function Chat:revert(to_chat)
+  if self.running then
+    return vim.notify('agent-lsp: a chat is running here; stop it first (<C-c> or :AgentStop)', vim.log.levels.WARN)
+  end
+  local c = client.get()
+  if not (c and self.session_id) then
+    return vim.notify('agent-lsp: nothing to revert (no chat in this session yet)', vim.log.levels.WARN)
+  end
+  local function name(uri)
+    return vim.fn.fnamemodify(vim.uri_to_fname(uri), ':.')
+  end
+  client.request(c, 'agent/revert', { sessionId = self.session_id, toChat = to_chat }, function(err, result)
+    if err then
+      return vim.notify('agent-lsp: revert: ' .. err.message, vim.log.levels.WARN)
+    end
+    local lines, level = {}, vim.log.levels.INFO
+    local reverted = vim.tbl_map(name, result.reverted or {})
+    table.insert(lines, '-- reverted: ' .. (#reverted > 0 and table.concat(reverted, ', ') or 'nothing'))
+    for _, r in ipairs(result.refused or {}) do
+      table.insert(lines, string.format('-- not reverted: %s (%s)', name(r.uri), r.reason))
+      level = vim.log.levels.WARN
+    end
+    self.view:append(lines, 'AgentLspEnd')
+    vim.notify('agent-lsp: ' .. table.concat(lines, '; '):gsub('%-%- ', ''), level)
+  end)
+end
+
 -- The chat for the current buffer (its transcript or its input), else the last one used, if it still exists.
 function M.current()
   local buf = vim.api.nvim_get_current_buf()

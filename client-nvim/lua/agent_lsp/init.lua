@@ -76,6 +76,20 @@ function M.mode(mode)
   set(mode)
 end
 
+-- :AgentRevert [N]: undo the last chat's edits in the current chat's session, or those of every chat after
+-- the first N.
+function M.revert(arg)
+  local c = chat.current()
+  if not c then
+    return vim.notify('agent-lsp: nothing to revert (no chat yet)', vim.log.levels.WARN)
+  end
+  local n = arg ~= '' and tonumber(arg) or nil
+  if arg ~= '' and not (n and n >= 0 and n == math.floor(n)) then
+    return vim.notify('agent-lsp: :AgentRevert takes a number of chats to keep, not ' .. arg, vim.log.levels.ERROR)
+  end
+  c:revert(n)
+end
+
 function M.sessions()
   require('agent_lsp.sessions').pick()
 end
