@@ -25,6 +25,7 @@ local function new_input(chat)
   vim.api.nvim_buf_set_name(buf, 'agent-lsp://input/' .. chat.number)
   vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].filetype = 'markdown'
+  vim.bo[buf].omnifunc = require('agent_lsp.mentions').OMNIFUNC  -- <C-x><C-o> after @ completes files
   by_input[buf] = chat
   vim.keymap.set('n', '<CR>', function() chat:send_input() end, { buffer = buf, desc = 'agent-lsp: send' })
   vim.keymap.set({ 'n', 'i' }, '<C-c>', function() chat:stop() end, { buffer = buf, desc = 'agent-lsp: stop' })
@@ -241,6 +242,10 @@ function Chat:send(message, context)
   if self.running then
     vim.notify('agent-lsp: a chat is already running here; <C-c> or :AgentStop stops it', vim.log.levels.WARN)
     return false
+  end
+  local mentions = require('agent_lsp.mentions').extract(message)
+  if #mentions > 0 then
+    context = vim.tbl_extend('force', context or {}, { mentions = mentions })
   end
   self:_add_user(message)
   self.running, self.tools = true, {}

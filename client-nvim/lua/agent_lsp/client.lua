@@ -180,6 +180,11 @@ function M.root_uri()
   return state.root and vim.uri_from_fname(state.root) or nil
 end
 
+-- The workspace folder (the server runs in it), or nil before the server started.
+function M.root_dir()
+  return state.root
+end
+
 -- Stop the server (it starts again with the next request, in Neovim's directory of then).
 function M.stop()
   local c = state.id and vim.lsp.get_client_by_id(state.id)
