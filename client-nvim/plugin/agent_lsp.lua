@@ -41,6 +41,10 @@ command('AgentFix', function()
   require('agent_lsp').fix()
 end, { desc = 'agent-lsp: fix the diagnostic under the cursor with the agent (code action)' })
 
+command('AgentMemory', function()
+  require('agent_lsp').memory()
+end, { desc = 'agent-lsp: open the project memory (AGENTS.md, or the private memory file)' })
+
 command('AgentHealth', function()
   require('agent_lsp').health()
 end, { desc = 'agent-lsp: check the setup' })
