@@ -33,6 +33,11 @@ class Settings:
     """The model's context window in tokens."""
     compact_threshold: float = 0.8
     """Compact the conversation when a request would pass this share of the context window."""
+    read_timeout: float = 120.0
+    """Seconds a model stream may stay silent (before its headers or between events) before the call fails."""
+    secret_env: tuple[str, ...] = ()
+    """Environment variables (names or fnmatch patterns) that run_command never passes on, besides the
+    provider keys it always holds back (tools/run_command.py)."""
     memory_file: str = "agents"
     """Where `remember` keeps facts: "agents" (AGENTS.md, section Memory) or "private" (under the data dir)."""
     hooks: Mapping[str, Any] = field(default_factory=dict)
@@ -85,6 +90,18 @@ def _thinking(value: Any) -> Thinking:
     raise ValueError('must be {"budgetTokens": N} with N >= 1024, "adaptive", or false')
 
 
+def _seconds(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1 <= value <= 3600:
+        raise ValueError("must be a number of seconds from 1 to 3600")
+    return float(value)
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ValueError("must be a list of environment variable names")
+    return tuple(v.strip() for v in value)
+
+
 # wire name -> (Settings field, validator)
 FIELDS = {
     "provider": ("provider", _choice(PROVIDERS)),
@@ -96,6 +113,8 @@ FIELDS = {
     "maxTokens": ("max_tokens", _int(1, 1_000_000)),
     "contextWindow": ("context_window", _int(1_000, 10_000_000)),
     "compactThreshold": ("compact_threshold", _share),
+    "readTimeout": ("read_timeout", _seconds),
+    "secretEnv": ("secret_env", _names),
     "memoryFile": ("memory_file", _choice(MEMORY_FILES)),
     "hooks": ("hooks", _hooks),
 }

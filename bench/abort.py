@@ -40,6 +40,16 @@ def percentile(samples: list[float], q: float) -> float:
 
 
 async def main(runs: int, provider: str = "anthropic") -> None:
+    results = await measure(runs, provider)
+    print(f"{'state':<26} {'p50 (ms)':>9} {'p99 (ms)':>9} {'max (ms)':>9}   ({runs} aborts each)")
+    for state, samples in results.items():
+        print(f"{state:<26} {statistics.median(samples):>9.1f} {percentile(samples, 0.99):>9.1f} "
+              f"{max(samples):>9.1f}")
+
+
+async def measure(runs: int, provider: str = "anthropic") -> dict[str, list[float]]:
+    """Milliseconds from agent/abort to the chat's answer, per state."""
+    results: dict[str, list[float]] = {}
     root = Path(tempfile.mkdtemp(prefix="agent-lsp-bench-"))
     (root / "app.py").write_text("print('hi')\n")
     if provider == "openai":
@@ -74,7 +84,6 @@ async def main(runs: int, provider: str = "anthropic") -> None:
         "capabilities": {"workspace": {"applyEdit": True, "workspaceEdit": {"documentChanges": True}},
                          "experimental": {"agent": {"confirmTool": True}}}})
     client.notify("initialized", {})
-    print(f"{'state':<26} {'p50 (ms)':>9} {'p99 (ms)':>9} {'max (ms)':>9}   ({runs} aborts each)")
     for state, (replies, mode, marker) in STATES.items():
         samples, session = [], None
         for _ in range(runs):
@@ -82,7 +91,10 @@ async def main(runs: int, provider: str = "anthropic") -> None:
             api.add(*replies)
             params = {"message": "go", "permissionMode": mode, **({"sessionId": session} if session else {})}
             chat = asyncio.ensure_future(client.request("agent/chat", params))
-            while marker not in seen:
+            deadline = time.perf_counter() + 60
+            while marker not in seen:  # a state never reached is a failure, not a hang
+                if time.perf_counter() > deadline:
+                    raise TimeoutError(f"{state}: {marker} never came (saw {seen})")
                 await asyncio.sleep(0.002)
             session = sessions[-1]
             started = time.perf_counter()
@@ -92,10 +104,10 @@ async def main(runs: int, provider: str = "anthropic") -> None:
             await abort
             assert result["stopReason"] == "aborted", result
             api.script.clear()
-        print(f"{state:<26} {statistics.median(samples):>9.1f} {percentile(samples, 0.99):>9.1f} "
-              f"{max(samples):>9.1f}")
+        results[state] = samples
     await client.close()
     api.stop()
+    return results
 
 
 if __name__ == "__main__":

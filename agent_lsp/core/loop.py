@@ -1,29 +1,27 @@
-"""The ReAct loop: call the model, run the tools it asks for, feed the results back, until it is done."""
+"""The ReAct loop: call the model, run the tools it asks for (core/calls.py), feed the results back, until it is
+done."""
 
 from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Awaitable, Callable, Optional
+from typing import AsyncIterator, Optional
 
-from pydantic import ValidationError
-
+from agent_lsp.core.calls import run_tool_calls, unique_ids
+from agent_lsp.core.chat import ChatConfig, ChatState, Permit, allow_all
 from agent_lsp.core.compaction import KEEP_SHARE, SUMMARY_SYSTEM, cut_point, size, transcript, view
-from agent_lsp.core.hooks import Hook, HookEvent, HookVerdict, run_hooks
 from agent_lsp.core.events import (
     AgentUpdate,
     Notice,
     TextDelta,
     ThinkingDelta,
-    ToolCall,
     ToolCallUpdate,
     TurnStart,
     Usage,
 )
+from agent_lsp.core.hooks import HookEvent, HookVerdict, run_hooks
 from agent_lsp.core.messages import (
     AssistantMessage,
-    Message,
     TextPart,
     ToolResult,
     ToolResultsMessage,
@@ -31,19 +29,10 @@ from agent_lsp.core.messages import (
     UserMessage,
     unanswered_tool_uses,
 )
-from agent_lsp.core.ports import (
-    Allow,
-    Deny,
-    Model,
-    ModelError,
-    ModelReply,
-    ModelRequest,
-    Permission,
-    PermissionRequest,
-    TextChunk,
-    ThinkingChunk,
-)
-from agent_lsp.core.tool import Tool, ToolContext, ToolError, ToolInput, bound
+from agent_lsp.core.ports import Model, ModelError, ModelReply, ModelRequest, TextChunk, ThinkingChunk
+from agent_lsp.core.tool import ToolContext
+
+__all__ = ["ChatConfig", "ChatState", "allow_all", "run_chat", "close_aborted", "NUDGE", "SUMMARY_REQUEST"]
 
 NUDGE = "Please do what you described; don't just describe it."
 MAX_NUDGES = 2
@@ -59,60 +48,6 @@ _ANNOUNCES = re.compile(
     r"edit|find|see|start|investigate)\b",
     re.IGNORECASE,
 )
-
-Emit = Callable[[AgentUpdate], None]
-Permit = Callable[[PermissionRequest, Emit], Awaitable[Permission]]
-
-
-async def allow_all(request: PermissionRequest, emit: Emit) -> Permission:
-    """A permit that allows every call (read-only tool sets, tests)."""
-    return Allow()
-
-
-@dataclass
-class ChatConfig:
-    """What one chat may do."""
-
-    system: str
-    tools: list[Tool]
-    max_turns: int
-    max_tokens: int = 8192
-    thinking: int | str | None = None
-    context_window: int = 200_000
-    compact_threshold: float = 0.8
-    """Compact when a request would pass this share of the context window."""
-    ends_with: Optional[str] = None
-    """The tool whose valid call ends the chat (`finish` for structured output): a reply without it is nudged."""
-    hooks: list[Hook] = field(default_factory=list)
-    """Called at the loop's hook points (core/hooks.py)."""
-
-
-@dataclass
-class ChatState:
-    """How far a chat got; readable at any moment, also after the chat was cancelled."""
-
-    history: list[Message]
-    turns: int = 0
-    tool_calls: int = 0
-    denied: int = 0
-    usage: Usage = field(default_factory=Usage)
-    final_message: str = ""
-    stop_reason: Optional[str] = None
-    error: Optional[ModelError] = None
-    partial_text: str = ""
-    """Text streamed in the current model call and not yet in the history."""
-    open_calls: dict[str, str] = field(default_factory=dict)
-    """Tool calls announced without a terminal status, id -> name."""
-    results: dict[str, ToolResult] = field(default_factory=dict)
-    """Results of the current turn's calls whose terminal status was sent."""
-    compaction: Optional[tuple[int, str]] = None
-    """(cut, summary): the model is sent the summary, then history[cut:]."""
-    finished: bool = False
-    """A tool call ended the chat (see ToolOutput.ends_chat); `structured_output` holds its value."""
-    structured_output: Any = None
-    streaming_usage: Usage = field(default_factory=Usage)
-    """What the model call in flight has used so far, as the provider reported it (not yet in `usage`)."""
-
 
 def _nudge_for(state: ChatState, config: ChatConfig) -> Optional[tuple[str, str]]:
     """(what to tell the model, what to tell the user) when a reply without tool calls should not end the chat."""
@@ -201,7 +136,7 @@ async def _turns(
             state.stop_reason = "end_turn"
             return
         nudges = 0
-        async for update in _run_tool_calls(uses, state, config, ctx, permit):
+        async for update in run_tool_calls(uses, state, config, ctx, permit):
             yield update
         state.history.append(ToolResultsMessage(results=[state.results[u.id] for u in uses]))
         state.results.clear()
@@ -214,6 +149,9 @@ async def _call_model(
     model: Model, state: ChatState, config: ChatConfig, tool_choice: str = "auto"
 ) -> AsyncIterator[AgentUpdate | ModelReply]:
     """Stream one model call; append its reply to the history and yield it last, or record the failure."""
+    # Stop means stop: an abort that arrived while a tool kept the loop busy is waiting to be handled; let it
+    # run (and cancel this chat) before a new model request can begin.
+    await asyncio.sleep(0)
     if tool_choice == "auto":
         async for update in _compact_if_needed(model, state, config):
             yield update
@@ -232,11 +170,11 @@ async def _call_model(
     reply: Optional[ModelReply] = None
     try:
         async for event in model.stream(request):
-            if isinstance(event, TextChunk):
+            if isinstance(event, TextChunk):  # once per delta: built without validation (the text is a str)
                 state.partial_text += event.text
-                yield TextDelta(text=event.text)
+                yield TextDelta.model_construct(text=event.text)
             elif isinstance(event, ThinkingChunk):
-                yield ThinkingDelta(text=event.text)
+                yield ThinkingDelta.model_construct(text=event.text)
             elif isinstance(event, Usage):
                 state.streaming_usage = event
             elif isinstance(event, ModelReply):
@@ -254,7 +192,7 @@ async def _call_model(
     state.streaming_usage = Usage()
     state.usage = state.usage.plus(reply.usage)
     yield state.usage.model_copy()
-    parts = [p for p in reply.parts if not (isinstance(p, TextPart) and not p.text.strip())]
+    parts = unique_ids([p for p in reply.parts if not (isinstance(p, TextPart) and not p.text.strip())])
     state.partial_text = ""
     if parts:
         message = AssistantMessage(parts=parts)
@@ -332,156 +270,3 @@ def close_aborted(state: ChatState) -> list[AgentUpdate]:
     _answer_all(state, CANCELLED)
     state.stop_reason = "aborted"
     return updates
-
-
-# ---- tool calls ------------------------------------------------------------------------------------------
-
-
-@dataclass
-class _Prepared:
-    use: ToolUsePart
-    tool: Optional[Tool]
-    input: Optional[ToolInput]
-    problem: Optional[str]
-
-
-def _prepare(use: ToolUsePart, config: ChatConfig) -> _Prepared:
-    tool = next((t for t in config.tools if t.name == use.name), None)
-    if tool is None:
-        names = ", ".join(t.name for t in config.tools)
-        return _Prepared(use, None, None, f"Unknown tool {use.name!r}. Available tools: {names}.")
-    if use.input_error:
-        return _Prepared(use, tool, None, f"Invalid input for {use.name}: {use.input_error}. Call the tool again "
-                                          "with its arguments as one JSON object.")
-    try:
-        return _Prepared(use, tool, tool.Input.model_validate(use.input), None)
-    except ValidationError as e:
-        problems = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'input'}: {err['msg']}" for err in e.errors())
-        return _Prepared(use, tool, None, f"Invalid input for {use.name}: {problems}.")
-
-
-def _groups(calls: list[_Prepared]) -> list[list[_Prepared]]:
-    """Consecutive read-only calls form one concurrent group; every other call runs alone, in order."""
-    groups: list[list[_Prepared]] = []
-    for call in calls:
-        concurrent = call.tool is not None and call.tool.kind in CONCURRENT_KINDS
-        if concurrent and groups and groups[-1][-1].tool is not None and groups[-1][-1].tool.kind in CONCURRENT_KINDS:
-            groups[-1].append(call)
-        else:
-            groups.append([call])
-    return groups
-
-
-async def _run_tool_calls(
-    uses: list[ToolUsePart], state: ChatState, config: ChatConfig, ctx: ToolContext, permit: Permit
-) -> AsyncIterator[AgentUpdate]:
-    """Announce every call, run them (reads concurrently), and yield terminal updates in call order."""
-    calls = [_prepare(use, config) for use in uses]
-    for call in calls:
-        state.tool_calls += 1
-        state.open_calls[call.use.id] = call.use.name
-        yield ToolCall(
-            tool_call_id=call.use.id,
-            name=call.use.name,
-            title=call.tool.title(call.input) if call.tool and call.input else call.use.name,
-            tool_kind=call.tool.kind if call.tool else "other",
-            input=call.use.input,
-            locations=call.tool.locations(ctx, call.input) if call.tool and call.input else None,
-        )
-    queue: asyncio.Queue = asyncio.Queue()
-    done = object()
-
-    async def work() -> None:
-        try:
-            for group in _groups(calls):
-                outcomes = await asyncio.gather(*(_run_one(c, state, ctx, permit, queue.put_nowait, config.hooks) for c in group))
-                for outcome in outcomes:
-                    queue.put_nowait(outcome)
-        finally:
-            queue.put_nowait(done)
-
-    worker = asyncio.create_task(work())
-    try:
-        while (item := await queue.get()) is not done:
-            if isinstance(item, tuple):
-                result, update = item
-                state.results[result.tool_use_id] = result
-                state.open_calls.pop(result.tool_use_id, None)
-                yield update
-            else:
-                yield item
-        await worker
-    finally:
-        if not worker.done():
-            worker.cancel()
-            await asyncio.gather(worker, return_exceptions=True)
-
-
-async def _run_one(
-    call: _Prepared, state: ChatState, ctx: ToolContext, permit: Permit, emit, hooks: list[Hook]
-) -> tuple[ToolResult, ToolCallUpdate]:
-    """Check the hooks and the permission, run one call; answer its result and its terminal update."""
-    call_id = call.use.id
-
-    def failed(message: str) -> tuple[ToolResult, ToolCallUpdate]:
-        return (
-            ToolResult(tool_use_id=call_id, content=message, is_error=True),
-            ToolCallUpdate(tool_call_id=call_id, status="failed", error=message),
-        )
-
-    if call.problem or call.tool is None or call.input is None:
-        return failed(call.problem or "Invalid tool call.")
-    tool, input, raw = call.tool, call.input, call.use.input
-    if hooks:
-        pre = await run_hooks(hooks, HookEvent("PreToolUse", tool_name=tool.name, tool_input=raw))
-        for warning in pre.warnings:
-            emit(Notice(level="warning", message=warning))
-        if pre.block is not None:
-            state.denied += 1
-            reason = f"A hook refused this call: {pre.block}"
-            return (ToolResult(tool_use_id=call_id, content=reason, is_error=True),
-                    ToolCallUpdate(tool_call_id=call_id, status="rejected", error=reason))
-        if pre.input is not None:
-            try:
-                input, raw = tool.Input.model_validate(pre.input), pre.input
-            except ValidationError as e:
-                return failed(f"A hook rewrote the input of {tool.name} into an invalid one: {e.errors()[0]['msg']}.")
-    try:
-        preview = await tool.preview(ctx, input)
-    except ToolError as e:
-        return failed(str(e))
-    request = PermissionRequest(
-        tool_call_id=call_id, name=tool.name, kind=tool.kind, title=tool.title(input), input=raw,
-        diff=preview.diff, command=preview.command,
-    )
-    decision = await permit(request, emit)
-    if isinstance(decision, Deny):
-        state.denied += 1
-        return (
-            ToolResult(tool_use_id=call_id, content=decision.message, is_error=True),
-            ToolCallUpdate(tool_call_id=call_id, status=decision.status, error=decision.message),
-        )
-    emit(ToolCallUpdate(tool_call_id=call_id, status="running"))
-    tool_ctx = ToolContext(
-        editor=ctx.editor,
-        report=lambda text: emit(ToolCallUpdate(tool_call_id=call_id, status="running", output=bound(text, PREVIEW_CHARS))),
-    )
-    try:
-        output = await tool.run(tool_ctx, input)
-    except ToolError as e:
-        return failed(str(e))
-    except Exception as e:  # a tool bug must not end the chat: the model reads it and goes on
-        return failed(f"{tool.name} failed: {type(e).__name__}: {e}")
-    if output.ends_chat:
-        state.finished, state.structured_output = True, output.value
-    text = output.text
-    if hooks:
-        post = await run_hooks(hooks, HookEvent("PostToolUse", tool_name=tool.name, tool_input=raw, tool_output=text))
-        for warning in post.warnings:
-            emit(Notice(level="warning", message=warning))
-        text = text if post.output is None else post.output
-    text = bound(text)
-    return (
-        ToolResult(tool_use_id=call_id, content=text),
-        ToolCallUpdate(tool_call_id=call_id, status="completed", output=bound(text, PREVIEW_CHARS), diff=output.diff),
-    )

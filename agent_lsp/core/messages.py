@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class _Model(BaseModel):
@@ -45,6 +45,18 @@ class ToolUsePart(_Model):
     input_error: Optional[str] = None
     """Why the model's arguments could not be read (not JSON, not an object): the loop answers the call with this
     as an error, and `input` is then empty."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _object_input(cls, data: Any) -> Any:
+        """A model may send a list, a string or a number as input; the API only takes an object back, so the call
+        keeps `{}` and says what was wrong."""
+        if isinstance(data, dict) and data.get("input") is not None and not isinstance(data["input"], dict):
+            kind = type(data["input"]).__name__
+            data = {**data, "input": {},
+                    "input_error": f"The input of {data.get('name')} must be a JSON object, not a {kind}; "
+                                   "the call was not run. Call the tool again with an object input."}
+        return data
 
 
 AssistantPart = Annotated[

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator, Literal, Optional, Protocol, Union
+from typing import Any, AsyncIterator, Callable, Literal, Optional, Protocol, Union
 
 from agent_lsp.core.events import Decision, Usage
 from agent_lsp.core.messages import AssistantPart, Message
@@ -96,16 +96,32 @@ class Model(Protocol):
 # ---- editor ----------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
 class OpenDocument:
-    """A document the editor has open, with the text the user sees (saved or not)."""
+    """A document the editor has open, with the text the user sees (saved or not).
 
-    uri: str
-    path: Optional[Path]
-    language_id: str
-    version: Optional[int]
-    text: str
-    unsaved: bool
+    `unsaved` may be given as a function: finding out may read the file, so it runs on first use, once.
+    """
+
+    __slots__ = ("uri", "path", "language_id", "version", "text", "_unsaved")
+
+    def __init__(self, uri: str, path: Optional[Path], language_id: str, version: Optional[int], text: str,
+                 unsaved: Union[bool, Callable[[], bool]]) -> None:
+        self.uri = uri
+        self.path = path
+        self.language_id = language_id
+        self.version = version
+        self.text = text
+        self._unsaved = unsaved
+
+    @property
+    def unsaved(self) -> bool:
+        """Whether the text differs from the file on disk (or there is no file)."""
+        if callable(self._unsaved):
+            self._unsaved = bool(self._unsaved())
+        return self._unsaved
+
+    def __repr__(self) -> str:
+        return f"OpenDocument({self.uri!r}, version={self.version})"
 
 
 @dataclass(frozen=True)
@@ -166,7 +182,7 @@ class Editor(Protocol):
         ...
 
     def open_documents(self) -> list[OpenDocument]:
-        """Every open document."""
+        """Every open document, in the order they were opened (cheap: no file is read)."""
         ...
 
     def open_document(self, path: Path) -> Optional[OpenDocument]:

@@ -29,7 +29,9 @@ class Environment:
     os_name: str
     roots: list[Path]
     open_buffers: list[tuple[str, bool]] = field(default_factory=list)
-    """(path as shown, has unsaved changes)"""
+    """(path as shown, has unsaved changes): the active buffer and the most recently opened ones"""
+    more_buffers: int = 0
+    """How many other buffers are open (list_open_buffers lists them)"""
     active_file: Optional[str] = None
     selection: Optional[tuple[int, int, str]] = None
     """(first line, last line, selected text), 1-based lines"""
@@ -71,7 +73,9 @@ def editor_context(env: Environment) -> Optional[str]:
     """What the editor shows right now, sent along with the user's message."""
     lines = []
     if env.open_buffers:
-        lines.append("Open buffers: " + ", ".join(f"{p} (unsaved)" if dirty else p for p, dirty in env.open_buffers))
+        more = f", and {env.more_buffers} more (list_open_buffers lists them all)" if env.more_buffers else ""
+        lines.append("Open buffers: " + ", ".join(f"{p} (unsaved)" if dirty else p for p, dirty in env.open_buffers)
+                     + more)
     if env.active_file:
         lines.append(f"Active file: {env.active_file}")
     if env.selection:

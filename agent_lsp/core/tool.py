@@ -50,6 +50,8 @@ class ToolContext:
     editor: Editor
     report: Callable[[str], None] = field(default=lambda text: None)
     """Streams a preview of output while the tool runs."""
+    secret_env: tuple[str, ...] = ()
+    """Environment variables commands must not see, besides the provider keys (the secretEnv setting)."""
 
 
 class Tool:

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import os
 import uuid
+import weakref
 from pathlib import Path
 from typing import Any, Optional
 
@@ -42,22 +43,16 @@ class LspEditor:
         return [self._document(doc) for doc in list(self._server.workspace.text_documents.values())]
 
     def open_document(self, path: Path) -> Optional[OpenDocument]:
-        real = os.path.realpath(path)
-        for doc in list(self._server.workspace.text_documents.values()):
-            doc_path = lsp_uri_to_path(doc.uri)
-            if doc_path is not None and os.path.realpath(doc_path) == real:
-                return self._document(doc)
-        return None
+        docs = self._server.workspace.text_documents
+        uri = buffers_of(self._server.workspace).uri_of(docs, path)
+        return self._document(docs[uri]) if uri is not None else None
 
     def _document(self, doc: Any) -> OpenDocument:
         path = lsp_uri_to_path(doc.uri)
-        text = doc.source
-        try:
-            unsaved = path is None or path.read_text(encoding="utf-8", errors="replace") != text
-        except OSError:
-            unsaved = True
-        return OpenDocument(uri=doc.uri, path=path, language_id=doc.language_id or "", version=doc.version,
-                            text=text, unsaved=unsaved)
+        uri, text, version = doc.uri, doc.source, doc.version  # as of now: didChange replaces them on `doc`
+        index = buffers_of(self._server.workspace)
+        return OpenDocument(uri=uri, path=path, language_id=doc.language_id or "", version=version,
+                            text=text, unsaved=lambda: index.unsaved(uri, path, version, text))
 
     async def diagnostics(self, paths: Optional[list[Path]]) -> DiagnosticsReport:
         if self._client_diagnostics:
@@ -66,17 +61,23 @@ class LspEditor:
             except Exception as e:  # a client that fails here still leaves the model something to go on
                 log.warning("agent/diagnostics failed: %r", e)
         targets = paths if paths is not None else [d.path for d in self.open_documents() if d.path]
-        items = []
+        texts = {}
         for path in targets:
-            if path.suffix not in (".py", ".pyi"):
-                continue
-            doc = self.open_document(path)
-            try:
-                text = doc.text if doc else path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            items += python_syntax_errors(path, text)
-        return DiagnosticsReport(items=items, from_editor=False)
+            if path.suffix in (".py", ".pyi"):
+                doc = self.open_document(path)
+                texts[path] = doc.text if doc else None
+
+        def check() -> list:  # compiling every open buffer is CPU work: not on the event loop
+            items = []
+            for path, text in texts.items():
+                try:
+                    items += python_syntax_errors(path, text if text is not None else
+                                                  path.read_text(encoding="utf-8", errors="replace"))
+                except OSError:
+                    continue
+            return items
+
+        return DiagnosticsReport(items=await asyncio.to_thread(check), from_editor=False)
 
     async def _editor_diagnostics(self, paths: Optional[list[Path]]) -> DiagnosticsReport:
         params = {"uris": [p.as_uri() for p in paths]} if paths is not None else {}
@@ -182,3 +183,71 @@ class LspEditor:
             raise ToolError(f"The editor answered {method} with an error: {e.message}") from None
         return answer if not hasattr(answer, "applied") else {"applied": answer.applied,
                                                               "failureReason": answer.failure_reason}
+
+
+class Buffers:
+    """Per workspace: open buffers by real path (lookups without a scan), and whether each differs from its file,
+    remembered until the buffer or the file changes."""
+
+    def __init__(self) -> None:
+        self._real_of: dict[str, Optional[str]] = {}
+        """uri → the real path of its file"""
+        self._by_real: dict[str, str] = {}
+        self._unsaved: dict[str, tuple[tuple, bool]] = {}
+
+    def uri_of(self, docs: dict[str, Any], path: Path) -> Optional[str]:
+        """The uri under which `docs` (uri → document) holds the buffer of `path`, if open."""
+        uri = path.as_uri()
+        if uri in docs:
+            return uri
+        if docs.keys() != self._real_of.keys():
+            self._sync(docs)
+        uri = self._by_real.get(os.path.realpath(path))
+        return uri if uri in docs else None
+
+    def _sync(self, docs: dict[str, Any]) -> None:
+        for uri in self._real_of.keys() - docs.keys():
+            real = self._real_of.pop(uri)
+            self._unsaved.pop(uri, None)
+            if real is not None and self._by_real.get(real) == uri:
+                del self._by_real[real]
+        for uri in docs.keys() - self._real_of.keys():
+            path = lsp_uri_to_path(uri)
+            real = os.path.realpath(path) if path is not None else None
+            self._real_of[uri] = real
+            if real is not None:
+                self._by_real[real] = uri
+
+    def unsaved(self, uri: str, path: Optional[Path], version: Any, text: str) -> bool:
+        """Whether `text` differs from the file's bytes; the file is read only when its size says nothing."""
+        if path is None:
+            return True
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return True
+        key = (version, len(text), stat.st_mtime_ns, stat.st_size)
+        cached = self._unsaved.get(uri)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        data = text.encode("utf-8", errors="surrogatepass")
+        if len(data) != stat.st_size:
+            answer = True
+        else:
+            try:
+                answer = path.read_bytes() != data
+            except OSError:
+                answer = True
+        self._unsaved[uri] = (key, answer)
+        return answer
+
+
+_BUFFERS: "weakref.WeakKeyDictionary[Any, Buffers]" = weakref.WeakKeyDictionary()
+
+
+def buffers_of(workspace: Any) -> Buffers:
+    """The Buffers of a pygls workspace (one per workspace, kept as long as it lives)."""
+    buffers = _BUFFERS.get(workspace)
+    if buffers is None:
+        buffers = _BUFFERS[workspace] = Buffers()
+    return buffers

@@ -5,6 +5,7 @@ Imported on the first agent request (see server.py), with everything the agent n
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import platform
@@ -80,6 +81,7 @@ from agent_lsp.tools.remember import Remember
 
 log = logging.getLogger(__name__)
 SESSION_BUSY = -32001
+MAX_LISTED_BUFFERS = 20
 CONFIRM_ACTIONS = {"Allow once": "allow_once", "Allow always": "allow_always", "Reject": "reject_once"}
 
 
@@ -154,15 +156,22 @@ def session_of(agent: Agent, session_id: str) -> Session:
                                    data={"fields": ["sessionId"]}) from None
 
 
-def environment(editor: LspEditor, params: ChatParams) -> Environment:
-    """What the system prompt tells the model about the editor."""
+async def environment(editor: LspEditor, params: ChatParams) -> Environment:
+    """What the system prompt tells the model about the editor: the active buffer and the most recently opened
+    ones, at most MAX_LISTED_BUFFERS (list_open_buffers has the rest)."""
     roots = editor.roots
     docs = editor.open_documents()
-    env = Environment(os_name=f"{platform.system()} {platform.release()}", roots=roots,
-                      open_buffers=[(display(roots, d.path) if d.path else d.uri, d.unsaved) for d in docs])
     context = params.context
+    active = next((d for d in docs if d.uri == context.active_uri), None) if context and context.active_uri else None
+    listed = docs[-MAX_LISTED_BUFFERS:]
+    if active is not None and active not in listed:
+        listed = [active, *listed[1:]]
+    flags = await asyncio.to_thread(lambda: [d.unsaved for d in listed])  # may read the files
+    env = Environment(os_name=f"{platform.system()} {platform.release()}", roots=roots,
+                      open_buffers=[(display(roots, d.path) if d.path else d.uri, dirty)
+                                    for d, dirty in zip(listed, flags)],
+                      more_buffers=len(docs) - len(listed))
     if context and context.active_uri:
-        active = next((d for d in docs if d.uri == context.active_uri), None)
         path = active.path if active else lsp_uri_to_path(context.active_uri)
         env.active_file = display(roots, Path(os.path.realpath(path))) if path else context.active_uri  # as tools take it
         if active and context.selection:
@@ -188,10 +197,6 @@ def chat_result(outcome: ChatOutcome) -> ChatResult:
         ),
         structured_output=outcome.structured_output,
     )
-
-
-from agent_lsp.config import GATED, WORKSPACE_FILE, Settings, clean, read_workspace_file
-from agent_lsp.core.events import AgentUpdate, Usage
 
 
 def finishing(p: ChatParams) -> list:
@@ -300,22 +305,22 @@ async def agent_chat(ls: AgentServer, params: Any) -> dict:
     attached = await mentioned(editor, p)
     session = session_of(agent, p.session_id) if p.session_id else new_session(ls, p.message)
     try:
-        agent.sessions.reserve(session)
-    except SessionBusy:
-        raise JsonRpcException(code=SESSION_BUSY, message=f"Session {session.id} is busy: a chat is running.")
+        session = agent.sessions.reserve(session)
+    except SessionBusy as e:
+        raise JsonRpcException(code=SESSION_BUSY, message=str(e), data={"sessionId": e.session_id}) from None
     agent.current = session.id
     progress: Optional[ChatProgress] = None
     try:
         ls.layers.workspace_file = await workspace_file_layer(ls, agent, editor.roots)
         settings: Settings = ls.layers.resolve(
             {"permission_mode": p.permission_mode, "max_turns": p.max_turns, "model": p.model})
-        env = environment(editor, p)
+        env = await environment(editor, p)
         memory = memory_file(settings.memory_file, editor.roots, ls.data_dir)
         context = "\n\n".join(part for part in (editor_context(env), attached) if part) or None
         request = ChatRequest(message=UserMessage(text=p.message, context=context), settings=settings,
                               system=system_prompt(env, project_instructions(editor.roots),
                                                    read_memory(memory) if memory and not memory.in_workspace else None),
-                              tools=[*tools.ALL, *memory_tools(memory), *finish], ctx=ToolContext(editor=editor),
+                              tools=[*tools.ALL, *memory_tools(memory), *finish], ctx=ToolContext(editor=editor, secret_env=settings.secret_env),
                               ends_with="finish" if p.output_schema is not None else None,
                               hooks=[ShellHooks(settings.hooks, session.id, editor.roots[0] if editor.roots else None)]
                               if settings.hooks else [])
@@ -326,7 +331,7 @@ async def agent_chat(ls: AgentServer, params: Any) -> dict:
         result = chat_result(await agent.sessions.chat(session, request, ask))
     finally:
         agent.sessions.release(session)
-        stream = agent.streams.get(session.id)
+        stream = agent.streams.pop(session.id, None)  # one per running chat, not one per session ever seen
         if stream:
             stream.flush()
         agent.progress.pop(session.id, None)

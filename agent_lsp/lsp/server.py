@@ -3,14 +3,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Optional
 
 from lsprotocol import types
+from lsprotocol.types import ResponseError
 from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
@@ -121,6 +125,12 @@ class AgentProtocol(LanguageServerProtocol):
             return
         super()._handle_response(msg_id, result, error)
 
+    def _send_response(self, msg_id, result=None, error=None):
+        if error is not None and error.data is not None and error.code == -32603:
+            # pygls ships the traceback (with the install's file paths) in data: the log has it, the client not
+            error = ResponseError(code=error.code, message=error.message)
+        super()._send_response(msg_id, result, error)
+
 
 class AgentServer(LanguageServer):
     """The agent-lsp server: its settings layers, the client's agent capabilities, and the agent state."""
@@ -134,6 +144,56 @@ class AgentServer(LanguageServer):
         self.agent_caps = {"confirmTool": False, "diagnostics": False}
         self.agent: Any = None
         """The agent state (`handlers.Agent`), made on the first agent/* request."""
+
+    def start_io(self, stdin=None, stdout=None) -> None:
+        """Serve on stdio through the hardened reader (lsp/wire.py); when the client goes away, running chats
+        are stopped and saved before the process exits."""
+        from agent_lsp.lsp.wire import serve_stdio
+
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(serve_stdio(self.protocol, stdin or sys.stdin.buffer, self._client_gone))
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """Serve one TCP client at a time on host:port through the hardened reader."""
+        from agent_lsp.lsp.wire import serve_stream
+
+        self._stop_event = threading.Event()
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.protocol.set_writer(writer)
+            await serve_stream(self.protocol, reader)
+            await self._client_gone()
+            self.shutdown()
+
+        async def main() -> None:
+            self._server = await asyncio.start_server(connection, host, port)
+            async with self._server:
+                try:
+                    await self._server.serve_forever()
+                except asyncio.CancelledError:
+                    pass
+
+        try:
+            asyncio.run(main())
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
+    async def _client_gone(self) -> None:
+        """Stop what the client can no longer see (chats answer a result and save their session)."""
+        tasks = [f for f in self.protocol._request_futures.values() if isinstance(f, asyncio.Task) and not f.done()]
+        for task in tasks:
+            if not task.cancelling():  # `exit` cancelled it already: a second cancel would stop it saving
+                task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=10)
 
     def warn(self, messages: list[str]) -> None:
         """A window/showMessage warning per message."""
@@ -222,6 +282,13 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
     @server.feature("agent/history")
     def agent_history(ls: AgentServer, params: Any) -> dict:
         return _handlers().agent_history(ls, params)
+
+    if os.environ.get("AGENT_LSP_DEBUG") == "1":  # tests' leak checks only; never offered otherwise
+
+        @server.feature("agent/_debugCounts")
+        def agent_debug_counts(ls: AgentServer, params: Any) -> dict:
+            return {"tasks": len(asyncio.all_tasks()), "threads": threading.active_count(),
+                    "requests": len(ls.protocol._request_futures)}
 
     @server.feature("agent/deleteSession")
     def agent_delete_session(ls: AgentServer, params: Any) -> dict:

@@ -15,16 +15,18 @@ class UpdateStream:
 
     def __init__(self, send: Callable[[AgentUpdate], None]) -> None:
         self._send = send
-        self._pending: Optional[TextDelta | ThinkingDelta] = None
+        self._kind: Optional[type[TextDelta] | type[ThinkingDelta]] = None
+        self._pieces: list[str] = []
+        """The pending text, joined once when sent (not copied at every delta)."""
         self._timer: Optional[asyncio.TimerHandle] = None
 
     def push(self, update: AgentUpdate) -> None:
         if isinstance(update, (TextDelta, ThinkingDelta)):
-            if self._pending is not None and type(self._pending) is type(update):
-                self._pending = type(update)(text=self._pending.text + update.text)
+            if self._kind is type(update):
+                self._pieces.append(update.text)
                 return
             self.flush()
-            self._pending = update
+            self._kind, self._pieces = type(update), [update.text]
             self._timer = asyncio.get_running_loop().call_later(COALESCE_SECONDS, self.flush)
             return
         self.flush()
@@ -34,6 +36,7 @@ class UpdateStream:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if self._pending is not None:
-            pending, self._pending = self._pending, None
-            self._send(pending)
+        if self._kind is not None:
+            kind, text = self._kind, "".join(self._pieces)
+            self._kind, self._pieces = None, []
+            self._send(kind.model_construct(text=text))

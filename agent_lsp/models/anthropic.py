@@ -36,17 +36,25 @@ _OVERFLOW_HINTS = ("prompt is too long", "context window", "too many tokens", "c
 class AnthropicModel:
     """A Claude model. `base_url` None leaves the SDK's own resolution (ANTHROPIC_BASE_URL) in charge."""
 
-    def __init__(self, model: str, base_url: Optional[str] = None) -> None:
+    def __init__(self, model: str, base_url: Optional[str] = None, read_timeout: float = 120.0) -> None:
         self.name = model
         self.base_url = base_url
+        self.read_timeout = read_timeout
         self._client: Any = None
 
     def _sdk(self) -> Any:
         if self._client is None:
             import anthropic
+            import httpx2
 
-            kwargs = {"base_url": self.base_url} if self.base_url else {}
-            self._client = anthropic.AsyncAnthropic(**kwargs)
+            from agent_lsp.models.registry import shared_client
+
+            kwargs: dict[str, Any] = {"base_url": self.base_url} if self.base_url else {}
+            # A stalled stream (no headers, or silence mid-stream) fails after read_timeout instead of holding
+            # the chat until the user presses Stop.
+            kwargs["timeout"] = httpx2.Timeout(self.read_timeout, connect=min(10.0, self.read_timeout))
+            self._client = shared_client("anthropic", f"{self.base_url}|timeout={self.read_timeout:g}",
+                                         lambda: anthropic.AsyncAnthropic(**kwargs))
         return self._client
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
@@ -66,6 +74,9 @@ class AnthropicModel:
                 final = await stream.get_final_message()
         except anthropic.APIStatusError as e:
             raise ModelError(_error_type(e), _status_message(e)) from None
+        except (anthropic.APITimeoutError, httpx2.TimeoutException):
+            raise ModelError("llm_error", f"The model stream stalled: nothing arrived for {self.read_timeout:g} s "
+                                          "(the readTimeout setting).") from None
         except (anthropic.APIError, httpx2.TransportError, ValueError, AssertionError) as e:
             raise ModelError("llm_error", f"{type(e).__name__}: {e}" if str(e) else type(e).__name__) from None
         if final.stop_reason is None:
@@ -162,7 +173,7 @@ def _parts(content: list[Any]) -> list[Any]:
         elif block.type == "redacted_thinking":
             parts.append(RedactedThinkingPart(data=block.data))
         elif block.type == "tool_use":
-            parts.append(ToolUsePart(id=block.id, name=block.name, input=dict(block.input or {})))
+            parts.append(ToolUsePart(id=block.id, name=block.name, input={} if block.input is None else block.input))
     return parts
 
 

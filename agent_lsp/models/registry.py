@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from typing import Mapping
+from typing import Any, Callable, Mapping, Optional
 from urllib.parse import urlparse
 
 from agent_lsp.config import DEFAULT_MODEL, Settings
@@ -14,6 +14,19 @@ NO_PROVIDER = (
     "No model provider is configured. Set ANTHROPIC_API_KEY in the environment the editor starts agent-lsp with, "
     "or choose the offline demo model with `--model demo` (or the `model` setting \"demo\")."
 )
+
+
+_CLIENTS: dict[tuple[str, Optional[str]], Any] = {}
+
+
+def shared_client(provider: str, base_url: Optional[str], make: Callable[[], Any]) -> Any:
+    """One SDK client per provider and base URL for the whole process, made on first use: its connection pool and
+    TLS context serve every chat instead of being built again for each."""
+    key = (provider, base_url)
+    client = _CLIENTS.get(key)
+    if client is None:
+        client = _CLIENTS[key] = make()
+    return client
 
 
 def build_model(settings: Settings, env: Mapping[str, str] = os.environ) -> Model:
@@ -42,7 +55,7 @@ def build_model(settings: Settings, env: Mapping[str, str] = os.environ) -> Mode
         _refuse_paid_api_under_tests(settings.base_url or env.get("ANTHROPIC_BASE_URL"), env)
         from agent_lsp.models.anthropic import AnthropicModel
 
-        return AnthropicModel(model or DEFAULT_MODEL, base_url=settings.base_url)
+        return AnthropicModel(model or DEFAULT_MODEL, base_url=settings.base_url, read_timeout=settings.read_timeout)
     raise ModelError("initialization_failed", NO_PROVIDER)
 
 

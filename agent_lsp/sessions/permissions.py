@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Awaitable, Callable, Optional
 
 from agent_lsp.core.events import ConfirmationRequest, Decision, ToolCallUpdate
-from agent_lsp.core.loop import Emit
+from agent_lsp.core.chat import Emit
 from agent_lsp.core.ports import Allow, Deny, Permission, PermissionRequest
 
 ASKING_KINDS = frozenset({"edit", "execute"})

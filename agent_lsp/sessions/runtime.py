@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sqlite3
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from pydantic import TypeAdapter
 
 from agent_lsp.config import Settings, effective_max_turns
-from agent_lsp.core.events import AgentUpdate, Decision, ToolCall, ToolCallUpdate, Usage
+from agent_lsp.core.events import AgentUpdate, Decision, Notice, ToolCall, ToolCallUpdate, Usage
 from agent_lsp.core.hooks import Hook
 from agent_lsp.core.loop import ChatConfig, ChatState, close_aborted, run_chat
 from agent_lsp.core.messages import Message, UserMessage
@@ -27,7 +28,16 @@ from agent_lsp.sessions.store import ChatRecord, SessionRow, Store
 from agent_lsp.tools.paths import display
 
 log = logging.getLogger(__name__)
+MAX_IDLE_SESSIONS = 16
+"""Idle sessions kept in memory when there is a store; older ones are reloaded from it on demand."""
 _MESSAGE: TypeAdapter = TypeAdapter(Message)
+_PROCESS_ONLY = frozenset({"seq", "busy", "task", "grants", "pending", "checkpoints"})
+"""Session fields that are this process's own, kept when the session is reloaded from the store."""
+LEASE_TTL = 30.0
+"""A lease whose heartbeat is older than this is taken over even when its process seems alive."""
+HEARTBEAT_EVERY = LEASE_TTL / 4
+OWNER = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+"""This process as a lease holder (the pid alone could be reused)."""
 
 
 class UnknownSession(KeyError):
@@ -35,7 +45,12 @@ class UnknownSession(KeyError):
 
 
 class SessionBusy(RuntimeError):
-    """A chat is already running in that session."""
+    """A chat is already running in that session: in this process, or in the process `pid` (another window)."""
+
+    def __init__(self, session_id: str, pid: Optional[int] = None) -> None:
+        self.session_id, self.pid = session_id, pid
+        where = f"agent-lsp process {pid} (another window) is running a chat in it" if pid else "a chat is running"
+        super().__init__(f"Session {session_id} is busy: {where}.")
 
 
 class UnknownToolCall(KeyError):
@@ -123,19 +138,22 @@ class Sessions:
         self._emit = emit
         self._store = store
         self._sessions: dict[str, Session] = {}
+        self._beat: Optional[asyncio.TimerHandle] = None
+        self._evicted: dict[str, tuple[int, Grants, list[Checkpoint]]] = {}
+        """What only this process knows of a session evicted from memory: its seq, standing answers, checkpoints."""
 
     def get(self, session_id: str) -> Session:
         """The session, or UnknownSession. It is (re)loaded from the store when this process has not seen it
         yet, or when another process (another editor window) has added to it since."""
         cached = self._sessions.get(session_id)
-        if cached is not None and (cached.busy or self._store is None):
-            return cached
+        if cached is not None and (cached.busy or self._store is None or len(cached.history) > cached.saved >= 0):
+            return cached  # running, or holding what the store could not take (disk full): this copy is newer
         row = self._store.session(session_id) if self._store else None
         if row is None:
             if cached is not None:  # never stored (the store failed): this process's copy is all there is
                 return cached
             raise UnknownSession(session_id)
-        if cached is not None and cached.updated_at == row.updated_at:
+        if cached is not None and cached.updated_at == row.updated_at and cached.saved >= 0:
             return cached
         history = [_MESSAGE.validate_json(body) for body in self._store.messages(session_id)]
         session = Session(id=row.id, title=row.title, created_at=row.created_at, updated_at=row.updated_at,
@@ -143,8 +161,14 @@ class Sessions:
                           compaction=tuple(row.compaction) if row.compaction else None,
                           tool_calls=self._store.tool_calls(session_id), workspace_folders=row.workspace_folders,
                           chats=self._store.chats(session_id))
-        if cached is not None:  # what lives only in this process carries over: the seq, the standing answers
-            session.seq, session.grants, session.checkpoints = cached.seq, cached.grants, cached.checkpoints
+        if cached is not None:  # refreshed in place (a caller may hold it); what lives only in this process stays
+            for name in (f.name for f in fields(Session)):
+                if name not in _PROCESS_ONLY:
+                    setattr(cached, name, getattr(session, name))
+            return cached
+        if session_id in self._evicted:
+            session.seq, session.grants, session.checkpoints = self._evicted.pop(session_id)
+        self._evict()  # before adding it: the session asked for is never the one evicted
         self._sessions[session_id] = session
         return session
 
@@ -152,6 +176,7 @@ class Sessions:
         """A new session of the window with `workspace_folders`; without a title, its first chat's message titles it."""
         session = Session(id=f"s-{uuid.uuid4().hex[:12]}", title=_title(title),
                           workspace_folders=list(workspace_folders or []))
+        self._evict()
         self._sessions[session.id] = session
         if self._store:
             self._write(lambda: self._store.create(session.row()))
@@ -169,6 +194,7 @@ class Sessions:
         if session.task:
             session.task.cancel()
         del self._sessions[session_id]
+        self._evicted.pop(session_id, None)
         if self._store:
             self._write(lambda: self._store.delete(session_id))
 
@@ -178,24 +204,64 @@ class Sessions:
             return
         bodies = [_MESSAGE.dump_json(m).decode() for m in session.history[session.saved:]]
         chats = tuple(session.chats)
-        self._write(lambda: self._store.save(session.row(), session.saved, bodies, session.tool_calls, chats))
-        session.saved = len(session.history)
+        in_step = self._write(lambda: self._store.save(session.row(), session.saved, bodies, session.tool_calls,
+                                                       chats))
+        if in_step is None:
+            self._publish(session, Notice(level="warning", message=(
+                "This chat could not be saved to the session store (see the log); it is kept in memory only.")))
+            return
+        session.saved = len(session.history) if in_step else -1  # -1: reload the stored history next time
 
-    def _write(self, action: Callable[[], None]) -> None:
+    def _write(self, action: Callable[[], Any]) -> Any:
+        """The action's value, or None when the store could not be written (logged; the chat goes on)."""
         try:
-            action()
+            return action()
         except sqlite3.Error as e:  # the chat's answer matters more than its record: log and go on
             log.error("the session store could not be written: %r", e)
+            return None
 
-    def reserve(self, session: Session) -> None:
-        """Mark the session as running a chat; SessionBusy when it already is."""
+    def reserve(self, session: Session) -> Session:
+        """Mark the session as running a chat, and answer it as the store has it now; SessionBusy when a chat
+        runs in it already, in this process or in another one holding its lease."""
         if session.busy:
             raise SessionBusy(session.id)
+        if self._store:
+            try:
+                holder = self._store.acquire(session.id, OWNER, LEASE_TTL)
+            except sqlite3.Error as e:  # a store that cannot be written cannot be shared either: go on alone
+                log.warning("the session lease could not be taken: %r", e)
+                holder = None
+            if holder is not None:
+                raise SessionBusy(session.id, holder)
+            session = self.get(session.id)  # what another window added before the lease was ours
         session.busy = True
+        if self._store and self._beat is None:
+            self._beat = asyncio.get_running_loop().call_later(HEARTBEAT_EVERY, self._heartbeat)
+        return session
+
+    def _heartbeat(self) -> None:
+        self._beat = None
+        if self._store and any(s.busy for s in self._sessions.values()):
+            self._write(lambda: self._store.heartbeat(OWNER))
+            self._beat = asyncio.get_running_loop().call_later(HEARTBEAT_EVERY, self._heartbeat)
 
     def release(self, session: Session) -> None:
         """The session's chat has answered."""
         session.busy = False
+        if self._store:
+            self._write(lambda: self._store.release(session.id, OWNER))
+        self._evict()
+
+    def _evict(self) -> None:
+        """Forget all but the MAX_IDLE_SESSIONS most recent idle sessions that the store holds whole."""
+        if self._store is None or len(self._sessions) <= MAX_IDLE_SESSIONS:
+            return
+        idle = [s for s in self._sessions.values()
+                if not s.busy and s.task is None and not s.pending and s.saved == len(s.history)]
+        idle.sort(key=lambda s: s.updated_at)
+        for session in idle[:max(0, len(self._sessions) - MAX_IDLE_SESSIONS)]:
+            del self._sessions[session.id]
+            self._evicted[session.id] = (session.seq, session.grants, session.checkpoints)
 
     def abort(self, session_id: str) -> bool:
         """Cancel the running chat; False when nothing was running."""

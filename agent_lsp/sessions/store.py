@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from typing import Any, Optional
 
 from agent_lsp.core.events import Usage
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 MIGRATIONS = {
     1: """
         CREATE TABLE sessions (
@@ -44,7 +45,13 @@ MIGRATIONS = {
             cache_read_input_tokens INTEGER NOT NULL, cache_creation_input_tokens INTEGER NOT NULL,
             PRIMARY KEY (session_id, first_message));
     """,
+    3: """
+        CREATE TABLE leases (
+            session_id TEXT PRIMARY KEY, owner TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL,
+            heartbeat REAL NOT NULL);
+    """,
 }
+"""Version 3: session leases (one process runs a session's chat at a time; see `acquire`)."""
 _USAGE_COLUMNS = "input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens"
 _SELECT_SESSIONS = (
     "SELECT s.id, s.title, s.created_at, s.updated_at, s.turns_count, s.compaction, s.workspace_folders, "
@@ -141,24 +148,53 @@ class Store:
                           folders[0] if folders else None, json.dumps(folders)))
 
     def save(self, row: SessionRow, first_position: int, bodies: list[str], tool_calls: dict[str, dict],
-             chats: tuple[ChatRecord, ...] = ()) -> None:
-        """Append messages from `first_position`, record `chats`, and update the session, in one transaction."""
+             chats: tuple[ChatRecord, ...] = ()) -> bool:
+        """Append messages from `first_position`, record `chats`, and update the session, in one transaction.
+        Appends never overwrite: when the store already holds messages at those positions (another process wrote
+        them), ours go after them, and False says the caller's copy is no longer the stored history."""
         with self.transaction():
+            (end,) = self._db.execute("SELECT COALESCE(MAX(position) + 1, 0) FROM messages WHERE session_id = ?",
+                                      (row.id,)).fetchone()
+            in_step = end == first_position
             self._db.execute("UPDATE sessions SET title=?, updated_at=?, turns_count=?, compaction=? WHERE id=?",
                              (row.title, row.updated_at, row.turns_count,
                               json.dumps(row.compaction) if row.compaction else None, row.id))
-            self._db.executemany("INSERT OR REPLACE INTO messages (session_id, position, body) VALUES (?,?,?)",
-                                 [(row.id, first_position + i, b) for i, b in enumerate(bodies)])
+            self._db.executemany("INSERT INTO messages (session_id, position, body) VALUES (?,?,?)",
+                                 [(row.id, end + i, b) for i, b in enumerate(bodies)])
             self._db.executemany("INSERT OR REPLACE INTO tool_calls (session_id, tool_call_id, record) VALUES (?,?,?)",
                                  [(row.id, k, json.dumps(v)) for k, v in tool_calls.items()])
             self._db.executemany(f"INSERT OR REPLACE INTO chats (session_id, first_message, stop_reason, duration_ms, "
                                  f"{_USAGE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
-                                 [(row.id, c.first_message, c.stop_reason, c.duration_ms, c.usage.input_tokens,
+                                 [(row.id, c.first_message + end - first_position, c.stop_reason, c.duration_ms, c.usage.input_tokens,
                                    c.usage.output_tokens, c.usage.cache_read_input_tokens,
                                    c.usage.cache_creation_input_tokens) for c in chats])
+        return in_step
+
+    def acquire(self, session_id: str, owner: str, ttl: float) -> Optional[int]:
+        """Take the session's lease for `owner` (this process); the pid of the live process that holds it
+        otherwise. A lease whose process is gone, or whose heartbeat is older than `ttl` seconds, is taken over."""
+        host = socket.gethostname()
+        now = time.time()
+        with self.transaction():
+            held = self._db.execute("SELECT owner, pid, host, heartbeat FROM leases WHERE session_id = ?",
+                                    (session_id,)).fetchone()
+            if held and held[0] != owner and now - held[3] < ttl and (held[2] != host or _alive(held[1])):
+                return held[1]
+            self._db.execute("INSERT OR REPLACE INTO leases (session_id, owner, pid, host, heartbeat) "
+                             "VALUES (?,?,?,?,?)", (session_id, owner, os.getpid(), host, now))
+        return None
+
+    def heartbeat(self, owner: str) -> None:
+        """Every lease of `owner` is alive."""
+        self._db.execute("UPDATE leases SET heartbeat = ? WHERE owner = ?", (time.time(), owner))
+
+    def release(self, session_id: str, owner: str) -> None:
+        self._db.execute("DELETE FROM leases WHERE session_id = ? AND owner = ?", (session_id, owner))
 
     def delete(self, session_id: str) -> None:
-        self._db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+        with self.transaction():
+            self._db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+            self._db.execute("DELETE FROM leases WHERE session_id = ?", (session_id,))
 
     def close(self) -> None:
         self._db.close()
@@ -173,6 +209,16 @@ class _Transaction:
 
     def __exit__(self, kind, value, traceback) -> None:
         self._db.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
 
 
 def _row(r: tuple) -> SessionRow:

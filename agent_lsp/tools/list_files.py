@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from contextlib import aclosing
 from typing import Optional
 
 from pydantic import Field
 
 from agent_lsp.core.tool import Tool, ToolContext, ToolError, ToolInput, ToolOutput, bound
-from agent_lsp.tools.paths import display, resolve, root_of
-from agent_lsp.tools.walk import iter_files
+from agent_lsp.tools import ripgrep
+from agent_lsp.tools.paths import display, resolve
 
 MAX_FILES = 1000
 
@@ -22,7 +23,7 @@ class ListFiles(Tool):
     name = "list_files"
     kind = "read"
     description = (
-        f"List files under a directory (recursively, .gitignore honoured, at most {MAX_FILES}), "
+        f"List files under a directory (recursively, .gitignore honoured, at most {MAX_FILES}, in path order), "
         "optionally filtered by a glob pattern."
     )
     Input = ListFilesInput
@@ -35,11 +36,15 @@ class ListFiles(Tool):
         start = resolve(roots, input.path)
         if not start.exists():
             raise ToolError(f"{input.path} does not exist.")
+        cwd, target = (start, []) if start.is_dir() else (start.parent, [start.name])
+        base = display(roots, cwd)
+        args = ["--files", *(["-g", input.pattern] if input.pattern else []), *ripgrep.WALK, *target]
         found: list[str] = []
-        for path in iter_files(root_of(roots, start), start, input.pattern):
-            found.append(display(roots, path))
-            if len(found) > MAX_FILES:
-                break
+        async with aclosing(ripgrep.lines(args, cwd)) as out:
+            async for raw in out:
+                found.append(ripgrep.join(base, raw.decode("utf-8", errors="replace").rstrip("\r\n")))
+                if len(found) > MAX_FILES:
+                    break
         if not found:
             return ToolOutput("No files found.")
         more = f"\n[more than {MAX_FILES} files; narrow the path or pattern]" if len(found) > MAX_FILES else ""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from agent_lsp.core.tool import Tool, ToolContext, ToolInput, ToolOutput, bound
 
 
@@ -25,12 +27,12 @@ class ListOpenBuffers(Tool):
         docs = ctx.editor.open_documents()
         if not docs:
             return ToolOutput("No documents are open in the editor.")
-        lines = [
-            f"{d.uri}  languageId={d.language_id}  version={d.version}  lines={len(d.text.splitlines())}"
-            f"  {'unsaved changes' if d.unsaved else 'saved'}"
-            for d in docs
-        ]
-        return ToolOutput(bound("\n".join(lines)))
+
+        def describe() -> list[str]:  # may read every buffer's file: in a thread, not on the event loop
+            return [f"{d.uri}  languageId={d.language_id}  version={d.version}  lines={len(d.text.splitlines())}"
+                    f"  {'unsaved changes' if d.unsaved else 'saved'}" for d in docs]
+
+        return ToolOutput(bound("\n".join(await asyncio.to_thread(describe))))
 
 
 TOOL = ListOpenBuffers()

@@ -17,7 +17,12 @@ def resolve(roots: list[Path], raw: str | None) -> Path:
     if not roots:
         raise ToolError("There is no workspace folder open, so no file can be reached.")
     raw = (raw or ".").strip() or "."
-    candidate = _file_uri_path(raw) or Path(raw).expanduser()
+    if "\0" in raw:
+        raise ToolError(f"{raw!r} contains a NUL character, which no file path can hold; refused.")
+    try:
+        candidate = _file_uri_path(raw) or Path(raw).expanduser()
+    except RuntimeError:  # "~someone" with no such user
+        candidate = Path(raw)
     if not candidate.is_absolute():
         candidate = roots[0] / candidate
     real = Path(os.path.realpath(candidate))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 import os
 import signal
 import time
@@ -14,6 +15,20 @@ from agent_lsp.tools.paths import resolve
 
 REPORT_EVERY = 0.1
 KEEP = MAX_OUTPUT_CHARS // 2
+HELD_BACK_PREFIXES = ("ANTHROPIC_", "OPENAI_")
+HELD_BACK_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_SECRET_KEY", "_ACCESS_KEY", "_PASSWORD")
+
+
+def command_env(environ: dict[str, str], secret: tuple[str, ...] = ()) -> dict[str, str]:
+    """The environment a command runs with: the server's, without provider variables (ANTHROPIC_*, OPENAI_*),
+    without anything named like a credential (*_API_KEY, *_TOKEN, *_SECRET, *_SECRET_KEY, *_ACCESS_KEY,
+    *_PASSWORD; any case), and without the names or patterns the user lists in the secretEnv setting."""
+    def held_back(name: str) -> bool:
+        upper = name.upper()
+        return (upper.startswith(HELD_BACK_PREFIXES) or upper.endswith(HELD_BACK_SUFFIXES)
+                or any(fnmatch.fnmatchcase(name, pattern) for pattern in secret))
+
+    return {k: v for k, v in environ.items() if not held_back(k)}
 
 
 class RunCommandInput(ToolInput):
@@ -62,7 +77,7 @@ class RunCommand(Tool):
     async def run(self, ctx: ToolContext, input: RunCommandInput) -> ToolOutput:
         root = resolve(ctx.editor.roots, ".")
         process = await asyncio.create_subprocess_shell(
-            input.command, cwd=root, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            input.command, cwd=root, env=command_env(dict(os.environ), ctx.secret_env), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT, start_new_session=True)  # its own group: kill takes its children too
         output = Output()
         try:

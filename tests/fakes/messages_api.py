@@ -8,8 +8,9 @@ Neovim tests).
 A script is a JSON list of replies:
   {"content": [{"type": "text", "text": "Hi"}, {"type": "tool_use", "name": "read_file", "input": {...}}],
    "stop_reason": "end_turn"|"tool_use"|..., "usage": {...}, "delay": seconds between events,
-   "cut_after": N (drop the connection after N events), "stall": seconds (sleep before the first event),
+   "cut_after": N (drop the connection after N events), "stall": seconds (sleep before the headers),
    "hold": true (send nothing until the client goes away), "hang": true (after the events, keep the stream open)}
+  {"raw": "text"} (a 200 event stream whose body is exactly this text: malformed SSE)
   {"status": 500, "error": {"type": "api_error", "message": "..."}, "headers": {...}}
   {"events": [...raw event dicts...]}
 GET /v1/models answers `MODELS` (the Models API's page shape).
@@ -89,7 +90,14 @@ class FakeMessagesAPI:
         self.script: list[dict[str, Any]] = list(script or [])
         self.requests: list[dict[str, Any]] = []
         self.disconnects: list[int] = []
+        self.first_byte_at: list[float] = []
+        """time.perf_counter() when each streamed reply's first byte went out (the benchmarks' clock)."""
         self.record = record
+        self.default: Any = None
+        """The reply when the script is empty, or a function of the request body giving it (None: a 500
+        "script exhausted")."""
+        self.arrivals: list[float] = []
+        """time.monotonic() at which each request's body was received."""
         self._lock = threading.Lock()
         self._served = 0
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -114,9 +122,12 @@ class FakeMessagesAPI:
     def _next(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         with self._lock:
             self.requests.append(body)
+            self.arrivals.append(time.monotonic())
             if self.record:
                 self.record.write_text(json.dumps(self.requests))
             self._served += 1
+            if not self.script and self.default is not None:
+                return self._served, self.default(body) if callable(self.default) else self.default
             if not self.script:
                 return self._served, {"status": 500, "error": {"type": "api_error", "message": "script exhausted"},
                                       "headers": {"x-should-retry": "false"}}
@@ -149,9 +160,14 @@ class FakeMessagesAPI:
                     time.sleep(reply.get("stall", 0))
                     if reply.get("hold"):
                         self._hold()
+                    fake.first_byte_at.append(time.perf_counter())
                     self.send_response(200)
                     self.send_header("content-type", "text/event-stream")
                     self.end_headers()
+                    if "raw" in reply:  # malformed SSE, exactly as given
+                        self.wfile.write(reply["raw"].encode())
+                        self.wfile.flush()
+                        return
                     for n, event in enumerate(reply_events(reply, number)):
                         if "cut_after" in reply and n >= reply["cut_after"]:
                             break

@@ -1,0 +1,66 @@
+"""One chat as the loop sees it: what it may do (`ChatConfig`), how far it got (`ChatState`), and who allows its
+tool calls (`Permit`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Optional
+
+from agent_lsp.core.events import AgentUpdate, Usage
+from agent_lsp.core.hooks import Hook
+from agent_lsp.core.messages import Message, ToolResult
+from agent_lsp.core.ports import Allow, ModelError, Permission, PermissionRequest
+from agent_lsp.core.tool import Tool
+
+Emit = Callable[[AgentUpdate], None]
+Permit = Callable[[PermissionRequest, Emit], Awaitable[Permission]]
+
+
+async def allow_all(request: PermissionRequest, emit: Emit) -> Permission:
+    """A permit that allows every call (read-only tool sets, tests)."""
+    return Allow()
+
+
+@dataclass
+class ChatConfig:
+    """What one chat may do."""
+
+    system: str
+    tools: list[Tool]
+    max_turns: int
+    max_tokens: int = 8192
+    thinking: int | str | None = None
+    context_window: int = 200_000
+    compact_threshold: float = 0.8
+    """Compact when a request would pass this share of the context window."""
+    ends_with: Optional[str] = None
+    """The tool whose valid call ends the chat (`finish` for structured output): a reply without it is nudged."""
+    hooks: list[Hook] = field(default_factory=list)
+    """Called at the loop's hook points (core/hooks.py)."""
+
+
+@dataclass
+class ChatState:
+    """How far a chat got; readable at any moment, also after the chat was cancelled."""
+
+    history: list[Message]
+    turns: int = 0
+    tool_calls: int = 0
+    denied: int = 0
+    usage: Usage = field(default_factory=Usage)
+    final_message: str = ""
+    stop_reason: Optional[str] = None
+    error: Optional[ModelError] = None
+    partial_text: str = ""
+    """Text streamed in the current model call and not yet in the history."""
+    open_calls: dict[str, str] = field(default_factory=dict)
+    """Tool calls announced without a terminal status, id -> name."""
+    results: dict[str, ToolResult] = field(default_factory=dict)
+    """Results of the current turn's calls whose terminal status was sent."""
+    compaction: Optional[tuple[int, str]] = None
+    """(cut, summary): the model is sent the summary, then history[cut:]."""
+    finished: bool = False
+    """A tool call ended the chat (see ToolOutput.ends_chat); `structured_output` holds its value."""
+    structured_output: Any = None
+    streaming_usage: Usage = field(default_factory=Usage)
+    """What the model call in flight has used so far, as the provider reported it (not yet in `usage`)."""

@@ -1,0 +1,70 @@
+"""search and list_files on ripgrep: its JSON read right, unsaved buffers overlaid, rg's errors made tool errors."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from agent_lsp.core.tool import ToolContext, ToolError
+from agent_lsp.tools import list_files, ripgrep, search
+from tests.fakes.editor import FakeEditor
+
+
+def test_rg_json_lines_become_matches():
+    match = {"type": "match", "data": {"path": {"text": "src/a.py"}, "lines": {"text": "  x = 1\r\n"},
+                                       "line_number": 7, "absolute_offset": 0, "submatches": []}}
+    assert ripgrep.parse_match(json.dumps(match).encode()) == ripgrep.Match("src/a.py", 7, "  x = 1")
+    raw = {"type": "match", "data": {"path": {"bytes": base64.b64encode(b"caf\xe9.txt").decode()},
+                                     "lines": {"bytes": base64.b64encode(b"na\xefve\n").decode()}, "line_number": 1}}
+    assert ripgrep.parse_match(json.dumps(raw).encode()) == ripgrep.Match("caf\ufffd.txt", 1, "na\ufffdve")
+    for other in ({"type": "begin", "data": {"path": {"text": "a"}}}, {"type": "summary", "data": {}}):
+        assert ripgrep.parse_match(json.dumps(other).encode()) is None
+    assert ripgrep.join(".", "src/a.py") == "src/a.py" and ripgrep.join("src", "a.py") == "src/a.py"
+
+
+@pytest.fixture
+def ws(tmp_path):
+    root = (tmp_path / "ws").resolve()
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("one\nTODO disk a\n")
+    (root / "src" / "b.py").write_text("TODO disk b\n")
+    (root / "src" / "c.txt").write_text("TODO text\n")
+    (root / "node_modules").mkdir()
+    (root / "node_modules" / "x.py").write_text("TODO vendored\n")
+    return root
+
+
+async def test_dirty_buffers_replace_their_files_clean_ones_are_read_on_disk(ws):
+    editor = FakeEditor(root=ws)
+    editor.open("src/a.py", "TODO buffer 1\nsame\nTODO buffer 3\n")  # unsaved: its disk lines must not show
+    editor.open("src/b.py", "TODO disk b\n")  # saved: searched on disk
+    editor.open("src/new.py", "a TODO in a file not yet on disk\n")
+    out = await search.TOOL.run(ToolContext(editor=editor), search.SearchInput(pattern="TODO", glob="*.py"))
+    assert out.text.splitlines() == ["src/a.py:1: TODO buffer 1", "src/a.py:3: TODO buffer 3", "src/b.py:1: TODO disk b",
+                                     "src/new.py:1: a TODO in a file not yet on disk"]
+
+
+async def test_a_pattern_only_ripgrep_reads_still_searches_buffers(ws):
+    editor = FakeEditor(root=ws)
+    editor.open("src/a.py", "alpha 1\n")
+    out = await search.TOOL.run(ToolContext(editor=editor), search.SearchInput(pattern="[[:alpha:]]+ 1"))
+    assert out.text == "src/a.py:1: alpha 1"  # Python's re cannot read [[:alpha:]]; rg's stdin searched the buffer
+
+
+async def test_invalid_patterns_and_globs_are_tool_errors_with_rgs_message(ws):
+    context = ToolContext(editor=FakeEditor(root=ws))
+    with pytest.raises(ToolError, match="(?s)not a valid regular expression.*unclosed group"):
+        await search.TOOL.run(context, search.SearchInput(pattern="(a"))
+    with pytest.raises(ToolError, match="glob"):
+        await list_files.TOOL.run(context, list_files.ListFilesInput(pattern="a[b"))
+
+
+async def test_list_files_caps_and_stops_rg(ws):
+    for n in range(list_files.MAX_FILES + 5):
+        (ws / "src" / f"f{n:04d}.txt").write_text("")
+    out = await list_files.TOOL.run(ToolContext(editor=FakeEditor(root=ws)), list_files.ListFilesInput(path="src"))
+    lines = out.text.splitlines()
+    assert len(lines) == list_files.MAX_FILES + 1 and lines[-1].startswith("[more than 1000 files")
+    assert lines[:3] == ["src/a.py", "src/b.py", "src/c.txt"]
