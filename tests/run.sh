@@ -93,7 +93,7 @@ run() {  # run NAME COMMAND...: run a suite, show its output, count it; never st
 }
 
 # shellcheck disable=SC2086  # PYTEST_TARGETS is a list of paths
-run "python (unit + e2e)" timeout 3600 python -m pytest -q -p no:cacheprovider ${PYTEST_TARGETS:-tests}
+run "python (unit + e2e)" timeout 3600 python -m pytest -q -p no:cacheprovider -n 3 ${PYTEST_TARGETS:-tests}
 run "bench --quick" timeout 600 python -m bench --quick
 if [ -x client-nvim/tests/run.sh ]; then run "client-nvim" client-nvim/tests/run.sh; fi
 if [ -x client-vscode/ci.sh ]; then run "client-vscode" client-vscode/ci.sh; fi

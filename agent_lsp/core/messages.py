@@ -52,10 +52,10 @@ class ToolUsePart(_Model):
         """A model may send a list, a string or a number as input; the API only takes an object back, so the call
         keeps `{}` and says what was wrong."""
         if isinstance(data, dict) and data.get("input") is not None and not isinstance(data["input"], dict):
-            kind = type(data["input"]).__name__
-            data = {**data, "input": {},
-                    "input_error": f"The input of {data.get('name')} must be a JSON object, not a {kind}; "
-                                   "the call was not run. Call the tool again with an object input."}
+            kind = {"list": "an array", "str": "a string", "bool": "a boolean"}.get(type(data["input"]).__name__,
+                                                                                  "a number")
+            data = {**data, "input": {}, "input_error": f"the input must be a JSON object, not {kind}; the call was "
+                                                          "not run"}
         return data
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 from tests.e2e.conftest import tool_use
 from tests.reliability.conftest import OK_REPLY, tally
@@ -94,7 +95,10 @@ async def test_soak(start_server, fake_api, long_run):
         [r for r in finished if r.get("stopReason") != "end_turn" or r["metadata"]["toolCallsCount"] < 2][:3]
     after = {**process_counts(server.proc.pid), **(await server.request("agent/_debugCounts", {}))["result"]}
     assert after["fds"] <= baseline["fds"] + 4, (baseline, after)
-    assert after["threads"] <= baseline["threads"] + 2, (baseline, after)
+    # The asyncio default executor (file reads, search overlays) starts its threads lazily, as concurrent work
+    # needs them, up to its fixed size of min(32, cpus + 4): growth up to that is not a leak, growth past it is.
+    executor = min(32, (os.cpu_count() or 1) + 4)
+    assert after["threads"] <= max(baseline["threads"] + 2, 3 + executor), (baseline, after)
     assert after["children"] == 0 and after["tasks"] <= baseline["tasks"], (baseline, after)
     assert after["rss_kb"] - baseline["rss_kb"] < 40_000, (baseline, after)
     print(f"soak: {len(finished)} chats; after warm-up {baseline}; at the end {after}")

@@ -153,7 +153,7 @@ async def test_recoverable_tool_calls_reach_the_model_as_errors(server, fake_api
     assert answer["result"]["stopReason"] == "end_turn"
     first, second = requests_of(fake_api, "recover")[1:3]
     result = first["messages"][-1]["content"][0]
-    assert result["is_error"] and "must be a JSON object, not a list" in result["content"]
+    assert result["is_error"] and "the input must be a JSON object, not an array; the call was not run" in result["content"]
     results = second["messages"][-1]["content"]
     assert [r["tool_use_id"] for r in results] == ["toolu_x", "toolu_x_dup2"]
     assert "NUL" in results[0]["content"] and "repeated the id" in results[1]["content"]
