@@ -101,6 +101,19 @@ export class Transcript {
     return this.push({ kind: 'result', result });
   }
 
+  notice(level: 'info' | 'warning', message: string): number {
+    return this.push({ kind: 'notice', level, message });
+  }
+
+  /** The 0-based index, among the session's chats, of the chat item `i` belongs to (-1: before any chat), and
+   * whether it is the last chat. */
+  chatOf(i: number): { chat: number; last: boolean } {
+    let chat = -1;
+    for (let k = 0; k <= i && k < this.items.length; k++) if (this.items[k].kind === 'user') chat += 1;
+    const last = !this.items.slice(i + 1).some((it) => it.kind === 'user');
+    return { chat, last };
+  }
+
   error(message: string): number {
     return this.push({ kind: 'error', message });
   }
