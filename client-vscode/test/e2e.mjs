@@ -430,6 +430,7 @@ try {
   });
 
   await (features.includes('revert') ? check : skip)('"Revert this turn" on the last chat puts the buffer back as it was before that chat', async () => {
+    await page.click('.editor-group-container');
     await page.keyboard.press('Control+P');
     await page.waitForSelector('.quick-input-widget .quick-input-box input');
     await page.keyboard.type('app.py');
@@ -459,7 +460,6 @@ try {
     await page.waitForSelector('.quick-input-list .monaco-list-row[aria-label*="bad.json"]');
     await page.keyboard.press('Enter');
     await until('bad.json in the editor', () => page.$('.tabs-container .tab.active[aria-label*="bad.json"]'));
-    const results = await frame.$$eval('.result', (ns) => ns.length);
     await page.click('.editor-instance .view-lines');
     await page.keyboard.press('Control+Home');
     for (let k = 0; k < 8; k++) await page.keyboard.press('ArrowRight');  // onto the stray comma (1:9)
@@ -468,7 +468,8 @@ try {
     await fix.click();
     await frame.waitForSelector('.msg.user >> text=Fix with agent: Property expected', { timeout: LONG });
     await frame.waitForSelector('.msg.assistant >> text=The stray comma in bad.json is the problem.', { timeout: LONG });
-    await until('the chat\'s result in the panel', async () => (await frame.$$eval('.result', (ns) => ns.length)) > results);
+    await until('the chat\'s result last in the panel', async () =>
+      (await frame.$$eval('#transcript > *', (ns) => ns.at(-1).className)).startsWith('result'));
     assert.equal(await frame.isEnabled('#send'), true);
     const sent = JSON.stringify(api.requests().at(-1).messages);
     assert.match(sent, /Property expected/, 'the model got the diagnostic');
