@@ -118,7 +118,4 @@ describe('Transcript', () => {
   });
 });
 
-const RESULT_FOR_REVERT = {
-  sessionId: 's', stopReason: 'end_turn', finalMessage: '',
-  metadata: { turnsCount: 1, toolCallsCount: 0, deniedToolCalls: 0, durationMs: 1, usage: { inputTokens: 1, outputTokens: 1 } },
-} as const satisfies import('../protocol').ChatResult;
+const RESULT_FOR_REVERT: ChatResult = { sessionId: 's', stopReason: 'end_turn', finalMessage: '', metadata: META };
