@@ -430,12 +430,7 @@ try {
   });
 
   await (features.includes('revert') ? check : skip)('"Revert this turn" on the last chat puts the buffer back as it was before that chat', async () => {
-    await page.click('.editor-group-container');
-    await page.keyboard.press('Control+P');
-    await page.waitForSelector('.quick-input-widget .quick-input-box input');
-    await page.keyboard.type('app.py');
-    await page.waitForSelector('.quick-input-list .monaco-list-row[aria-label*="app.py"]');
-    await page.keyboard.press('Enter');
+    await page.click('.tabs-container .tab[aria-label*="app.py"]');
     await until('app.py in the editor', () => page.$('.tabs-container .tab.active[aria-label*="app.py"]'));
     const before = await editorText(page);
     assert.match(before, /^def greet/);
@@ -454,18 +449,14 @@ try {
   });
 
   await (features.includes('codeActions') ? check : skip)('the Quick Fix menu\'s "Fix with agent" on a JSON error runs a chat the panel shows to its end', async () => {
-    await page.keyboard.press('Control+P');
-    await page.waitForSelector('.quick-input-widget .quick-input-box input');
-    await page.keyboard.type('bad.json');
-    await page.waitForSelector('.quick-input-list .monaco-list-row[aria-label*="bad.json"]');
-    await page.keyboard.press('Enter');
+    await page.click('.tabs-container .tab[aria-label*="bad.json"]');
     await until('bad.json in the editor', () => page.$('.tabs-container .tab.active[aria-label*="bad.json"]'));
     await page.click('.editor-instance .view-lines');
     await page.keyboard.press('Control+Home');
     for (let k = 0; k < 8; k++) await page.keyboard.press('ArrowRight');  // onto the stray comma (1:9)
     await page.keyboard.press('Control+.');
-    const fix = await page.waitForSelector('.action-widget .monaco-list-row >> text=Fix with agent', { timeout: LONG });
-    await fix.click();
+    await page.waitForSelector('.action-widget .monaco-list-row.focused >> text=Fix with agent', { timeout: LONG });
+    await page.keyboard.press('Enter');  // the menu's pointer block takes clicks; Enter runs the focused action
     await frame.waitForSelector('.msg.user >> text=Fix with agent: Property expected', { timeout: LONG });
     await frame.waitForSelector('.msg.assistant >> text=The stray comma in bad.json is the problem.', { timeout: LONG });
     await until('the chat\'s result last in the panel', async () =>
