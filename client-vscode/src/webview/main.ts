@@ -86,7 +86,7 @@ function addRevert(i: number, node: HTMLElement): void {
 }
 
 function canRevert(): boolean {
-  return server.state === 'ready' && server.features.includes('revert');
+  return server.state === 'ready' && (server.features ?? []).includes('revert');
 }
 
 /** Redraws the results (their revert labels depend on which chat is the last). */
