@@ -153,13 +153,14 @@ export class ChatController {
     await this.refreshSessions();
   }
 
-  /** agent/revert of the current session back to before its chat `toChat`; the answer goes to the panel. */
-  async revert(toChat: number): Promise<void> {
+  /** agent/revert of the current session back to before its chat `toChat` (else its last chat); the answer
+   * goes to the panel. */
+  async revert(toChat?: number): Promise<void> {
     const connection = this.connection;
     if (!connection || !this.sessionId) return this.error(this.unavailable());
     if (this.running) return this.error('Stop the running chat before reverting.');
     try {
-      const result = await connection.sendRequest(RevertRequest, { sessionId: this.sessionId, toChat });
+      const result = await connection.sendRequest(RevertRequest, { sessionId: this.sessionId, ...(toChat === undefined ? {} : { toChat }) });
       this.host.post({ type: 'notice', level: result.refused.length ? 'warning' : 'info', message: describeRevert(result) });
     } catch (e) {
       // "Nothing to revert" and the like: a plain message, not an error.

@@ -66,8 +66,8 @@ export type FromWebview =
   | { type: 'setModel'; model: string }
   | { type: 'copy'; text: string }
   | { type: 'insert'; text: string }
-  /** agent/revert of the shown session back to before its chat `toChat` (0-based). */
-  | { type: 'revert'; toChat: number };
+  /** agent/revert of the shown session back to before its chat `toChat` (0-based); without it, its last chat. */
+  | { type: 'revert'; toChat?: number };
 
 /** Editor commands the panel offers. */
 export type PanelCommand = 'setApiKey' | 'openSettings' | 'openServerSetting' | 'restart';

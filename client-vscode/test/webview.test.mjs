@@ -249,8 +249,9 @@ test('"Revert this turn" on the last chat, "Revert to before this turn" on earli
   assert.deepEqual(await page.$$eval('.result button.revert', (ns) => ns.map((n) => n.textContent)),
     ['Revert to before this turn', 'Revert this turn']);
   await page.click('.result button.revert >> nth=0');
-  await page.waitForFunction(() => window.__posted.some((m) => m.type === 'revert'));
-  assert.deepEqual((await posted()).filter((m) => m.type === 'revert'), [{ type: 'revert', toChat: 0 }]);
+  await page.click('.result button.revert >> nth=1');
+  await page.waitForFunction(() => window.__posted.filter((m) => m.type === 'revert').length === 2);
+  assert.deepEqual((await posted()).filter((m) => m.type === 'revert'), [{ type: 'revert', toChat: 0 }, { type: 'revert' }]);
   await toPage({ type: 'notice', level: 'warning', message: 'Reverted a.py.\nNot reverted: b.py (changed since)' });
   await page.waitForSelector('.notice.warning');
   assert.equal(await page.textContent('.notice.warning'), 'Reverted a.py.\nNot reverted: b.py (changed since)');

@@ -81,7 +81,8 @@ function addRevert(i: number, node: HTMLElement): void {
   if (chat < 0) return;
   const button = el('button', 'secondary revert', last ? 'Revert this turn' : 'Revert to before this turn');
   button.title = last ? 'Undo the edits this chat made' : 'Undo the edits of this chat and of every later one';
-  button.addEventListener('click', () => { if (!busy) post({ type: 'revert', toChat: chat }); });
+  // The last chat goes without toChat (the server's own "last chat"), so it never depends on our count.
+  button.addEventListener('click', () => { if (!busy) post({ type: 'revert', ...(last ? {} : { toChat: chat }) }); });
   node.append(button);
 }
 

@@ -113,8 +113,13 @@ describe('Transcript', () => {
     t.user('two');
     t.notice('info', 'between');
     const second = t.finish(RESULT_FOR_REVERT);
+    t.user('crash');
+    t.fail('The agent server stopped during this chat.');  // not a chat the server kept
+    t.user('three');
+    const third = t.finish(RESULT_FOR_REVERT);
     expect(t.chatOf(first)).toEqual({ chat: 0, last: false });
-    expect(t.chatOf(second)).toEqual({ chat: 1, last: true });
+    expect(t.chatOf(second)).toEqual({ chat: 1, last: false });
+    expect(t.chatOf(third)).toEqual({ chat: 2, last: true });
   });
 });
 
