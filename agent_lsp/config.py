@@ -42,6 +42,8 @@ class Settings:
     """Where `remember` keeps facts: "agents" (AGENTS.md, section Memory) or "private" (under the data dir)."""
     hooks: Mapping[str, Any] = field(default_factory=dict)
     """Shell hooks by event (sessions/shell_hooks.py), already checked."""
+    mcp_servers: Mapping[str, Any] = field(default_factory=dict)
+    """MCP servers by name (sessions/mcp.py ServerConfig), already checked; the layers' servers add up."""
 
 
 def _text(value: Any) -> str:
@@ -78,6 +80,12 @@ def _hooks(value: Any) -> Mapping[str, Any]:
     from agent_lsp.sessions.shell_hooks import parse_hooks  # small, but only settings that have hooks need it
 
     return parse_hooks(value)
+
+
+def _mcp_servers(value: Any) -> Mapping[str, Any]:
+    from agent_lsp.sessions.mcp import parse_servers  # plain parsing: the MCP SDK loads only when a server starts
+
+    return parse_servers(value)
 
 
 def _thinking(value: Any) -> Thinking:
@@ -117,8 +125,9 @@ FIELDS = {
     "secretEnv": ("secret_env", _names),
     "memoryFile": ("memory_file", _choice(MEMORY_FILES)),
     "hooks": ("hooks", _hooks),
+    "mcpServers": ("mcp_servers", _mcp_servers),
 }
-GATED = ("hooks", "baseUrl")
+GATED = ("hooks", "baseUrl", "mcpServers")
 """Keys of the workspace file that run commands or send code elsewhere: used only once the user trusted it."""
 WORKSPACE_FILE = Path(".agent-lsp") / "settings.json"
 
@@ -148,7 +157,11 @@ def clean(values: Any, source: str) -> tuple[dict[str, Any], list[str]]:
         try:
             good[attr] = check(value)
         except ValueError as e:
-            warnings.append(f"agent-lsp: setting `{name}` from {source} {e}; using the default instead.")
+            kept = getattr(e, "value", None)  # partly valid (some MCP servers): keep the good part
+            if kept is not None:
+                good[attr] = kept
+            warnings.append(f"agent-lsp: setting `{name}` from {source} {e}"
+                            + ("." if kept is not None else "; using the default instead."))
     return good, warnings
 
 
@@ -166,6 +179,8 @@ class Layers:
         """The settings in force for a chat whose own parameters (already valid) are `chat`."""
         merged = {**self.environment, **self.initialization_options, **self.workspace_file, **self.workspace}
         merged.update({k: v for k, v in (chat or {}).items() if v is not None})
+        layers = (self.environment, self.initialization_options, self.workspace_file, self.workspace)
+        merged["mcp_servers"] = {n: c for layer in layers for n, c in layer.get("mcp_servers", {}).items()}
         return replace(Settings(), **merged)
 
 

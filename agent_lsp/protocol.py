@@ -183,6 +183,25 @@ class DeleteSessionResult(WireModel):
     deleted: Literal[True] = True
 
 
+class ToolsParams(Params):
+    """agent/tools params (none yet)."""
+
+
+class ToolInfo(WireModel):
+    """One tool the model can be offered."""
+
+    name: str
+    kind: ToolKind
+    origin: str
+    """"builtin", or "mcp:<server>" for a tool of an MCP server."""
+    read_only: bool
+    description: str
+
+
+class ToolsResult(WireModel):
+    tools: list[ToolInfo]
+
+
 class ModelsParams(Params):
     """agent/models params (none yet)."""
 
@@ -291,6 +310,8 @@ SCHEMAS: dict[str, type[WireModel]] = {
     "agent-history.result": HistoryResult,
     "agent-deleteSession.params": SessionParams,
     "agent-deleteSession.result": DeleteSessionResult,
+    "agent-tools.params": ToolsParams,
+    "agent-tools.result": ToolsResult,
     "agent-models.params": ModelsParams,
     "agent-models.result": ModelsResult,
     "agent-revert.params": RevertParams,

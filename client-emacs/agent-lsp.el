@@ -12,6 +12,8 @@
 ;;   M-x agent-lsp-chat         ask; the answer streams into *agent-lsp* (markdown-mode when installed)
 ;;   M-x agent-lsp-stop         stop the running chat
 ;;   M-x agent-lsp-new-session  the next message starts a new session
+;;   M-x agent-lsp-revert       undo the last chat's edits (C-u N: those of the chats after the first N)
+;;   M-x agent-lsp-memory       open the project memory (AGENTS.md, or the private memory file)
 ;;
 ;; Before an edit or a command the agent asks once: an edit's diff is shown in a diff-mode buffer, then
 ;; Allow once / Allow always / Reject.  C-g at the question rejects, and the chat goes on.
@@ -274,6 +276,7 @@ chat goes on."
     (user-error "A chat is running; M-x agent-lsp-stop stops it"))
   (let ((server (agent-lsp--current-server))
         (file (and (not (eq (current-buffer) (get-buffer "*agent-lsp*"))) buffer-file-name)))
+    (agent-lsp--flush-changes server)   ; the agent reads what the user typed a moment ago too
     (setq agent-lsp--server server agent-lsp--busy t agent-lsp--tools nil)
     (with-current-buffer (agent-lsp--buffer)
       (unless (= (point-min) (point-max)) (agent-lsp--line "")))
@@ -301,6 +304,79 @@ chat goes on."
    (t
     (jsonrpc-async-request agent-lsp--server :agent/abort (list :sessionId agent-lsp--session)
                            :success-fn #'ignore))))
+
+(defun agent-lsp--flush-changes (server)
+  "Send SERVER the buffers' changes eglot still holds.
+eglot sends them after `eglot-send-changes-idle-time'; a revert must
+compare with what the user sees now."
+  (dolist (buffer (eglot--managed-buffers server))
+    (with-current-buffer buffer
+      (eglot--signal-textDocument/didChange))))
+
+;;;###autoload
+(defun agent-lsp-revert (&optional keep)
+  "Undo the edits of the session's last chat (agent/revert).
+With a numeric prefix argument KEEP, undo those of every chat after
+the first KEEP.  A file changed since the agent edited it is left as
+it is; the transcript says what was reverted and what was not."
+  (interactive "P")
+  (when agent-lsp--busy
+    (user-error "A chat is running; M-x agent-lsp-stop stops it first"))
+  (unless agent-lsp--session
+    (user-error "Nothing to revert: no chat in this session yet"))
+  (agent-lsp--flush-changes (agent-lsp--current-server))
+  (jsonrpc-async-request
+   (agent-lsp--current-server) :agent/revert
+   (append (list :sessionId agent-lsp--session)
+           (and keep (list :toChat (prefix-numeric-value keep))))
+   :success-fn
+   (lambda (result)
+     (let* ((name (lambda (uri) (file-relative-name (eglot--uri-to-path uri))))
+            (reverted (mapcar name (plist-get result :reverted)))
+            (lines (cons (concat "Reverted: " (if reverted (string-join reverted ", ") "nothing"))
+                         (mapcar (lambda (r) (format "Not reverted: %s (%s)" (funcall name (plist-get r :uri))
+                                                     (plist-get r :reason)))
+                                 (plist-get result :refused)))))
+       (agent-lsp--line (string-join lines "\n"))
+       (message "agent-lsp: %s" (string-join lines "; "))))
+   :error-fn (lambda (err) (message "agent-lsp: revert: %s" (plist-get err :message)))))
+
+(defun agent-lsp--data-dir (root)
+  "The server's data directory, for the workspace ROOT.
+The `--data-dir' of `agent-lsp-command' (relative to ROOT), else the
+server's default, $XDG_STATE_HOME/agent-lsp."
+  (let ((args agent-lsp-command) dir)
+    (while (and args (not dir))
+      (cond ((string-prefix-p "--data-dir=" (car args)) (setq dir (substring (car args) 11)))
+            ((and (equal (car args) "--data-dir") (cadr args)) (setq dir (cadr args))))
+      (setq args (cdr args)))
+    (if dir
+        (expand-file-name dir root)
+      (expand-file-name "agent-lsp" (or (getenv "XDG_STATE_HOME") (expand-file-name "~/.local/state"))))))
+
+;;;###autoload
+(defun agent-lsp-memory ()
+  "Open the project memory the agent's `remember' tool keeps.
+AGENTS.md at the project root, or with `\"memoryFile\": \"private\"' in
+.agent-lsp/settings.json the file under the server's data directory."
+  (interactive)
+  (let* ((project (project-current))
+         (root (directory-file-name (expand-file-name (if project (project-root project) default-directory))))
+         (settings (expand-file-name ".agent-lsp/settings.json" root))
+         (mode (or (and (file-readable-p settings)
+                        (ignore-errors
+                          (with-temp-buffer
+                            (insert-file-contents settings)
+                            (plist-get (json-parse-buffer :object-type 'plist) :memoryFile))))
+                   "agents"))
+         (file (if (equal mode "private")
+                   (expand-file-name (format "memory/%s.md" (substring (secure-hash 'sha256 root) 0 16))
+                                     (agent-lsp--data-dir root))
+                 (expand-file-name "AGENTS.md" root))))
+    (if (or (file-exists-p file) (not (equal mode "private")))
+        (find-file-other-window file)
+      (message "agent-lsp: the private memory file %s does not exist yet; the agent's remember tool creates it"
+               (abbreviate-file-name file)))))
 
 ;;;###autoload
 (defun agent-lsp-new-session ()

@@ -17,28 +17,27 @@ from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from agent_lsp import tools
-from agent_lsp.config import GATED, WORKSPACE_FILE, Settings, clean, read_workspace_file
+from agent_lsp.config import Settings
 from agent_lsp.core.events import AgentUpdate, Usage
 from agent_lsp.core.messages import UserMessage
 from agent_lsp.core.prompt import Environment, editor_context, project_instructions, system_prompt
 from agent_lsp.core.tool import ToolContext
-from agent_lsp.lsp.code_actions import EXPLAIN, FIX
 from agent_lsp.lsp.convert import lsp_folder_uri, lsp_uri_to_path
 from agent_lsp.lsp.editor import LspEditor
 from agent_lsp.lsp.progress import ChatProgress
 from agent_lsp.lsp.server import AgentServer
+from agent_lsp.lsp.trust import workspace_file_layer
 from agent_lsp.lsp.updates import UpdateStream
 from agent_lsp.models.catalog import catalog
 from agent_lsp.models.registry import build_model
 from agent_lsp.protocol import (
     AbortResult,
-    ChatParams,
     ChatError,
     ChatMetadata,
+    ChatParams,
     ChatResult,
     ChatUsage,
     ConfirmToolParams,
-    CommandArgument,
     ConfirmToolResult,
     DeleteSessionResult,
     HistoryMessage,
@@ -49,22 +48,22 @@ from agent_lsp.protocol import (
     ModelsResult,
     NewSessionParams,
     NewSessionResult,
-    RefusedRevert,
-    RevertParams,
-    RevertResult,
     SessionInfo,
     SessionParams,
     SessionsParams,
     SessionsResult,
+    ToolInfo,
+    ToolsParams,
+    ToolsResult,
     UpdateParams,
 )
 from agent_lsp.sessions.history import render_history
+from agent_lsp.sessions.mcp import McpServers
 from agent_lsp.sessions.mentions import BadMention, Mention, expand_mentions
-from agent_lsp.sessions.results import ChatOutcome, HistoryEntry
 from agent_lsp.sessions.permissions import Ask
+from agent_lsp.sessions.results import ChatOutcome, HistoryEntry
 from agent_lsp.sessions.runtime import (
     ChatRequest,
-    NothingToRevert,
     Session,
     SessionBusy,
     Sessions,
@@ -73,10 +72,10 @@ from agent_lsp.sessions.runtime import (
 )
 from agent_lsp.sessions.shell_hooks import ShellHooks
 from agent_lsp.sessions.store import open_store
-from agent_lsp.sessions.trust import Trust, digest
+from agent_lsp.sessions.trust import Trust
 from agent_lsp.tools.forget import Forget
 from agent_lsp.tools.memory import MemoryFile, memory_file, read_memory
-from agent_lsp.tools.paths import display, is_inside
+from agent_lsp.tools.paths import display
 from agent_lsp.tools.remember import Remember
 
 log = logging.getLogger(__name__)
@@ -98,6 +97,7 @@ class Agent:
         self.streams: dict[str, UpdateStream] = {}
         self.progress: dict[str, ChatProgress] = {}
         self.trust = Trust(server.data_dir)
+        self.mcp = McpServers(lambda message: server.warn([message]))
         self.current: Optional[str] = None
         """The window's current session: the last one chatted in (code actions continue it)."""
 
@@ -213,47 +213,12 @@ def finishing(p: ChatParams) -> list:
                                    data={"fields": ["outputSchema"]}) from None
 
 
-async def workspace_file_layer(ls: AgentServer, agent: "Agent", roots: list) -> dict[str, Any]:
-    """The cleaned settings of the workspace's .agent-lsp/settings.json; its hooks and baseUrl only once the user
-    trusted them (asked once through window/showMessageRequest, the answer kept per folder and content)."""
-    if not roots:
-        return {}
-    root = roots[0]
-    raw, warnings = read_workspace_file(root)
-    gated = {key: raw[key] for key in GATED if key in raw}
-    if gated:
-        content = digest(gated)
-        trusted = agent.trust.answer(root, content)
-        if trusted is None:
-            trusted = await ask_trust(ls, root, gated)
-            if trusted is not None:
-                agent.trust.record(root, content, trusted)
-        if not trusted:
-            raw = {key: value for key, value in raw.items() if key not in GATED}
-    layer, problems = clean(raw, str(root / WORKSPACE_FILE))
-    ls.warn(warnings + problems)
-    return layer
-
-
-async def ask_trust(ls: AgentServer, root, gated: dict[str, Any]) -> Optional[bool]:
-    """Ask the user whether the workspace's settings file may run its commands; None when dismissed."""
-    commands = sorted({str(hook.get("command")) for groups in (gated.get("hooks") or {}).values()
-                       if isinstance(groups, list) for group in groups if isinstance(group, dict)
-                       for hook in (group.get("hooks") if "hooks" in group else [group]) if isinstance(hook, dict)})
-    parts = [f"run hooks: {', '.join(f'`{c}`' for c in commands)}"] if commands else []
-    if "baseUrl" in gated:
-        parts.append(f"send your code to {gated['baseUrl']}")
-    message = (f"agent-lsp: {root / WORKSPACE_FILE} asks to {' and '.join(parts)}. Trust this workspace's "
-               "settings? Until you do, they are ignored.")
-    try:
-        answer = await ls.window_show_message_request_async(types.ShowMessageRequestParams(
-            type=types.MessageType.Warning, message=message,
-            actions=[types.MessageActionItem(title="Trust"), types.MessageActionItem(title="Don't trust")]))
-    except Exception as e:  # a client that cannot ask: nothing runs
-        log.info("window/showMessageRequest for trust failed: %r", e)
-        return None
-    title = answer.get("title") if isinstance(answer, dict) else getattr(answer, "title", None)
-    return {"Trust": True, "Don't trust": False}.get(title)
+async def available_tools(ls: AgentServer, agent: "Agent", editor: LspEditor, settings: Settings) -> list:
+    """Every tool a chat with these settings can be offered: the built-in ones, memory, the MCP servers' (each
+    server started on first need)."""
+    memory = memory_file(settings.memory_file, editor.roots, ls.data_dir)
+    mcp = await agent.mcp.tools(settings.mcp_servers) if settings.mcp_servers else []
+    return [*tools.ALL, *memory_tools(memory), *mcp]
 
 
 def memory_tools(memory: Optional[MemoryFile]) -> list:
@@ -320,7 +285,8 @@ async def agent_chat(ls: AgentServer, params: Any) -> dict:
         request = ChatRequest(message=UserMessage(text=p.message, context=context), settings=settings,
                               system=system_prompt(env, project_instructions(editor.roots),
                                                    read_memory(memory) if memory and not memory.in_workspace else None),
-                              tools=[*tools.ALL, *memory_tools(memory), *finish], ctx=ToolContext(editor=editor, secret_env=settings.secret_env),
+                              tools=[*await available_tools(ls, agent, editor, settings), *finish],
+                              ctx=ToolContext(editor=editor, secret_env=settings.secret_env),
                               ends_with="finish" if p.output_schema is not None else None,
                               hooks=[ShellHooks(settings.hooks, session.id, editor.roots[0] if editor.roots else None)]
                               if settings.hooks else [])
@@ -338,6 +304,22 @@ async def agent_chat(ls: AgentServer, params: Any) -> dict:
     if progress:
         progress.end(summary(result))
     return result.wire()
+
+
+async def agent_tools(ls: AgentServer, params: Any) -> dict:
+    parse(ToolsParams, params)
+    agent = agent_of(ls)
+    editor = agent.editor()
+    ls.layers.workspace_file = await workspace_file_layer(ls, agent, editor.roots)
+    offered = await available_tools(ls, agent, editor, ls.layers.resolve({}))
+    return ToolsResult(tools=[ToolInfo(name=t.name, kind=t.kind, origin=getattr(t, "origin", "builtin"),
+                                       read_only=t.kind in ("read", "search"), description=t.description)
+                              for t in offered]).wire()
+
+
+async def shutdown(ls: AgentServer) -> None:
+    """Stop what the agent started (MCP servers) before the process ends."""
+    await agent_of(ls).mcp.close()
 
 
 def new_session(ls: AgentServer, title: str) -> Session:
@@ -397,104 +379,3 @@ async def agent_models(ls: AgentServer, params: Any) -> dict:
     return ModelsResult(models=[ModelEntry(id=m.id, display_name=m.display_name, provider=m.provider,
                                            context_window=m.context_window) for m in found.models],
                         default=found.default, error=found.error).wire()
-
-
-async def agent_revert(ls: AgentServer, params: Any) -> dict:
-    p = parse(RevertParams, params)
-    agent = agent_of(ls)
-    session = session_of(agent, p.session_id)
-    try:
-        agent.sessions.reserve(session)
-    except SessionBusy:
-        raise JsonRpcException(code=SESSION_BUSY, message=f"Session {session.id} is busy: a chat is running.")
-    try:
-        reverted, refused = await agent.sessions.revert(session, p.to_chat, agent.editor())
-    except NothingToRevert as e:
-        field = "toChat" if p.to_chat is not None else "sessionId"
-        raise JsonRpcInvalidParams(f"Invalid params: {field}: nothing to revert: {e}", data={"fields": [field]}) from None
-    finally:
-        agent.sessions.release(session)
-    return RevertResult(reverted=[path.as_uri() for path in reverted],
-                        refused=[RefusedRevert(uri=path.as_uri(), reason=why) for path, why in refused]).wire()
-
-
-def command_message(command: str, argument: CommandArgument, name: str) -> str:
-    """What a code action asks the agent, in the user's words."""
-    first, last = argument.range.start.line + 1, argument.range.end.line + 1
-    where = f"{name}, line {first}" if first == last else f"{name}, lines {first}-{last}"
-    if command == FIX:
-        problems = [str(d.get("message", "")).strip() for d in argument.diagnostics or [] if isinstance(d, dict)]
-        listed = "\n".join(f"- {p}" for p in problems if p) or "- (the diagnostic at that place)"
-        return (f"Fix this problem in {where}:\n{listed}\nMake the smallest change that fixes it, then check the "
-                "diagnostics.")
-    if command == EXPLAIN:
-        return f"Explain what the selected code in {where} does, and anything surprising about it."
-    wanted = argument.instruction or "make it clearer and simpler without changing its behaviour"
-    return f"Refactor the selected code in {where}: {wanted}."
-
-
-async def execute_command(ls: AgentServer, params: types.ExecuteCommandParams) -> dict:
-    """agent.fix / agent.explain / agent.refactor: a chat in the window's current session (a new one when there
-    is none or it is busy), answered with the agent/chat result when the chat ends."""
-    arguments = list(params.arguments or [])
-    if len(arguments) != 1 or not isinstance(arguments[0], dict):
-        raise JsonRpcInvalidParams("Invalid params: arguments: expected one object {uri, range, diagnostics?}",
-                                   data={"fields": ["arguments"]})
-    try:
-        argument = CommandArgument.model_validate(arguments[0])
-    except ValidationError as e:
-        fields = [".".join(map(str, ("arguments", 0, *err["loc"]))) for err in e.errors()]
-        raise JsonRpcInvalidParams(f"Invalid params: {', '.join(fields)}: "
-                                   f"{'; '.join(err['msg'] for err in e.errors())}", data={"fields": fields}) from None
-    agent = agent_of(ls)
-    editor = agent.editor()
-    path = lsp_uri_to_path(argument.uri)
-    path = path.resolve() if path is not None else None
-    known = path is not None and (editor.open_document(path) is not None or path.is_file())
-    if not known or not any(is_inside(path, root) for root in editor.roots):
-        raise JsonRpcInvalidParams(f"Invalid params: arguments.0.uri: {argument.uri} is not a document of this "
-                                   "workspace", data={"fields": ["arguments.0.uri"]})
-    session_id = agent.current
-    if session_id is not None:
-        try:
-            if agent.sessions.get(session_id).busy:
-                session_id = None
-        except UnknownSession:
-            session_id = None
-    chat = {"message": command_message(params.command, argument, display(editor.roots, path)),
-            "context": {"activeUri": argument.uri, "selection": argument.range.wire()}}
-    if session_id:
-        chat["sessionId"] = session_id
-    if params.work_done_token is not None:
-        chat["workDoneToken"] = params.work_done_token
-    return await agent_chat(ls, chat)
-
-
-def hover(ls: AgentServer, params: types.HoverParams) -> Optional[types.Hover]:
-    """On a line the agent wrote in a chat of the window's current session (and that still reads as it wrote it):
-    which chat, what it was asked, and which edit wrote the line."""
-    agent = ls.agent
-    path = lsp_uri_to_path(params.text_document.uri)
-    if agent is None or agent.current is None or path is None:
-        return None
-    try:
-        session = agent.sessions.get(agent.current)
-    except UnknownSession:
-        return None
-    line = params.position.line
-    document = ls.workspace.text_documents.get(params.text_document.uri)
-    now = document.lines[line].rstrip("\r\n") if document and line < len(document.lines) else None
-    for checkpoint in reversed(session.checkpoints):
-        change = checkpoint.files.get(path.resolve())
-        if change is None:
-            continue
-        written = change.after.splitlines()
-        if line < len(written) and written[line] == now and line in change.changed_lines():
-            asked = " ".join(checkpoint.message.split())
-            asked = asked if len(asked) <= 120 else asked[:119] + "…"
-            what = change.label.removeprefix("agent-lsp: ")
-            text = f"**agent-lsp** wrote this line in chat {checkpoint.chat + 1} of this session ({what}).\n\n> {asked}"
-            return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
-                               range=types.Range(types.Position(line, 0), types.Position(line + 1, 0)))
-        return None
-    return None

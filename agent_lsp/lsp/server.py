@@ -116,7 +116,7 @@ class AgentProtocol(LanguageServerProtocol):
         if params.command not in COMMANDS:
             return (yield from super().lsp_workspace__execute_command(params))
         # the agent's commands need the whole params (the work-done token), not just their arguments
-        return (yield _handlers().execute_command, (self._server, params), None)
+        return (yield _in_editor().execute_command, (self._server, params), None)
 
     def _handle_response(self, msg_id, result=None, error=None):
         future = self._request_futures.get(msg_id)
@@ -201,6 +201,12 @@ class AgentServer(LanguageServer):
             self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
 
 
+def _in_editor():
+    from agent_lsp.lsp import in_editor
+
+    return in_editor
+
+
 def _handlers():
     from agent_lsp.lsp import handlers
 
@@ -247,11 +253,11 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: AgentServer, params: types.HoverParams) -> Optional[types.Hover]:
-        return _handlers().hover(ls, params) if ls.agent is not None else None
+        return _in_editor().hover(ls, params) if ls.agent is not None else None
 
     @server.feature("agent/revert")
     async def agent_revert(ls: AgentServer, params: Any) -> dict:
-        return await _handlers().agent_revert(ls, params)
+        return await _in_editor().agent_revert(ls, params)
 
     if os.environ.get("AGENT_LSP_DEBUG") == "1":  # for tests: what this process has loaded, without timing it
 
@@ -262,6 +268,15 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
     @server.feature("agent/chat")
     async def agent_chat(ls: AgentServer, params: Any) -> dict:
         return await _handlers().agent_chat(ls, params)
+
+    @server.feature("agent/tools")
+    async def agent_tools(ls: AgentServer, params: Any) -> dict:
+        return await _handlers().agent_tools(ls, params)
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: AgentServer, params: Any) -> None:
+        if ls.agent is not None:  # nothing to stop when no agent request came
+            await _handlers().shutdown(ls)
 
     @server.feature("agent/newSession")
     def agent_new_session(ls: AgentServer, params: Any) -> dict:

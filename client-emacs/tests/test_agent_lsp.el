@@ -4,6 +4,7 @@
 ;; eglot), each with its diff in a diff-mode buffer before the question; C-g at the first question rejects
 ;; that edit and the chat goes on to the model's reply; the second is allowed and lands in the buffer, not
 ;; on disk; the transcript ends "Done."; the chat is not left busy, and a next message continues the session.
+;; C-u 0 M-x agent-lsp-revert undoes the edit in the buffer; M-x agent-lsp-memory opens AGENTS.md.
 ;; A missing program is one clear error naming the install command; another language server is refused with one
 ;; warning saying what it reported.
 
@@ -122,6 +123,13 @@
           (test-eq session agent-lsp--session "the session after the second message")
           (unless (string-suffix-p "Done.\n\n> again\nSame session.\nDone.\n" (test-transcript))
             (error "*agent-lsp* after the second message: %S" (test-transcript))))
+        ;; C-u 0 M-x agent-lsp-revert: every chat's edits undone, in the buffer; the transcript says so.
+        (agent-lsp-revert 0)
+        (test-wait "the revert" (lambda () (equal (buffer-string) "x = 1\ny = 1\n")))
+        (test-wait "the revert's line" (lambda () (string-suffix-p "Reverted: a.py\n" (test-transcript))))
+        ;; M-x agent-lsp-memory: AGENTS.md at the project root (memoryFile "agents", the default).
+        (agent-lsp-memory)
+        (test-eq (concat test-dir "AGENTS.md") buffer-file-name "the project memory")
         (setq code 0))
     (error (princ (format "%s\n" (error-message-string err)) #'external-debugging-output)))
   (princ (format "%s - emacs agent-lsp.el (%d ms)\n" (if (= code 0) "ok" "not ok")

@@ -25,6 +25,10 @@ end, {
   desc = 'agent-lsp: permission mode of the next chats',
 })
 
+command('AgentRevert', function(o)
+  require('agent_lsp').revert(o.args)
+end, { nargs = '?', desc = 'agent-lsp: undo the last chat\'s edits ([N]: those of the chats after the first N)' })
+
 command('AgentSessions', function()
   require('agent_lsp').sessions()
 end, { desc = 'agent-lsp: reopen an earlier session' })
@@ -32,6 +36,14 @@ end, { desc = 'agent-lsp: reopen an earlier session' })
 command('AgentModel', function()
   require('agent_lsp').model()
 end, { desc = 'agent-lsp: pick the model of the next chats' })
+
+command('AgentFix', function()
+  require('agent_lsp').fix()
+end, { desc = 'agent-lsp: fix the diagnostic under the cursor with the agent (code action)' })
+
+command('AgentMemory', function()
+  require('agent_lsp').memory()
+end, { desc = 'agent-lsp: open the project memory (AGENTS.md, or the private memory file)' })
 
 command('AgentHealth', function()
   require('agent_lsp').health()

@@ -9,12 +9,13 @@ H.repo = vim.fn.fnamemodify(H.plugin, ':h')
 
 local jobs = {}
 
--- A new directory with `files` ({relative path = text}), made the current directory; the plugin loaded as
+-- A new directory with `files` ({relative path = text}, folders made as needed), made the current directory; the plugin loaded as
 -- a user would have it (the runtimepath entry and its plugin/ file).
 function H.workspace(files)
   H.dir = vim.fn.resolve(vim.fn.tempname())
   vim.fn.mkdir(H.dir, 'p')
   for path, text in pairs(files or {}) do
+    vim.fn.mkdir(vim.fn.fnamemodify(H.dir .. '/' .. path, ':h'), 'p')
     vim.fn.writefile(vim.split(text, '\n', { plain = true }), H.dir .. '/' .. path, 'b')
   end
   vim.cmd('cd ' .. vim.fn.fnameescape(H.dir))

@@ -5,7 +5,8 @@ local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h')
 H.run('agent/diagnostics is answered from vim.diagnostic', function()
   H.workspace({ ['a.py'] = 'x = 1\ns = "é" + x\n', ['b.py'] = 'y = 2\n' })
   H.fake_api({
-    { content = { { type = 'tool_use', id = 'toolu_diag', name = 'get_diagnostics', input = {} } } },
+    -- vim.empty_dict(): an empty Lua table would be the JSON list [], which the server refuses as tool input.
+    { content = { { type = 'tool_use', id = 'toolu_diag', name = 'get_diagnostics', input = vim.empty_dict() } } },
     { content = { { type = 'text', text = 'One error.' } } },
   })
   H.setup()

@@ -25,6 +25,7 @@ local function new_input(chat)
   vim.api.nvim_buf_set_name(buf, 'agent-lsp://input/' .. chat.number)
   vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].filetype = 'markdown'
+  vim.bo[buf].omnifunc = require('agent_lsp.mentions').OMNIFUNC  -- <C-x><C-o> after @ completes files
   by_input[buf] = chat
   vim.keymap.set('n', '<CR>', function() chat:send_input() end, { buffer = buf, desc = 'agent-lsp: send' })
   vim.keymap.set({ 'n', 'i' }, '<C-c>', function() chat:stop() end, { buffer = buf, desc = 'agent-lsp: stop' })
@@ -212,7 +213,7 @@ end
 
 -- `quiet`: the user has already been told why (the server is missing, not agent-lsp, or exited).
 function Chat:_finish(err, result, quiet)
-  self.running, self.request_id = false, nil
+  self.running, self.request_id, self.external = false, nil, nil
   self.view:end_block()
   close_float(self.float)
   self.float = nil
@@ -241,6 +242,10 @@ function Chat:send(message, context)
   if self.running then
     vim.notify('agent-lsp: a chat is already running here; <C-c> or :AgentStop stops it', vim.log.levels.WARN)
     return false
+  end
+  local mentions = require('agent_lsp.mentions').extract(message)
+  if #mentions > 0 then
+    context = vim.tbl_extend('force', context or {}, { mentions = mentions })
   end
   self:_add_user(message)
   self.running, self.tools = true, {}
@@ -304,6 +309,35 @@ function Chat:stop()
     client.cancel(self.client, self.request_id)
   end
   return true
+end
+
+-- agent/revert: undo the edits of this session's last chat, or of every chat after the first `to_chat`. What was
+-- reverted and what was refused (a file changed since) goes in the transcript and in a notification.
+function Chat:revert(to_chat)
+  if self.running then
+    return vim.notify('agent-lsp: a chat is running here; stop it first (<C-c> or :AgentStop)', vim.log.levels.WARN)
+  end
+  local c = client.get()
+  if not (c and self.session_id) then
+    return vim.notify('agent-lsp: nothing to revert (no chat in this session yet)', vim.log.levels.WARN)
+  end
+  local function name(uri)
+    return vim.fn.fnamemodify(vim.uri_to_fname(uri), ':.')
+  end
+  client.request(c, 'agent/revert', { sessionId = self.session_id, toChat = to_chat }, function(err, result)
+    if err then
+      return vim.notify('agent-lsp: revert: ' .. err.message, vim.log.levels.WARN)
+    end
+    local lines, level = {}, vim.log.levels.INFO
+    local reverted = vim.tbl_map(name, result.reverted or {})
+    table.insert(lines, '-- reverted: ' .. (#reverted > 0 and table.concat(reverted, ', ') or 'nothing'))
+    for _, r in ipairs(result.refused or {}) do
+      table.insert(lines, string.format('-- not reverted: %s (%s)', name(r.uri), r.reason))
+      level = vim.log.levels.WARN
+    end
+    self.view:append(lines, 'AgentLspEnd')
+    vim.notify('agent-lsp: ' .. table.concat(lines, '; '):gsub('%-%- ', ''), level)
+  end)
 end
 
 -- The chat for the current buffer (its transcript or its input), else the last one used, if it still exists.
@@ -394,6 +428,27 @@ function M.stop()
   end
 end
 
+-- A chat this plugin did not send (a code action's workspace/executeCommand): shown like any other, in the
+-- session's chat buffer (a new one for a session not shown yet), without taking the cursor.
+local function start_external(session_id)
+  local chat = by_session[session_id]
+  if not chat then
+    chat = new_chat(session_id)
+    local win = vim.api.nvim_get_current_win()
+    M.show(chat)
+    if vim.api.nvim_win_is_valid(win) then
+      vim.api.nvim_set_current_win(win)
+    end
+  end
+  if not chat.view.empty then
+    chat.view:append({ '' })
+  end
+  chat.view:append({ '> (a code action)' }, 'AgentLspUser')
+  chat.running, chat.external, chat.tools, chat.client = true, true, {}, client.get()
+  chat.request_id = true  -- already sent: a stop is an agent/abort
+  return chat
+end
+
 function M.on_update(params)
   local chat = by_session[params.sessionId]
   if not chat then
@@ -406,8 +461,18 @@ function M.on_update(params)
       end
     end
   end
-  if chat and chat.running then
-    chat:_update(params.update)
+  if not (chat and chat.running) then
+    chat = start_external(params.sessionId)
+  end
+  chat:_update(params.update)
+end
+
+-- The answer to a workspace/executeCommand (a code action's chat): the same result object as agent/chat.
+function M.on_command_result(err, result)
+  for _, chat in pairs(by_buf) do
+    if chat.running and chat.external and (err or (type(result) == 'table' and chat.session_id == result.sessionId)) then
+      chat:_finish(err, result)
+    end
   end
 end
 

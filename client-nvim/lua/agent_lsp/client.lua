@@ -129,6 +129,10 @@ local function start()
       ['agent/update'] = function(_, params)
         require('agent_lsp.chat').on_update(params)
       end,
+      -- What a code action's command answers (Neovim sends it without a callback of its own).
+      ['workspace/executeCommand'] = function(err, result)
+        require('agent_lsp.chat').on_command_result(err, result)
+      end,
       ['agent/diagnostics'] = function(_, params, ctx)
         return require('agent_lsp.diagnostics').collect(params, vim.lsp.get_client_by_id(ctx.client_id))
       end,
@@ -174,6 +178,11 @@ end
 -- The workspace folder's URI (the server runs in it), or nil before the server started.
 function M.root_uri()
   return state.root and vim.uri_from_fname(state.root) or nil
+end
+
+-- The workspace folder (the server runs in it), or nil before the server started.
+function M.root_dir()
+  return state.root
 end
 
 -- Stop the server (it starts again with the next request, in Neovim's directory of then).

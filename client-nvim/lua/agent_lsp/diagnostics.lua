@@ -33,6 +33,19 @@ local function buffers_by_uri()
   return by_uri
 end
 
+-- The LSP diagnostics of the cursor's line in the current buffer, from every source: the context a
+-- textDocument/codeAction must carry for the server to offer "Fix with agent" (Neovim 0.8+ sends only the
+-- diagnostics of the server the request goes to, and agent-lsp publishes none).
+function M.at_cursor(client)
+  local encoding = client and client.offset_encoding or 'utf-16'
+  local lnum = vim.api.nvim_win_get_cursor(0)[1] - 1
+  local diagnostics = {}
+  for _, d in ipairs(vim.diagnostic.get(0, { lnum = lnum })) do
+    table.insert(diagnostics, to_lsp(d, encoding))
+  end
+  return diagnostics
+end
+
 function M.collect(params, client)
   local encoding = client and client.offset_encoding or 'utf-16'
   local by_uri = buffers_by_uri()

@@ -76,6 +76,20 @@ function M.mode(mode)
   set(mode)
 end
 
+-- :AgentRevert [N]: undo the last chat's edits in the current chat's session, or those of every chat after
+-- the first N.
+function M.revert(arg)
+  local c = chat.current()
+  if not c then
+    return vim.notify('agent-lsp: nothing to revert (no chat yet)', vim.log.levels.WARN)
+  end
+  local n = arg ~= '' and tonumber(arg) or nil
+  if arg ~= '' and not (n and n >= 0 and n == math.floor(n)) then
+    return vim.notify('agent-lsp: :AgentRevert takes a number of chats to keep, not ' .. arg, vim.log.levels.ERROR)
+  end
+  c:revert(n)
+end
+
 function M.sessions()
   require('agent_lsp.sessions').pick()
 end
@@ -97,10 +111,82 @@ function M.log_path()
   return vim.lsp.get_log_path()
 end
 
+-- The server's data directory: the command's --data-dir, else its default ($XDG_STATE_HOME/agent-lsp).
+function M.data_dir()
+  local cmd, root = config.options.cmd, client.root_dir() or vim.loop.cwd()
+  for i, arg in ipairs(cmd) do
+    local inline = arg:match('^%-%-data%-dir=(.+)$')
+    if inline or (arg == '--data-dir' and cmd[i + 1]) then
+      local dir = inline or cmd[i + 1]
+      return dir:sub(1, 1) == '/' and dir or root .. '/' .. dir  -- relative to the server's directory
+    end
+  end
+  local state = vim.env.XDG_STATE_HOME
+  return (state and state ~= '' and state or vim.fn.expand('~/.local/state')) .. '/agent-lsp'
+end
+
+-- Where the project memory of the workspace is (docs/protocol.md "Project memory"): the memoryFile setting of
+-- setup(), else of .agent-lsp/settings.json, else "agents" (AGENTS.md at the root).
+function M.memory_path()
+  local root = client.root_dir() or vim.loop.cwd()
+  local mode = config.options.settings.memoryFile
+  if mode == nil then
+    local ok, file = pcall(function()
+      return vim.fn.json_decode(table.concat(vim.fn.readfile(root .. '/.agent-lsp/settings.json'), '\n'))
+    end)
+    mode = ok and type(file) == 'table' and file.memoryFile or 'agents'
+  end
+  if mode == 'private' then
+    return M.data_dir() .. '/memory/' .. vim.fn.sha256(root):sub(1, 16) .. '.md', true
+  end
+  return root .. '/AGENTS.md', false
+end
+
+-- :AgentMemory: open the project memory (AGENTS.md, whose "## Memory" section `remember` appends to, or the
+-- private memory file); say where it is when there is nothing yet.
+function M.memory()
+  local path, private = M.memory_path()
+  if vim.fn.filereadable(path) == 0 then
+    local what = private and 'the private memory file ' or ''
+    vim.notify('agent-lsp: ' .. what .. vim.fn.fnamemodify(path, ':~:.') .. ' does not exist yet; '
+      .. 'the agent\'s remember tool creates it', vim.log.levels.INFO)
+    if private then
+      return
+    end
+  end
+  vim.cmd('split ' .. vim.fn.fnameescape(path))
+end
+
 function M.log()
   vim.cmd('botright split ' .. vim.fn.fnameescape(M.log_path()))
   vim.bo.autoread = true
   vim.cmd('normal! G')
+end
+
+-- The context for vim.lsp.buf.code_action() that carries every diagnostic of the cursor's line.
+function M.code_action_context()
+  return { diagnostics = require('agent_lsp.diagnostics').at_cursor(client.get()) }
+end
+
+-- :AgentFix: the server's "Fix with agent" code action on the cursor's diagnostic, run at once (Neovim 0.8+
+-- picks it by its title; 0.7's vim.lsp.buf.code_action() has no filter, so it lists the actions to pick from).
+function M.fix()
+  local ctx = M.code_action_context()
+  if #ctx.diagnostics == 0 then
+    return vim.notify('agent-lsp: no diagnostic on this line', vim.log.levels.INFO)
+  end
+  local buf = vim.api.nvim_get_current_buf()
+  client.when_ready(function()
+    client.attach(buf)
+    if vim.fn.has('nvim-0.8') == 1 then
+      vim.lsp.buf.code_action({ context = ctx, apply = true, filter = function(action)
+        return type(action.title) == 'string' and action.title:find('^Fix with agent') ~= nil
+      end })
+    else
+      ctx.only = { 'quickfix' }
+      vim.lsp.buf.code_action(ctx)
+    end
+  end)
 end
 
 function M.health()

@@ -1,0 +1,119 @@
+"""What agent-lsp offers in the editor beside the chat panel: the commands its code actions run, `agent/revert`,
+and the hover that names the chat that wrote a line (PROTOCOL §8)."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from lsprotocol import types
+from pydantic import ValidationError
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+
+from agent_lsp.lsp.code_actions import EXPLAIN, FIX
+from agent_lsp.lsp.convert import lsp_uri_to_path
+from agent_lsp.lsp.handlers import SESSION_BUSY, agent_chat, agent_of, parse, session_of
+from agent_lsp.lsp.server import AgentServer
+from agent_lsp.protocol import CommandArgument, RefusedRevert, RevertParams, RevertResult
+from agent_lsp.sessions.runtime import NothingToRevert, SessionBusy, UnknownSession
+from agent_lsp.tools.paths import display, is_inside
+
+
+async def agent_revert(ls: AgentServer, params: Any) -> dict:
+    p = parse(RevertParams, params)
+    agent = agent_of(ls)
+    session = session_of(agent, p.session_id)
+    try:
+        agent.sessions.reserve(session)
+    except SessionBusy:
+        raise JsonRpcException(code=SESSION_BUSY, message=f"Session {session.id} is busy: a chat is running.")
+    try:
+        reverted, refused = await agent.sessions.revert(session, p.to_chat, agent.editor())
+    except NothingToRevert as e:
+        field = "toChat" if p.to_chat is not None else "sessionId"
+        raise JsonRpcInvalidParams(f"Invalid params: {field}: nothing to revert: {e}", data={"fields": [field]}) from None
+    finally:
+        agent.sessions.release(session)
+    return RevertResult(reverted=[path.as_uri() for path in reverted],
+                        refused=[RefusedRevert(uri=path.as_uri(), reason=why) for path, why in refused]).wire()
+
+
+def command_message(command: str, argument: CommandArgument, name: str) -> str:
+    """What a code action asks the agent, in the user's words."""
+    first, last = argument.range.start.line + 1, argument.range.end.line + 1
+    where = f"{name}, line {first}" if first == last else f"{name}, lines {first}-{last}"
+    if command == FIX:
+        problems = [str(d.get("message", "")).strip() for d in argument.diagnostics or [] if isinstance(d, dict)]
+        listed = "\n".join(f"- {p}" for p in problems if p) or "- (the diagnostic at that place)"
+        return (f"Fix this problem in {where}:\n{listed}\nMake the smallest change that fixes it, then check the "
+                "diagnostics.")
+    if command == EXPLAIN:
+        return f"Explain what the selected code in {where} does, and anything surprising about it."
+    wanted = argument.instruction or "make it clearer and simpler without changing its behaviour"
+    return f"Refactor the selected code in {where}: {wanted}."
+
+
+async def execute_command(ls: AgentServer, params: types.ExecuteCommandParams) -> dict:
+    """agent.fix / agent.explain / agent.refactor: a chat in the window's current session (a new one when there
+    is none or it is busy), answered with the agent/chat result when the chat ends."""
+    arguments = list(params.arguments or [])
+    if len(arguments) != 1 or not isinstance(arguments[0], dict):
+        raise JsonRpcInvalidParams("Invalid params: arguments: expected one object {uri, range, diagnostics?}",
+                                   data={"fields": ["arguments"]})
+    try:
+        argument = CommandArgument.model_validate(arguments[0])
+    except ValidationError as e:
+        fields = [".".join(map(str, ("arguments", 0, *err["loc"]))) for err in e.errors()]
+        raise JsonRpcInvalidParams(f"Invalid params: {', '.join(fields)}: "
+                                   f"{'; '.join(err['msg'] for err in e.errors())}", data={"fields": fields}) from None
+    agent = agent_of(ls)
+    editor = agent.editor()
+    path = lsp_uri_to_path(argument.uri)
+    path = path.resolve() if path is not None else None
+    known = path is not None and (editor.open_document(path) is not None or path.is_file())
+    if not known or not any(is_inside(path, root) for root in editor.roots):
+        raise JsonRpcInvalidParams(f"Invalid params: arguments.0.uri: {argument.uri} is not a document of this "
+                                   "workspace", data={"fields": ["arguments.0.uri"]})
+    session_id = agent.current
+    if session_id is not None:
+        try:
+            if agent.sessions.get(session_id).busy:
+                session_id = None
+        except UnknownSession:
+            session_id = None
+    chat = {"message": command_message(params.command, argument, display(editor.roots, path)),
+            "context": {"activeUri": argument.uri, "selection": argument.range.wire()}}
+    if session_id:
+        chat["sessionId"] = session_id
+    if params.work_done_token is not None:
+        chat["workDoneToken"] = params.work_done_token
+    return await agent_chat(ls, chat)
+
+
+def hover(ls: AgentServer, params: types.HoverParams) -> Optional[types.Hover]:
+    """On a line the agent wrote in a chat of the window's current session (and that still reads as it wrote it):
+    which chat, what it was asked, and which edit wrote the line."""
+    agent = ls.agent
+    path = lsp_uri_to_path(params.text_document.uri)
+    if agent is None or agent.current is None or path is None:
+        return None
+    try:
+        session = agent.sessions.get(agent.current)
+    except UnknownSession:
+        return None
+    line = params.position.line
+    document = ls.workspace.text_documents.get(params.text_document.uri)
+    now = document.lines[line].rstrip("\r\n") if document and line < len(document.lines) else None
+    for checkpoint in reversed(session.checkpoints):
+        change = checkpoint.files.get(path.resolve())
+        if change is None:
+            continue
+        written = change.after.splitlines()
+        if line < len(written) and written[line] == now and line in change.changed_lines():
+            asked = " ".join(checkpoint.message.split())
+            asked = asked if len(asked) <= 120 else asked[:119] + "…"
+            what = change.label.removeprefix("agent-lsp: ")
+            text = f"**agent-lsp** wrote this line in chat {checkpoint.chat + 1} of this session ({what}).\n\n> {asked}"
+            return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
+                               range=types.Range(types.Position(line, 0), types.Position(line + 1, 0)))
+        return None
+    return None

@@ -1,0 +1,233 @@
+"""MCP servers as tools: their configuration (`.mcp.json`, the `mcpServers` setting), and the servers of this
+process, started on the first chat that needs them and stopped with the process.
+
+The `mcp` SDK is imported only when a server starts (it costs most of a second). A stdio server is our child in
+its own process group (the SDK kills the group on close); on Linux it also gets a parent-death signal, so even a
+SIGKILLed agent-lsp leaves none behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import logging
+import sys
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional
+
+from agent_lsp.core.tool import ToolError
+from agent_lsp.tools.mcp_tool import McpTool
+
+log = logging.getLogger(__name__)
+MCP_JSON = ".mcp.json"
+START_TIMEOUT = 60.0
+"""Seconds a server may take to start and list its tools before it counts as failed."""
+STOP_TIMEOUT = 10.0
+# exec the server with SIGKILL as its parent-death signal (prctl 1 = PR_SET_PDEATHSIG), unless we are gone already
+_LAUNCH = ("import ctypes,os,sys\nppid=int(sys.argv[1])\nctypes.CDLL(None).prctl(1,9)\n"
+           "os.getppid()==ppid or os._exit(1)\nos.execvp(sys.argv[2],sys.argv[2:])")
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """One MCP server: stdio (`command`, `args`, `env`) or streamable HTTP (`url`, `headers`)."""
+
+    type: str
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    url: str = ""
+    headers: tuple[tuple[str, str], ...] = ()
+
+    def describe(self) -> str:
+        return " ".join([self.command, *self.args]) if self.type == "stdio" else self.url
+
+
+def _strings(value: Any, what: str) -> tuple[tuple[str, str], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise ValueError(f"{what} must be an object of strings")
+    return tuple(sorted(value.items()))
+
+
+def server_config(value: Any) -> ServerConfig:
+    """One entry of `mcpServers`; ValueError saying what is wrong."""
+    if not isinstance(value, dict):
+        raise ValueError("must be an object")
+    kind = value.get("type", "http" if "url" in value and "command" not in value else "stdio")
+    if kind == "stdio":
+        command, args = value.get("command"), value.get("args", [])
+        if not isinstance(command, str) or not command.strip():
+            raise ValueError("`command` must be a non-empty string")
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise ValueError("`args` must be a list of strings")
+        return ServerConfig("stdio", command=command, args=tuple(args), env=_strings(value.get("env"), "`env`"))
+    if kind in ("http", "streamable-http", "streamableHttp"):
+        url = value.get("url")
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise ValueError("`url` must be an http(s) URL")
+        return ServerConfig("http", url=url, headers=_strings(value.get("headers"), "`headers`"))
+    raise ValueError(f"unknown type {kind!r} (stdio or http)")
+
+
+class PartlyValid(ValueError):
+    """Some entries were bad: `value` keeps the good ones; the message names the bad ones."""
+
+    def __init__(self, message: str, value: Any) -> None:
+        super().__init__(message)
+        self.value = value
+
+
+def parse_servers(value: Any) -> dict[str, ServerConfig]:
+    """The `mcpServers` object; PartlyValid when some servers are bad (the others still start)."""
+    if not isinstance(value, dict):
+        raise ValueError("must be an object of servers by name")
+    good, problems = {}, []
+    for name, entry in value.items():
+        try:
+            good[name] = server_config(entry)
+        except ValueError as e:
+            problems.append(f"server `{name}`: {e}")
+    if problems:
+        raise PartlyValid("; ".join(problems) + " (that server is not started)", good)
+    return good
+
+
+def read_mcp_json(root: Path) -> tuple[Any, list[str]]:
+    """The raw `mcpServers` of `root`/.mcp.json (None when there is none), and a warning when it is unreadable."""
+    path = root / MCP_JSON
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, []
+    except (OSError, ValueError) as e:
+        return None, [f"agent-lsp: {path} cannot be read as JSON ({e}); its field `mcpServers` is ignored."]
+    if not isinstance(raw, dict) or not isinstance(raw.get("mcpServers"), dict):
+        return None, [f"agent-lsp: {path} must hold an object with the field `mcpServers`; it is ignored."]
+    return raw["mcpServers"], []
+
+
+@dataclass
+class _Server:
+    name: str
+    config: ServerConfig
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    session: Any = None
+    tools: list[McpTool] = field(default_factory=list)
+    task: Optional[asyncio.Task] = None
+
+
+class McpServers:
+    """The MCP servers of this process, by name: each started once, on first need; `close` stops them all."""
+
+    def __init__(self, warn: Callable[[str], None]) -> None:
+        self._warn = warn
+        self._servers: dict[str, _Server] = {}
+
+    async def tools(self, configs: Mapping[str, ServerConfig]) -> list[McpTool]:
+        """The tools of the configured servers, starting those not started yet (a server keeps the configuration
+        it started with for the life of the process)."""
+        for name, config in configs.items():
+            if name not in self._servers:
+                server = self._servers[name] = _Server(name, config)
+                server.task = asyncio.create_task(self._run(server), name=f"mcp server {name}")
+        wanted = [self._servers[name] for name in configs]
+        await asyncio.gather(*(s.ready.wait() for s in wanted))
+        return [tool for s in wanted if s.session is not None for tool in s.tools]
+
+    async def close(self) -> None:
+        """Stop every server (their context exits close stdio pipes and kill process groups)."""
+        for server in self._servers.values():
+            server.stop.set()
+        tasks = [s.task for s in self._servers.values() if s.task is not None]
+        if tasks:
+            await asyncio.wait(tasks, timeout=STOP_TIMEOUT)
+
+    async def _run(self, server: _Server) -> None:
+        try:
+            from mcp import ClientSession  # the SDK costs most of a second: only once a server is configured
+
+            async with AsyncExitStack() as stack:
+                streams = await stack.enter_async_context(_transport(server.config))
+                session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
+                async with asyncio.timeout(START_TIMEOUT):
+                    await session.initialize()
+                    listed = await _list_tools(session)
+                server.tools = [McpTool(server.name, t.name, t.description or t.title or "", t.input_schema,
+                                        bool(t.annotations and t.annotations.read_only_hint), self._caller(server))
+                                for t in listed]
+                server.session = session
+                server.ready.set()
+                await server.stop.wait()
+        except Exception as e:  # a server that cannot start is a warning; the other tools go on
+            if not server.ready.is_set():
+                self._warn(f"agent-lsp: the MCP server `{server.name}` ({server.config.describe()}) did not start: "
+                           f"{_reason(e)}; its tools are not offered.")
+            else:
+                log.info("MCP server %s ended: %r", server.name, e)
+        finally:
+            server.session = None
+            server.ready.set()
+
+    def _caller(self, server: _Server):
+        async def call(tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+            session = server.session
+            if session is None:
+                raise ToolError(f"The MCP server `{server.name}` is not running.")
+            try:
+                result = await session.call_tool(tool, arguments)
+            except asyncio.CancelledError:
+                raise  # an abort: the SDK tells the server (notifications/cancelled)
+            except Exception as e:  # the server died or broke the protocol: its tools are offered no more
+                if server.session is session:
+                    server.session = None
+                    self._warn(f"agent-lsp: the MCP server `{server.name}` stopped ({_reason(e)}); its tools are "
+                               "no longer offered.")
+                raise ToolError(f"The MCP server `{server.name}` failed: {_reason(e)}") from None
+            parts = [getattr(c, "text", None) or f"[{getattr(c, 'type', 'content')} omitted]" for c in result.content]
+            if not parts and result.structured_content is not None:
+                parts = [json.dumps(result.structured_content)]
+            return "\n".join(parts), bool(result.is_error)
+
+        return call
+
+
+def _reason(e: BaseException) -> str:
+    if isinstance(e, BaseExceptionGroup) and e.exceptions:
+        return _reason(e.exceptions[0])
+    return str(e) or type(e).__name__
+
+
+async def _list_tools(session: Any) -> list:
+    tools, cursor = [], None
+    while True:
+        from mcp import types
+
+        page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+        tools += page.tools
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
+
+
+def _transport(config: ServerConfig) -> Any:
+    if config.type == "http":
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        return streamable_http_client(config.url, http_client=create_mcp_http_client(headers=dict(config.headers)))
+    import os
+
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    command, args = config.command, list(config.args)
+    if shutil.which(command) is None:
+        raise OSError(f"`{command}` was not found")
+    if sys.platform.startswith("linux"):
+        command, args = sys.executable, ["-I", "-S", "-c", _LAUNCH, str(os.getpid()), command, *args]
+    return stdio_client(StdioServerParameters(command=command, args=args, env=dict(config.env) or None))
