@@ -226,7 +226,7 @@ test('Enter while the server starts or a chat runs queues the message (cancellab
   await page.keyboard.press('Escape');  // rejects the question (not the chat)
   await toPage({ type: 'done', result: { sessionId: 's', stopReason: 'end_turn', finalMessage: '', metadata: META } });
   await toPage({ type: 'busy', busy: false });  // the chat ended: the queued message goes out
-  assert.equal(await page.isHidden('#queued'), true);
+  await page.waitForSelector('#queued', { state: 'hidden' });  // window.postMessage is handled in a later task
   assert.deepEqual((await posted()).slice(1), [
     { type: 'send', text: 'first' }, { type: 'confirm', toolCallId: 'q', decision: 'reject_once' }, { type: 'send', text: 'second' },
   ]);
