@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ResponseError } from 'vscode-jsonrpc';
-import { type AgentConnection, type ChatHost, ChatController } from './chatController';
+import { type AgentConnection, type ChatHost, ChatController, describeRevert } from './chatController';
 import type { ToWebview } from './messages';
 import type { AgentUpdate, ChatResult, UpdateParams } from './protocol';
 
@@ -298,5 +298,55 @@ describe('ChatController', () => {
     first.server.emit('s1', { kind: 'text_delta', text: 'stale' });
     second.emit('s1', { kind: 'text_delta', text: 'fresh' });
     expect(first.posted).toEqual([{ type: 'update', update: { kind: 'text_delta', text: 'fresh' } }]);
+  });
+
+  it('reverts the shown session back to before chat k, and shows what was reverted and refused', async () => {
+    const { posted, server, controller } = setup({
+      'agent/chat': () => RESULT, 'agent/sessions': SESSIONS,
+      'agent/revert': () => ({ reverted: ['file:///w/a.py'], refused: [{ uri: 'file:///w/b%20c.py', reason: 'changed since the chat' }] }),
+    });
+    controller.attach(server.connection, { state: 'ready', features: ['revert'] });
+    await controller.send('edit');
+    posted.length = 0;
+    await controller.handle({ type: 'revert', toChat: 1 });
+    expect(server.requests.at(-1)).toEqual(['agent/revert', { sessionId: 's1', toChat: 1 }]);
+    expect(posted).toEqual([{ type: 'notice', level: 'warning',
+      message: 'Reverted a.py.\nNot reverted: b c.py (changed since the chat)' }]);
+  });
+
+  it('a revert with nothing to revert (-32602) is a plain message, not an error', async () => {
+    const { posted, server, controller } = setup({
+      'agent/chat': () => RESULT, 'agent/sessions': SESSIONS,
+      'agent/revert': () => { throw new ResponseError(-32602, 'nothing to revert in session s1'); },
+    });
+    controller.attach(server.connection, { state: 'ready', features: ['revert'] });
+    await controller.send('edit');
+    posted.length = 0;
+    await controller.handle({ type: 'revert', toChat: 0 });
+    expect(posted).toEqual([{ type: 'notice', level: 'info', message: 'nothing to revert in session s1' }]);
+    expect(describeRevert({ reverted: [], refused: [] })).toBe('Nothing was reverted.');
+  });
+
+  it('shows a chat it did not start (a code action\'s command): switches to its session, its request, updates, result', async () => {
+    const { posted, server, controller } = setup({ 'agent/chat': () => RESULT, 'agent/sessions': SESSIONS });
+    controller.attach(server.connection, { state: 'ready', features: [] });
+    await controller.send('first');  // the panel shows s1
+    posted.length = 0;
+    const run = deferred<ChatResult>();
+    const done = controller.external('Fix with agent: Property expected', () => run.promise);
+    server.emit('s2', { kind: 'text_delta', text: 'Fixing' });
+    const result = { ...RESULT, sessionId: 's2' };
+    run.resolve(result);
+    expect(await done).toBe(result);
+    expect(posted.filter((m) => m.type !== 'sessions')).toEqual([
+      { type: 'busy', busy: true },
+      { type: 'reset' },
+      { type: 'session', sessionId: 's2' },
+      { type: 'external', text: 'Fix with agent: Property expected' },
+      { type: 'update', update: { kind: 'text_delta', text: 'Fixing' } },
+      { type: 'done', result },
+      { type: 'busy', busy: false },
+    ]);
+    expect(controller.currentSessionId).toBe('s2');
   });
 });

@@ -9,7 +9,7 @@ import {
 } from './messages';
 import {
   AbortRequest, type ChatContext, ChatRequest, ConfirmToolRequest, type Decision, DeleteSessionRequest,
-  HistoryRequest, MethodNotFound, ModelsRequest, NewSessionRequest, PERMISSION_MODES, type PermissionMode, SessionsRequest,
+  HistoryRequest, InvalidParams, MethodNotFound, type RevertResult, RevertRequest, ModelsRequest, NewSessionRequest, PERMISSION_MODES, type PermissionMode, SessionsRequest,
   UpdateNotification, type UpdateParams,
 } from './protocol';
 import type { NotificationType, RequestType } from 'vscode-jsonrpc';
@@ -41,7 +41,11 @@ export interface ChatHost {
 }
 
 
-interface Running { abortWhenKnown: boolean }
+interface Running {
+  abortWhenKnown: boolean;
+  /** A chat the panel did not start (a code action's command): its request, shown once its session is known. */
+  external?: { text: string; shown: boolean };
+}
 
 export class ChatController {
   private connection?: AgentConnection;
@@ -97,6 +101,7 @@ export class ChatController {
       case 'setModel': this.model = message.model; return;
       case 'copy': return this.host.copy(message.text);
       case 'insert': return this.host.insert(message.text);
+      case 'revert': return this.revert(message.toChat);
     }
   }
 
@@ -146,6 +151,68 @@ export class ChatController {
       this.host.post({ type: 'busy', busy: false });
     }
     await this.refreshSessions();
+  }
+
+  /** agent/revert of the current session back to before its chat `toChat` (else its last chat); the answer
+   * goes to the panel. */
+  async revert(toChat?: number): Promise<void> {
+    const connection = this.connection;
+    if (!connection || !this.sessionId) return this.error(this.unavailable());
+    if (this.running) return this.error('Stop the running chat before reverting.');
+    try {
+      const result = await connection.sendRequest(RevertRequest, { sessionId: this.sessionId, ...(toChat === undefined ? {} : { toChat }) });
+      this.host.post({ type: 'notice', level: result.refused.length ? 'warning' : 'info', message: describeRevert(result) });
+    } catch (e) {
+      // "Nothing to revert" and the like: a plain message, not an error.
+      if (errorCode(e) === InvalidParams) this.host.post({ type: 'notice', level: 'info', message: describe(e) });
+      else this.error(describe(e));
+    }
+  }
+
+  /**
+   * Runs a chat the panel did not start — a code action's `agent.*` command going through the language
+   * client — and shows it: its request as a user message, its updates (in whichever session the server ran
+   * it; the panel switches to it) and its result. `run` sends the command and answers the chat's result.
+   */
+  async external(text: string, run: () => Promise<unknown>): Promise<unknown> {
+    if (this.running) return run();  // the server refuses or runs it elsewhere; the panel keeps its chat
+    const running: Running = { abortWhenKnown: false, external: { text, shown: false } };
+    this.running = running;
+    this.host.post({ type: 'busy', busy: true });
+    this.host.reveal();
+    try {
+      const result = await run();
+      if (this.running !== running) return result;
+      if (isChatResult(result)) {
+        this.showExternal(result.sessionId);
+        this.adopt(result.sessionId);
+        this.host.post({ type: 'done', result });
+      }
+      return result;
+    } catch (e) {
+      if (this.running === running && !isConnectionLost(e)) {
+        this.showExternal(undefined);
+        this.error(describe(e));
+      }
+      throw e;
+    } finally {
+      if (this.running === running) this.running = undefined;
+      this.host.post({ type: 'busy', busy: false });
+      void this.refreshSessions();
+    }
+  }
+
+  /** Shows the external chat's request once, in its session (switching the panel to it if needed). */
+  private showExternal(sessionId: string | undefined): void {
+    const ext = this.running?.external;
+    if (!ext || ext.shown) return;
+    ext.shown = true;
+    if (sessionId && sessionId !== this.sessionId) {
+      this.host.post({ type: 'reset' });
+      this.sessionId = sessionId;
+      this.host.post({ type: 'session', sessionId });
+    }
+    this.host.post({ type: 'external', text: ext.text });
   }
 
   /** Stops the running chat with agent/abort; a chat whose session is not known yet (its first update has
@@ -240,6 +307,7 @@ export class ChatController {
   }
 
   private onUpdate({ sessionId, update }: UpdateParams): void {
+    if (this.running?.external) this.showExternal(sessionId);
     if (this.running && !this.sessionId) this.adopt(sessionId);  // the first update of a new session names it
     if (sessionId !== this.sessionId) return;
     this.host.post({ type: 'update', update });
@@ -278,6 +346,20 @@ function errorCode(e: unknown): number | undefined {
 function isConnectionLost(e: unknown): boolean {
   const code = errorCode(e);
   return code === -32097 || code === -32096;
+}
+
+function isChatResult(r: unknown): r is import('./protocol').ChatResult {
+  return typeof r === 'object' && r !== null && typeof (r as { sessionId?: unknown }).sessionId === 'string'
+    && typeof (r as { stopReason?: unknown }).stopReason === 'string';
+}
+
+/** What a revert did, in one message: the files restored, and those left with the reason. */
+export function describeRevert(r: RevertResult): string {
+  const name = (uri: string) => decodeURIComponent(uri.replace(/^.*\//, ''));
+  const parts: string[] = [];
+  if (r.reverted.length) parts.push(`Reverted ${r.reverted.map(name).join(', ')}.`);
+  for (const f of r.refused) parts.push(`Not reverted: ${name(f.uri)} (${f.reason})`);
+  return parts.length ? parts.join('\n') : 'Nothing was reverted.';
 }
 
 /** A JSON-RPC error's message, as the server wrote it (it names the bad field). */

@@ -87,7 +87,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     show(first);
     controller.attach(undefined, first);
     await old?.stop(2000).catch(() => undefined);
-    const outcome = await startClient(output, await context.secrets.get(KEY_SECRET));
+    const outcome = await startClient(output, await context.secrets.get(KEY_SECRET),
+      (command, args, run) => controller.external(commandTitle(command, args), run));
     if (!outcome.client) {
       show(outcome.server);
       controller.attach(undefined, outcome.server);
@@ -142,6 +143,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('agentLsp.stop', () => controller.stop()),
     vscode.commands.registerCommand('agentLsp.setApiKey', setApiKey),
     vscode.commands.registerCommand('agentLsp.restartServer', restart),
+    vscode.commands.registerCommand('agentLsp.openMemory', openMemory),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration(SECTION)) return;
       if (e.affectsConfiguration(`${SECTION}.serverCommand`) || e.affectsConfiguration(`${SECTION}.serverArgs`)) {
@@ -154,6 +156,37 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
   stopServer = async () => { const c = client; client = undefined; await c?.stop(2000); };
   void restart();  // activation does not wait for the server: the status bar and panel show its state
+}
+
+/** The user message a code action's command shows in the panel, e.g. "Fix with agent: Property expected". */
+export function commandTitle(command: string, args: unknown[]): string {
+  const arg = (args[0] ?? {}) as { diagnostics?: { message?: string }[]; instruction?: string };
+  const what = { 'agent.fix': 'Fix with agent', 'agent.explain': 'Explain with agent', 'agent.refactor': 'Refactor with agent' }[command] ?? command;
+  const detail = arg.diagnostics?.map((d) => d.message).filter(Boolean).join('; ') || arg.instruction;
+  return detail ? `${what}: ${detail}` : what;
+}
+
+/** Agent: Open Project Memory — AGENTS.md of the first folder (memoryFile "agents"), or where the private
+ * memory lives (memoryFile "private"). */
+async function openMemory(): Promise<void> {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  if (!folder) return void vscode.window.showInformationMessage('Open a folder: the project memory belongs to a workspace.');
+  if (vscode.workspace.getConfiguration(SECTION).get<string>('memoryFile', 'agents') === 'private') {
+    const state = process.env.XDG_STATE_HOME || `${process.env.HOME ?? '~'}/.local/state`;
+    return void vscode.window.showInformationMessage(`This project's memory is private (agentLsp.memoryFile is "private"): `
+      + `it lives in the agent-lsp data directory, ${state}/agent-lsp/memory/, in a file keyed by the workspace folder, `
+      + 'not in the repository. Ask the agent to remember or forget a fact to change it.');
+  }
+  const uri = vscode.Uri.joinPath(folder.uri, 'AGENTS.md');
+  try {
+    await vscode.workspace.fs.stat(uri);
+    await vscode.window.showTextDocument(uri);
+  } catch {
+    // Not there yet: an unsaved AGENTS.md with the section the agent's `remember` writes to.
+    const doc = await vscode.workspace.openTextDocument(uri.with({ scheme: 'untitled' }));
+    const editor = await vscode.window.showTextDocument(doc);
+    await editor.edit((b) => b.insert(new vscode.Position(0, 0), '## Memory\n\n'));
+  }
 }
 
 export function deactivate(): Promise<void> {

@@ -44,7 +44,11 @@ export type StartOutcome =
   | { client?: undefined; server: Extract<ServerState, { state: 'missing' | 'failed' }> };
 
 /** Starts a client, or says in one message why it could not and what fixes it. */
-export async function startClient(output: vscode.LogOutputChannel, apiKey: string | undefined): Promise<StartOutcome> {
+/** Runs an `agent.*` command (a code action's) so the panel shows its chat; `run` sends it to the server. */
+export type AgentCommandRunner = (command: string, args: unknown[], run: () => Promise<unknown>) => Promise<unknown>;
+
+export async function startClient(output: vscode.LogOutputChannel, apiKey: string | undefined,
+  agentCommand?: AgentCommandRunner): Promise<StartOutcome> {
   const config = vscode.workspace.getConfiguration(SECTION);
   const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   const found = serverProgram(config, cwd);
@@ -83,6 +87,10 @@ export async function startClient(output: vscode.LogOutputChannel, apiKey: strin
     },
     // workspace/configuration gets the server's own keys only (the raw section has serverCommand, trace…).
     middleware: {
+      // A code action's agent.* command runs a chat: the panel shows it like one it started.
+      executeCommand: (command, args, next) => command.startsWith('agent.') && agentCommand
+        ? agentCommand(command, args, () => Promise.resolve(next(command, args)))
+        : next(command, args),
       workspace: {
         configuration: (params, token, next) => params.items.every((item) => item.section === SECTION)
           ? params.items.map(() => serverSettings(vscode.workspace.getConfiguration(SECTION)).settings)

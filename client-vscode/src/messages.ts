@@ -46,7 +46,11 @@ export type ToWebview =
   /** The running chat ended without an answer: the server died. */
   | { type: 'chatFailed'; message: string; details?: string }
   /** The model picker's choices; `null` hides it (the server has no agent/models). */
-  | { type: 'models'; models: ModelChoice[] | null; selected: string; note?: string };
+  | { type: 'models'; models: ModelChoice[] | null; selected: string; note?: string }
+  /** A line of information in the transcript (e.g. what a revert did). */
+  | { type: 'notice'; level: 'info' | 'warning'; message: string }
+  /** A chat the panel did not start (a code action's agent.* command) begins: its request, as a user message. */
+  | { type: 'external'; text: string };
 
 /** Webview → extension. `ready` carries what the webview restored from its saved state. */
 export type FromWebview =
@@ -61,7 +65,9 @@ export type FromWebview =
   | { type: 'command'; command: PanelCommand }
   | { type: 'setModel'; model: string }
   | { type: 'copy'; text: string }
-  | { type: 'insert'; text: string };
+  | { type: 'insert'; text: string }
+  /** agent/revert of the shown session back to before its chat `toChat` (0-based); without it, its last chat. */
+  | { type: 'revert'; toChat?: number };
 
 /** Editor commands the panel offers. */
 export type PanelCommand = 'setApiKey' | 'openSettings' | 'openServerSetting' | 'restart';

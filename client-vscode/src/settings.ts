@@ -35,6 +35,7 @@ export interface ServerSettings {
   maxTokens?: number;
   contextWindow?: number;
   compactThreshold?: number;
+  memoryFile?: 'agents' | 'private';
 }
 
 type Check = (value: unknown) => unknown;
@@ -67,6 +68,7 @@ const SERVER_KEYS: Record<keyof ServerSettings, Check> = {
   maxTokens: integer(1, 1_000_000),
   contextWindow: integer(1_000, 10_000_000),
   compactThreshold: (v) => (typeof v === 'number' && v >= 0.05 && v <= 1 ? v : bad('a number from 0.05 to 1')),
+  memoryFile: choice(['agents', 'private']),
 };
 export const SERVER_SETTING_KEYS = Object.keys(SERVER_KEYS) as (keyof ServerSettings)[];
 

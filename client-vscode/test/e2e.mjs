@@ -192,6 +192,9 @@ try {
     { content: [{ type: 'text', text: 'Ready.' }] },
     { content: [{ type: 'tool_use', name: 'run_command', input: { command: 'kill -9 $PPID' } }] },
     { content: [{ type: 'text', text: 'Still here after the restart.' }] },
+    { content: [{ type: 'tool_use', name: 'edit_file', input: { path: 'app.py', old_string: 'def greet', new_string: 'def welcome' } }] },
+    { content: [{ type: 'text', text: 'Renamed.' }] },
+    { content: [{ type: 'text', text: 'The stray comma in bad.json is the problem.' }] },  // "Fix with agent"
   ]);
   const { dir, ws } = prepare(agentLsp);
   log('vsix installed');
@@ -245,7 +248,8 @@ try {
     assert.deepEqual(await frame.$$eval('.msg.assistant .markdown', (ns) => ns.map((n) => n.textContent.trim())),
       ["I'll change the greeting in app.py.", 'greet now says hello.']);
     assert.equal(await frame.textContent('.confirm.answered'), 'Allowed once');
-    assert.match(await frame.textContent('.result'), /^Done · 2 turns · 1 tool call · [0-9.]+ s · [0-9,]+ tokens$/);
+    const footer = await frame.$eval('.result', (n) => [...n.querySelectorAll('.result-label, .result-meta')].map((x) => x.textContent).join(''));
+    assert.match(footer, /^Done · 2 turns · 1 tool call · [0-9.]+ s · [0-9,]+ tokens$/);
   });
 
   await check('the edit is in the document inside VS Code (unsaved), and the model got the tool result', async () => {
@@ -423,6 +427,43 @@ try {
     await frame.waitForSelector('.msg.assistant >> text=Still here after the restart.', { timeout: LONG });
     const body = api.requests().at(-1);
     assert.match(JSON.stringify(body.messages), /Before the crash/, 'the model got the same session\'s history');
+  });
+
+  await (features.includes('revert') ? check : skip)('"Revert this turn" on the last chat puts the buffer back as it was before that chat', async () => {
+    await page.click('.tabs-container .tab[aria-label*="app.py"]');
+    await until('app.py in the editor', () => page.$('.tabs-container .tab.active[aria-label*="app.py"]'));
+    const before = await editorText(page);
+    assert.match(before, /^def greet/);
+    await frame.fill('#prompt', 'Rename greet to welcome');
+    await frame.press('#prompt', 'Enter');
+    await (await frame.waitForSelector('.tool.status-awaiting_confirmation .confirm button[data-decision="allow_once"]', { timeout: LONG })).click();
+    await frame.waitForSelector('.msg.assistant >> text=Renamed.', { timeout: LONG });
+    await until('the chat to end', async () => await frame.isEnabled('#send'));
+    await until('the edit in the buffer', async () => (await editorText(page)) === before.replace('def greet', 'def welcome'));
+    const labels = await frame.$$eval('.result button.revert', (ns) => ns.map((n) => n.textContent));
+    assert.equal(labels.at(-1), 'Revert this turn');
+    assert.ok(labels.slice(0, -1).every((l) => l === 'Revert to before this turn'), labels.join(', '));
+    await frame.locator('.result button.revert').last().click();
+    await until('the buffer as before the chat', async () => (await editorText(page)) === before);
+    await frame.waitForSelector('.notice.info >> text=Reverted app.py.', { timeout: LONG });
+  });
+
+  await (features.includes('codeActions') ? check : skip)('the Quick Fix menu\'s "Fix with agent" on a JSON error runs a chat the panel shows to its end', async () => {
+    await page.click('.tabs-container .tab[aria-label*="bad.json"]');
+    await until('bad.json in the editor', () => page.$('.tabs-container .tab.active[aria-label*="bad.json"]'));
+    await page.click('.editor-instance .view-lines');
+    await page.keyboard.press('Control+Home');
+    for (let k = 0; k < 8; k++) await page.keyboard.press('ArrowRight');  // onto the stray comma (1:9)
+    await page.keyboard.press('Control+.');
+    await page.waitForSelector('.action-widget .monaco-list-row.focused >> text=Fix with agent', { timeout: LONG });
+    await page.keyboard.press('Enter');  // the menu's pointer block takes clicks; Enter runs the focused action
+    await frame.waitForSelector('.msg.user >> text=Fix with agent: Property expected', { timeout: LONG });
+    await frame.waitForSelector('.msg.assistant >> text=The stray comma in bad.json is the problem.', { timeout: LONG });
+    await until('the chat\'s result last in the panel', async () =>
+      (await frame.$$eval('#transcript > *', (ns) => ns.at(-1).className)).startsWith('result'));
+    assert.equal(await frame.isEnabled('#send'), true);
+    const sent = JSON.stringify(api.requests().at(-1).messages);
+    assert.match(sent, /Property expected/, 'the model got the diagnostic');
   });
 
   /** Sets agentLsp.serverCommand through the settings.json editor, as a user would (code-server does not notice

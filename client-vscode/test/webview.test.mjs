@@ -226,10 +226,35 @@ test('Enter while the server starts or a chat runs queues the message (cancellab
   await page.keyboard.press('Escape');  // rejects the question (not the chat)
   await toPage({ type: 'done', result: { sessionId: 's', stopReason: 'end_turn', finalMessage: '', metadata: META } });
   await toPage({ type: 'busy', busy: false });  // the chat ended: the queued message goes out
-  assert.equal(await page.isHidden('#queued'), true);
+  await page.waitForSelector('#queued', { state: 'hidden' });  // window.postMessage is handled in a later task
   assert.deepEqual((await posted()).slice(1), [
     { type: 'send', text: 'first' }, { type: 'confirm', toolCallId: 'q', decision: 'reject_once' }, { type: 'send', text: 'second' },
   ]);
   assert.deepEqual(await page.$$eval('.msg.user', (ns) => ns.map((n) => n.textContent)), ['first', 'second']);
   assert.deepEqual(errors, []);
+});
+
+test('"Revert this turn" on the last chat, "Revert to before this turn" on earlier ones, posting the chat index', async () => {
+  const { page, errors, toPage, posted } = await open(undefined);
+  await toPage({ type: 'init', mode: 'default', server: { state: 'ready', features: ['revert'] }, busy: false });
+  await toPage({ type: 'session', sessionId: 's1' });
+  const result = { sessionId: 's1', stopReason: 'end_turn', finalMessage: 'ok', metadata: { ...META, deniedToolCalls: 0 } };
+  for (const text of ['first', 'second']) {
+    await page.fill('#prompt', text);
+    await page.press('#prompt', 'Enter');
+    await toPage({ type: 'done', result });
+    await toPage({ type: 'busy', busy: false });
+  }
+  await page.waitForFunction(() => document.querySelectorAll('.result button.revert').length === 2);
+  assert.deepEqual(await page.$$eval('.result button.revert', (ns) => ns.map((n) => n.textContent)),
+    ['Revert to before this turn', 'Revert this turn']);
+  await page.click('.result button.revert >> nth=0');
+  await page.click('.result button.revert >> nth=1');
+  await page.waitForFunction(() => window.__posted.filter((m) => m.type === 'revert').length === 2);
+  assert.deepEqual((await posted()).filter((m) => m.type === 'revert'), [{ type: 'revert', toChat: 0 }, { type: 'revert' }]);
+  await toPage({ type: 'notice', level: 'warning', message: 'Reverted a.py.\nNot reverted: b.py (changed since)' });
+  await page.waitForSelector('.notice.warning');
+  assert.equal(await page.textContent('.notice.warning'), 'Reverted a.py.\nNot reverted: b.py (changed since)');
+  assert.deepEqual(errors, []);
+  await page.close();
 });

@@ -19,8 +19,11 @@ import type { NewSessionResult } from './generated/agent-newSession.result';
 import type { SessionsParams } from './generated/agent-sessions.params';
 import type { SessionsResult } from './generated/agent-sessions.result';
 import type { UpdateParams } from './generated/agent-update.params';
+import type { RevertParams } from './generated/agent-revert.params';
+import type { RevertResult } from './generated/agent-revert.result';
 
-export type { ChatContext, ChatParams } from './generated/agent-chat.params';
+export type { ChatContext, ChatParams, Mention } from './generated/agent-chat.params';
+export type { RevertResult } from './generated/agent-revert.result';
 export type { ChatResult } from './generated/agent-chat.result';
 export type { ConfirmToolParams } from './generated/agent-confirmTool.params';
 export type { DiagnosticsParams } from './generated/agent-diagnostics.params';
@@ -48,6 +51,8 @@ export const HistoryRequest = new RequestType<SessionParams, HistoryResult, void
 export const DeleteSessionRequest = new RequestType<SessionParams, DeleteSessionResult, void>('agent/deleteSession');
 export const ModelsRequest = new RequestType<Record<string, never>, ModelsResult, void>('agent/models');
 export const NewSessionRequest = new RequestType<NewSessionParams, NewSessionResult, void>('agent/newSession');
+/** agent/revert (§8; the server lists "revert" in `features`). */
+export const RevertRequest = new RequestType<RevertParams, RevertResult, void>('agent/revert');
 // server → client
 export const UpdateNotification = new NotificationType<UpdateParams>('agent/update');
 export const DiagnosticsRequest = new RequestType<DiagnosticsParams, DiagnosticsResult, void>('agent/diagnostics');
@@ -62,3 +67,4 @@ export interface ModelsResult {
 
 /** JSON-RPC error codes the client reacts to. */
 export const MethodNotFound = -32601;
+export const InvalidParams = -32602;

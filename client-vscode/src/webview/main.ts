@@ -63,6 +63,7 @@ function draw(i: number): void {
     ui.transcript.append(node);
   }
   nodes[i] = node;
+  if (transcript.items[i].kind === 'result') addRevert(i, node);
   save();
   const ask = node.querySelector<HTMLButtonElement>('.confirm button');
   if (ask) {  // the agent waits for the user: always bring the question into view, ready for the keyboard
@@ -71,6 +72,27 @@ function draw(i: number): void {
   } else {
     scrollToEnd();
   }
+}
+
+/** "Revert this turn" on a finished chat (when the server has agent/revert): undoes it and every later one. */
+function addRevert(i: number, node: HTMLElement): void {
+  if (!canRevert() || !sessionId) return;
+  const { chat, last } = transcript.chatOf(i);
+  if (chat < 0) return;
+  const button = el('button', 'secondary revert', last ? 'Revert this turn' : 'Revert to before this turn');
+  button.title = last ? 'Undo the edits this chat made' : 'Undo the edits of this chat and of every later one';
+  // The last chat goes without toChat (the server's own "last chat"), so it never depends on our count.
+  button.addEventListener('click', () => { if (!busy) post({ type: 'revert', ...(last ? {} : { toChat: chat }) }); });
+  node.append(button);
+}
+
+function canRevert(): boolean {
+  return server.state === 'ready' && (server.features ?? []).includes('revert');
+}
+
+/** Redraws the results (their revert labels depend on which chat is the last). */
+function redrawResults(): void {
+  transcript.items.forEach((it, i) => { if (it.kind === 'result' && nodes[i]) draw(i); });
 }
 
 function redrawAll(): void {
@@ -119,7 +141,9 @@ const SERVER_STATUS: Record<ServerState['state'], string> = {
 
 /** The connection's state; a bad one is a banner with what happened and the button that fixes it. */
 function showServer(s: ServerState): void {
+  const couldRevert = canRevert();
   server = s;
+  if (couldRevert !== canRevert()) redrawResults();
   ui.banner.replaceChildren();
   ui.banner.hidden = !('message' in s);
   ui.banner.dataset.state = s.state;
@@ -192,6 +216,7 @@ function onDone(result: ChatResult): void {
   const i = transcript.finish(result);
   transcript.settled.forEach(draw);
   draw(i);
+  redrawResults();
 }
 
 window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
@@ -210,10 +235,12 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       return;
     case 'server': return showServer(m.server);
     case 'busy': return setBusy(m.busy);
-    case 'session': sessionId = m.sessionId; save(); return showSessions();
+    case 'session': sessionId = m.sessionId; save(); redrawResults(); return showSessions();
     case 'update': return onUpdate(m.update);
     case 'done': return onDone(m.result);
     case 'error': return draw(transcript.error(m.message));
+    case 'notice': return draw(transcript.notice(m.level, m.message));
+    case 'external': follow = true; return draw(transcript.user(m.text));
     case 'chatFailed': transcript.fail(m.message, m.details).forEach(draw); return;
     case 'models':
       ui.model.title = m.note ? `The model of the next chat (${m.note})` : 'The model of the next chat';

@@ -105,4 +105,22 @@ describe('Transcript', () => {
       { kind: 'error', message: 'The agent server stopped during this chat.', details: 'Traceback', restart: true }]);
     expect(t.items[1]).toMatchObject({ status: 'cancelled' });  // an earlier chat is not touched again
   });
+
+  it('numbers each result by its chat (0-based) and knows the last chat, for "Revert this turn"', () => {
+    const t = new Transcript();
+    t.user('one');
+    const first = t.finish(RESULT_FOR_REVERT);
+    t.user('two');
+    t.notice('info', 'between');
+    const second = t.finish(RESULT_FOR_REVERT);
+    t.user('crash');
+    t.fail('The agent server stopped during this chat.');  // not a chat the server kept
+    t.user('three');
+    const third = t.finish(RESULT_FOR_REVERT);
+    expect(t.chatOf(first)).toEqual({ chat: 0, last: false });
+    expect(t.chatOf(second)).toEqual({ chat: 1, last: false });
+    expect(t.chatOf(third)).toEqual({ chat: 2, last: true });
+  });
 });
+
+const RESULT_FOR_REVERT: ChatResult = { sessionId: 's', stopReason: 'end_turn', finalMessage: '', metadata: META };

@@ -101,6 +101,25 @@ export class Transcript {
     return this.push({ kind: 'result', result });
   }
 
+  notice(level: 'info' | 'warning', message: string): number {
+    return this.push({ kind: 'notice', level, message });
+  }
+
+  /** The 0-based index, among the session's chats as the server counts them, of the chat item `i` belongs to
+   * (-1: before any chat), and whether it is the last chat. A chat that failed because the server died is not
+   * one of the server's chats. */
+  chatOf(i: number): { chat: number; last: boolean } {
+    let chat = -1;
+    let failed = false;
+    for (let k = 0; k <= i && k < this.items.length; k++) {
+      const it = this.items[k];
+      if (it.kind === 'user') { chat += failed ? 0 : 1; failed = false; }
+      if (it.kind === 'error' && it.restart && k < i) failed = true;
+    }
+    const last = !this.items.slice(i + 1).some((it) => it.kind === 'user');
+    return { chat, last };
+  }
+
   error(message: string): number {
     return this.push({ kind: 'error', message });
   }
