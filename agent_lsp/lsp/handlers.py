@@ -262,6 +262,27 @@ async def mentioned(editor: LspEditor, p: ChatParams) -> Optional[str]:
         raise JsonRpcInvalidParams(f"Invalid params: {e.field}: {e}", data={"fields": [e.field]}) from None
 
 
+async def chat_request(ls: AgentServer, agent: Agent, editor: LspEditor, p: ChatParams, session: Session,
+                       attached: Optional[str], finish: list) -> ChatRequest:
+    """What a chat is told and may use: the settings in force (the workspace's own file included), the editor's
+    context and the mentions, the system prompt with the project's instructions and memory, the tools (built-in,
+    memory, MCP, `finish`) and the hooks."""
+    ls.layers.workspace_file = await workspace_file_layer(ls, agent, editor.roots)
+    settings: Settings = ls.layers.resolve(
+        {"permission_mode": p.permission_mode, "max_turns": p.max_turns, "model": p.model})
+    env = await environment(editor, p)
+    memory = memory_file(settings.memory_file, editor.roots, ls.data_dir)
+    context = "\n\n".join(part for part in (editor_context(env), attached) if part) or None
+    root = editor.roots[0] if editor.roots else None
+    return ChatRequest(message=UserMessage(text=p.message, context=context), settings=settings,
+                       system=system_prompt(env, project_instructions(editor.roots),
+                                            read_memory(memory) if memory and not memory.in_workspace else None),
+                       tools=[*await available_tools(ls, agent, editor, settings), *finish],
+                       ctx=ToolContext(editor=editor, secret_env=settings.secret_env),
+                       ends_with="finish" if p.output_schema is not None else None,
+                       hooks=[ShellHooks(settings.hooks, session.id, root)] if settings.hooks else [])
+
+
 async def agent_chat(ls: AgentServer, params: Any) -> dict:
     p = parse(ChatParams, params)
     finish = finishing(p)
@@ -276,20 +297,7 @@ async def agent_chat(ls: AgentServer, params: Any) -> dict:
     agent.current = session.id
     progress: Optional[ChatProgress] = None
     try:
-        ls.layers.workspace_file = await workspace_file_layer(ls, agent, editor.roots)
-        settings: Settings = ls.layers.resolve(
-            {"permission_mode": p.permission_mode, "max_turns": p.max_turns, "model": p.model})
-        env = await environment(editor, p)
-        memory = memory_file(settings.memory_file, editor.roots, ls.data_dir)
-        context = "\n\n".join(part for part in (editor_context(env), attached) if part) or None
-        request = ChatRequest(message=UserMessage(text=p.message, context=context), settings=settings,
-                              system=system_prompt(env, project_instructions(editor.roots),
-                                                   read_memory(memory) if memory and not memory.in_workspace else None),
-                              tools=[*await available_tools(ls, agent, editor, settings), *finish],
-                              ctx=ToolContext(editor=editor, secret_env=settings.secret_env),
-                              ends_with="finish" if p.output_schema is not None else None,
-                              hooks=[ShellHooks(settings.hooks, session.id, editor.roots[0] if editor.roots else None)]
-                              if settings.hooks else [])
+        request = await chat_request(ls, agent, editor, p, session, attached, finish)
         progress = await ChatProgress.open(ls, p.work_done_token, lambda: agent.sessions.abort(session.id))
         if progress:
             agent.progress[session.id] = progress
