@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ResponseError } from 'vscode-jsonrpc';
 import { type AgentConnection, type ChatHost, ChatController, describeRevert } from './chatController';
-import type { ToWebview } from './messages';
+import type { MentionChoice, ToWebview } from './messages';
 import type { AgentUpdate, ChatResult, UpdateParams } from './protocol';
 
 const RESULT: ChatResult = {
@@ -45,11 +45,19 @@ function setup(answers: Record<string, (params: any) => unknown>, context?: Retu
   const host: ChatHost = {
     post: (m) => posted.push(m), reveal: vi.fn(), context: () => context, command: vi.fn(),
     workspace: () => 'file:///w', stderr: () => 'Traceback (most recent call last):\nMemoryError', copy: vi.fn(), insert: vi.fn(),
+    mentionChoices: async () => CHOICES,
   };
   const server = fakeServer(answers);
   const controller = new ChatController(host, 'default');
   return { posted, host, server, controller };
 }
+
+const SEL = { start: { line: 2, character: 0 }, end: { line: 6, character: 4 } };
+const CHOICES: MentionChoice[] = [
+  { kind: 'selection', uri: 'file:///w/a.py', range: SEL, label: 'a.py:3-7' },
+  { kind: 'diagnostics', uri: 'file:///w/a.py', label: 'a.py' },
+  { kind: 'file', uri: 'file:///w/src/b.py', label: 'src/b.py' },
+];
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
 const SESSIONS = () => ({ sessions: [] });
@@ -348,5 +356,32 @@ describe('ChatController', () => {
       { type: 'busy', busy: false },
     ]);
     expect(controller.currentSessionId).toBe('s2');
+  });
+
+  it('answers listMentions with the host\'s choices, and sends chips as context.mentions, without their labels', async () => {
+    const context = { activeUri: 'file:///w/a.py' };
+    const { posted, server, controller } = setup({ 'agent/chat': () => RESULT, 'agent/sessions': SESSIONS }, context);
+    controller.attach(server.connection, { state: 'ready', features: [] });
+    await tick();
+    await controller.handle({ type: 'listMentions' });
+    expect(posted.filter((m) => m.type === 'mentionChoices')).toEqual([{ type: 'mentionChoices', choices: CHOICES }]);
+    await controller.handle({ type: 'send', text: 'why?', mentions: CHOICES });
+    await controller.handle({ type: 'send', text: 'and now?' });  // the chips went with the first message only
+    expect(server.requests.filter(([m]) => m === 'agent/chat')).toEqual([
+      ['agent/chat', { message: 'why?', permissionMode: 'default', context: { activeUri: 'file:///w/a.py', mentions: [
+        { kind: 'selection', uri: 'file:///w/a.py', range: SEL },
+        { kind: 'diagnostics', uri: 'file:///w/a.py' },
+        { kind: 'file', uri: 'file:///w/src/b.py' },
+      ] } }],
+      ['agent/chat', { sessionId: 's1', message: 'and now?', context, permissionMode: 'default' }],
+    ]);
+  });
+
+  it('sends mentions with no active editor as a context of mentions alone', async () => {
+    const { server, controller } = setup({ 'agent/chat': () => RESULT, 'agent/sessions': SESSIONS });
+    controller.attach(server.connection, { state: 'ready', features: [] });
+    await controller.send('read it', [CHOICES[2]]);
+    expect(server.requests.find(([m]) => m === 'agent/chat')).toEqual(
+      ['agent/chat', { message: 'read it', context: { mentions: [{ kind: 'file', uri: 'file:///w/src/b.py' }] }, permissionMode: 'default' }]);
   });
 });

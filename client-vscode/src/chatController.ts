@@ -5,11 +5,11 @@
  * unit tests drive it with plain fakes.
  */
 import {
-  type FromWebview, MAX_MESSAGE_CHARS, type PanelCommand, type ServerState, type ToWebview, tooLong,
+  type FromWebview, MAX_MESSAGE_CHARS, type MentionChoice, type PanelCommand, type ServerState, type ToWebview, tooLong,
 } from './messages';
 import {
   AbortRequest, type ChatContext, ChatRequest, ConfirmToolRequest, type Decision, DeleteSessionRequest,
-  HistoryRequest, InvalidParams, MethodNotFound, type RevertResult, RevertRequest, ModelsRequest, NewSessionRequest, PERMISSION_MODES, type PermissionMode, SessionsRequest,
+  HistoryRequest, InvalidParams, type Mention, MethodNotFound, type RevertResult, RevertRequest, ModelsRequest, NewSessionRequest, PERMISSION_MODES, type PermissionMode, SessionsRequest,
   UpdateNotification, type UpdateParams,
 } from './protocol';
 import type { NotificationType, RequestType } from 'vscode-jsonrpc';
@@ -38,6 +38,8 @@ export interface ChatHost {
   stderr(): string;
   copy(text: string): void;
   insert(text: string): void;
+  /** What the panel's `@` list offers now. */
+  mentionChoices(): Promise<MentionChoice[]>;
 }
 
 
@@ -90,7 +92,8 @@ export class ChatController {
   async handle(message: FromWebview): Promise<void> {
     switch (message.type) {
       case 'ready': return this.onReady(message.sessionId, message.mode);
-      case 'send': return this.send(message.text);
+      case 'send': return this.send(message.text, message.mentions);
+      case 'listMentions': return this.listMentions();
       case 'stop': return this.stop();
       case 'confirm': return this.confirm(message.toolCallId, message.decision);
       case 'setMode': return this.setMode(message.mode);
@@ -116,7 +119,17 @@ export class ChatController {
     await this.refreshModels();
   }
 
-  async send(text: string): Promise<void> {
+  private async listMentions(): Promise<void> {
+    let choices: MentionChoice[] = [];
+    try {
+      choices = await this.host.mentionChoices();
+    } catch (e) {
+      this.error(`The @ list could not be read: ${describe(e)}`);
+    }
+    this.host.post({ type: 'mentionChoices', choices });
+  }
+
+  async send(text: string, chips: MentionChoice[] = []): Promise<void> {
     const message = text.trim();
     if (!message) return;
     if (this.running) return this.refuse('A chat is already running: stop it first.');
@@ -126,7 +139,9 @@ export class ChatController {
     const running: Running = { abortWhenKnown: false };
     this.running = running;
     this.host.post({ type: 'busy', busy: true });
-    const context = this.host.context();
+    const editor = this.host.context();
+    const mentions = toMentions(chips);
+    const context = mentions.length ? { ...editor, mentions } : editor;
     try {
       // With agent/newSession (protocol 1.1) a new chat's session is known before its first update, so Stop
       // and the session list work from the start.
@@ -335,6 +350,11 @@ export class ChatController {
     const s = this.server;
     return 'message' in s ? s.message : 'The agent server is still starting.';
   }
+}
+
+/** The panel's chips as `context.mentions` entries: what the server needs of each kind, without the label. */
+export function toMentions(chips: readonly MentionChoice[]): Mention[] {
+  return chips.map((c): Mention => (c.kind === 'selection' ? { kind: c.kind, uri: c.uri, range: c.range } : { kind: c.kind, uri: c.uri }));
 }
 
 function errorCode(e: unknown): number | undefined {

@@ -35,7 +35,9 @@ export function chatHtml(p: { cspSource: string; nonce: string; script: string; 
 <main id="transcript" aria-live="polite"></main>
 <footer id="composer">
   <div id="queued" hidden></div>
-  <textarea id="prompt" rows="3" placeholder="Ask the agent… (Enter sends, Shift+Enter: new line, Esc stops)"
+  <div id="mentions" aria-label="Mentions sent with the next message" hidden></div>
+  <ul id="mention-list" role="listbox" aria-label="Mention" hidden></ul>
+  <textarea id="prompt" rows="3" placeholder="Ask the agent… (@ mentions a file, Enter sends, Shift+Enter: new line, Esc stops)"
     aria-label="Message"></textarea>
   <div id="controls">
     <select id="mode" title="What the agent may do without asking" aria-label="Permission mode">

@@ -10,6 +10,7 @@ import { ChatController } from './chatController';
 import { ChatViewProvider, VIEW_ID } from './chatView';
 import { type StderrTail, startClient } from './languageClient';
 import type { ServerState } from './messages';
+import { mentionChoices } from './mentions';
 import { permissionMode, SECTION, serverSettings } from './settings';
 
 const KEY_SECRET = 'agentLsp.anthropicApiKey';
@@ -62,6 +63,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (!editor) return void vscode.window.showInformationMessage('Open an editor to insert the code into.');
       void editor.edit((b) => editor.selections.forEach((s) => b.replace(s, text)));
     },
+    mentionChoices,
   }, permissionMode(vscode.workspace.getConfiguration(SECTION)));
 
   function show(server: ServerState): void {

@@ -3,7 +3,7 @@
  * webview bundle and the controller agree at compile time; the webview never talks to the server itself.
  */
 import type {
-  AgentUpdate, ChatResult, Decision, HistoryMessage, PermissionMode, SessionInfo,
+  AgentUpdate, ChatResult, Decision, HistoryMessage, Mention, PermissionMode, SessionInfo,
 } from './protocol';
 
 /**
@@ -30,6 +30,17 @@ export function tooLong(chars: number): string {
 /** A model the picker offers (agent/models). */
 export interface ModelChoice { id: string; displayName?: string }
 
+/**
+ * What the panel's `@` list offers and a chip holds: a mention (`file`, `selection`, `diagnostics`) of one
+ * document, with the label it shows: the workspace-relative name (`app.py:3-7` for a selection).
+ */
+export interface MentionChoice {
+  kind: Exclude<Mention['kind'], 'symbol'>;
+  uri: string;
+  range?: NonNullable<Mention['range']>;
+  label: string;
+}
+
 /** Extension → webview. */
 export type ToWebview =
   | { type: 'init'; mode: PermissionMode; sessionId?: string; server: ServerState; busy: boolean }
@@ -50,12 +61,17 @@ export type ToWebview =
   /** A line of information in the transcript (e.g. what a revert did). */
   | { type: 'notice'; level: 'info' | 'warning'; message: string }
   /** A chat the panel did not start (a code action's agent.* command) begins: its request, as a user message. */
-  | { type: 'external'; text: string };
+  | { type: 'external'; text: string }
+  /** The `@` list's choices: the active editor's selection and diagnostics, then open editors, then files. */
+  | { type: 'mentionChoices'; choices: MentionChoice[] };
 
 /** Webview → extension. `ready` carries what the webview restored from its saved state. */
 export type FromWebview =
   | { type: 'ready'; sessionId?: string; mode?: PermissionMode }
-  | { type: 'send'; text: string }
+  /** A message, with the chips picked from the `@` list (they become `context.mentions`). */
+  | { type: 'send'; text: string; mentions?: MentionChoice[] }
+  /** The user typed `@`: the extension answers with `mentionChoices`. */
+  | { type: 'listMentions' }
   | { type: 'stop' }
   | { type: 'confirm'; toolCallId: string; decision: Decision }
   | { type: 'setMode'; mode: PermissionMode }

@@ -258,3 +258,69 @@ test('"Revert this turn" on the last chat, "Revert to before this turn" on earli
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test('@ opens the mention list (arrows, Enter, Escape); picks become chips that go with the next message', async () => {
+  const { page, errors, toPage, posted } = await open(undefined);
+  await toPage({ type: 'init', mode: 'default', server: { state: 'ready', features: [] }, busy: false });
+  const sel = { start: { line: 2, character: 0 }, end: { line: 6, character: 4 } };
+  const choices = [
+    { kind: 'selection', uri: 'file:///w/a.py', range: sel, label: 'a.py:3-7' },
+    { kind: 'diagnostics', uri: 'file:///w/a.py', label: 'a.py' },
+    { kind: 'file', uri: 'file:///w/a.py', label: 'a.py' },
+    { kind: 'file', uri: 'file:///w/src/b.py', label: 'src/b.py' },
+  ];
+  const listed = () => page.evaluate(() => window.__posted.filter((m) => m.type === 'listMentions').length);
+  const items = () => page.$$eval('#mention-list li', (ns) => ns.map((n) => [n.textContent, n.getAttribute('aria-selected')]));
+  const chipLabels = () => page.$$eval('#mentions .chip-label', (ns) => ns.map((n) => n.textContent));
+
+  await page.type('#prompt', 'Look at @');
+  await page.waitForFunction(() => window.__posted.some((m) => m.type === 'listMentions'));
+  await toPage({ type: 'mentionChoices', choices });
+  await page.waitForSelector('#mention-list li');
+  assert.deepEqual(await items(), [['selectiona.py:3-7', 'true'],
+    ['diagnosticsa.py', 'false'], ['filea.py', 'false'], ['filesrc/b.py', 'false']]);
+  await page.screenshot({ path: path.join(OUT, 'webview-mentions.png') });
+  await page.type('#prompt', 'src');  // filters; no second request while the list is open
+  await page.waitForFunction(() => document.querySelectorAll('#mention-list li').length === 1);
+  assert.equal(await listed(), 1);
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('#mentions .chip');
+  assert.deepEqual(await chipLabels(), ['@src/b.py']);
+  assert.equal(await page.inputValue('#prompt'), 'Look at ');
+  assert.equal(await page.isHidden('#mention-list'), true);
+
+  // A second @: arrows move the highlight, Enter picks it.
+  await page.type('#prompt', '@');
+  await page.waitForFunction(() => document.querySelectorAll('#mention-list li').length === 4);
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowUp');
+  assert.equal(await page.textContent('#mention-list li[aria-selected="true"]'), 'diagnosticsa.py');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelectorAll('#mentions .chip').length === 2);
+  // A third, then Escape closes the list without picking; a chip's × removes it.
+  await page.type('#prompt', '@sel');
+  await page.waitForFunction(() => document.querySelectorAll('#mention-list li').length === 1);
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('#mention-list', { state: 'hidden' });
+  assert.equal(await page.inputValue('#prompt'), 'Look at @sel');
+  await page.fill('#prompt', 'Look at ');
+  await page.type('#prompt', '@sel');
+  await page.waitForFunction(() => document.querySelectorAll('#mention-list li').length === 1);
+  await page.keyboard.press('Tab');
+  await page.waitForFunction(() => document.querySelectorAll('#mentions .chip').length === 3);
+  assert.deepEqual(await chipLabels(), ['@src/b.py', '@diagnostics a.py', '@selection a.py:3-7']);
+  await page.click('#mentions .chip:nth-child(2) button.chip-remove');
+  await page.waitForFunction(() => document.querySelectorAll('#mentions .chip').length === 2);
+
+  await page.type('#prompt', 'this');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => window.__posted.some((m) => m.type === 'send'));
+  assert.deepEqual((await posted()).filter((m) => m.type === 'send'),
+    [{ type: 'send', text: 'Look at this', mentions: [choices[3], choices[0]] }]);
+  assert.equal(await page.isHidden('#mentions'), true);
+  assert.equal(await page.textContent('.user'), 'Look at this\n\n@src/b.py @selection a.py:3-7');
+  assert.equal(await listed(), 4);  // one request per opening of the list
+  assert.deepEqual(errors, []);
+  await page.close();
+});
