@@ -7,6 +7,7 @@ import {
 } from '../messages';
 import type { AgentUpdate, ChatResult, PermissionMode, SessionInfo } from '../protocol';
 import { type Actions, el, renderItem } from './render';
+import { chipText, MentionInput } from './mentions';
 import { type Item, Transcript } from './transcript';
 
 interface SavedState { sessionId?: string; mode: PermissionMode; items: Item[]; draft: string; mentions?: MentionChoice[] }
@@ -38,18 +39,13 @@ let server: ServerState = { state: 'starting' };
 let queued: string | undefined;
 /** The chips of the queued message. */
 let queuedMentions: MentionChoice[] = [];
-/** The chips above the input: the mentions the next message carries. */
-let chips: MentionChoice[] = saved?.mentions ?? [];
-/** The `@` list's choices, as the extension last sent them. */
-let choices: MentionChoice[] = [];
-/** The `@` being completed: where it starts in the input, what follows it, and the highlighted choice. */
-let picking: { start: number; query: string; active: number } | undefined;
 /** Whether new output scrolls the transcript: true unless the user scrolled up. */
 let follow = true;
 /** The DOM node of each transcript item, by index. */
 let nodes: HTMLElement[] = [];
 
 const post = (message: FromWebview) => vscode.postMessage(message);
+const mentions = new MentionInput(ui.prompt, ui.chips, ui.mentionList, post, save, saved?.mentions);
 const actions: Actions = {
   confirm(toolCallId, decision) {
     draw(transcript.answer(toolCallId, decision));
@@ -127,7 +123,7 @@ function scrollToEnd(): void {
 }
 
 function save(): void {
-  vscode.setState({ sessionId, mode: ui.mode.value as PermissionMode, items: transcript.items, draft: ui.prompt.value, mentions: chips });
+  vscode.setState({ sessionId, mode: ui.mode.value as PermissionMode, items: transcript.items, draft: ui.prompt.value, mentions: mentions.chips });
 }
 
 function setBusy(value: boolean): void {
@@ -139,9 +135,9 @@ function setBusy(value: boolean): void {
   ui.deleteSession.disabled = value;
   ui.status.textContent = value ? 'Working…' : SERVER_STATUS[server.state];
   if (!value && queued !== undefined && server.state === 'ready') {
-    const [text, mentions] = [queued, queuedMentions];
+    const [text, chips] = [queued, queuedMentions];
     setQueued(undefined);
-    submit(text, mentions);
+    submit(text, chips);
   }
 }
 
@@ -174,22 +170,22 @@ function showServer(s: ServerState): void {
   }
   if (!busy) ui.status.textContent = SERVER_STATUS[s.state];
   if (s.state === 'ready' && !busy && queued !== undefined) {
-    const [text, mentions] = [queued, queuedMentions];
+    const [text, chips] = [queued, queuedMentions];
     setQueued(undefined);
-    submit(text, mentions);
+    submit(text, chips);
   }
 }
 
-function setQueued(text: string | undefined, mentions: MentionChoice[] = []): void {
+function setQueued(text: string | undefined, chipsOfQueued: MentionChoice[] = []): void {
   queued = text;
-  queuedMentions = mentions;
+  queuedMentions = chipsOfQueued;
   ui.queued.replaceChildren();
   ui.queued.hidden = text === undefined;
   if (text === undefined) return;
   const cancel = el('button', 'secondary', 'Cancel');
   cancel.title = 'Do not send this message';
   cancel.addEventListener('click', () => {
-    if (!ui.prompt.value) { ui.prompt.value = text; setChips([...mentions, ...chips]); }
+    if (!ui.prompt.value) { ui.prompt.value = text; mentions.setChips([...chipsOfQueued, ...mentions.chips]); }
     setQueued(undefined);
   });
   ui.queued.append(el('span', 'queued-label', 'Queued'), el('span', 'queued-text', text), cancel);
@@ -256,7 +252,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
     case 'error': return draw(transcript.error(m.message));
     case 'notice': return draw(transcript.notice(m.level, m.message));
     case 'external': follow = true; return draw(transcript.user(m.text));
-    case 'mentionChoices': choices = m.choices; return showMentionList();
+    case 'mentionChoices': return mentions.setChoices(m.choices);
     case 'chatFailed': transcript.fail(m.message, m.details).forEach(draw); return;
     case 'models':
       ui.model.title = m.note ? `The model of the next chat (${m.note})` : 'The model of the next chat';
@@ -283,115 +279,29 @@ function send(): void {
   // While a chat runs, or the server is still starting, the message waits for its turn.
   if (busy || server.state === 'starting' || server.state === 'restarting') {
     if (queued !== undefined) return;  // one queued message; cancel it to queue another
-    setQueued(text, chips);
+    setQueued(text, mentions.chips);
     ui.prompt.value = '';
-    setChips([]);
+    mentions.setChips([]);
     return;
   }
   if (server.state !== 'ready') return;  // the banner says what is wrong and how to fix it
-  const mentions = chips;
+  const chips = mentions.chips;
   ui.prompt.value = '';
-  setChips([]);
-  submit(text, mentions);
+  mentions.setChips([]);
+  submit(text, chips);
 }
 
-function submit(text: string, mentions: MentionChoice[] = []): void {
+/** Sends a message with its chips (shown under it in the transcript). */
+function submit(text: string, chips: MentionChoice[] = []): void {
   follow = true;
-  draw(transcript.user(mentions.length ? `${text}\n\n${mentions.map(chipText).join(' ')}` : text));
+  draw(transcript.user(chips.length ? `${text}\n\n${chips.map(chipText).join(' ')}` : text));
   setBusy(true);
-  post({ type: 'send', text, ...(mentions.length ? { mentions } : {}) });
+  post({ type: 'send', text, ...(chips.length ? { mentions: chips } : {}) });
 }
 
-/** `@src/app.py`, `@selection app.py:3-7`, `@diagnostics app.py`. */
-const chipText = (c: MentionChoice) => (c.kind === 'file' ? `@${c.label}` : `@${c.kind} ${c.label}`);
-
-function setChips(next: MentionChoice[]): void {
-  chips = next;
-  ui.chips.hidden = chips.length === 0;
-  ui.chips.replaceChildren(...chips.map((c) => {
-    const chip = el('span', `chip ${c.kind}`);
-    chip.title = c.uri;
-    const remove = el('button', 'icon chip-remove', '×');
-    remove.title = `Remove ${chipText(c)}`;
-    remove.setAttribute('aria-label', remove.title);
-    remove.addEventListener('click', () => { setChips(chips.filter((x) => x !== c)); ui.prompt.focus(); });
-    chip.append(el('span', 'chip-label', chipText(c)), remove);
-    return chip;
-  }));
-  save();
-}
-
-/** The `@word` just before the caret, if the user is typing one. */
-function mentionAtCaret(): { start: number; query: string } | undefined {
-  const p = ui.prompt;
-  if (p.selectionStart !== p.selectionEnd) return undefined;
-  const m = /(?:^|\s)@([^\s@]*)$/.exec(p.value.slice(0, p.selectionStart));
-  return m ? { start: p.selectionStart - m[1].length - 1, query: m[1] } : undefined;
-}
-
-/** The choices matching what follows the `@` (at most 50). */
-function matching(): MentionChoice[] {
-  const q = picking?.query.toLowerCase() ?? '';
-  return choices.filter((c) => `${c.kind} ${c.label}`.toLowerCase().includes(q)).slice(0, 50);
-}
-
-function showMentionList(): void {
-  const list = picking ? matching() : [];
-  ui.mentionList.hidden = list.length === 0;
-  if (!picking) return void ui.mentionList.replaceChildren();
-  picking.active = Math.min(picking.active, Math.max(list.length - 1, 0));
-  ui.mentionList.replaceChildren(...list.map((c, i) => {
-    const item = el('li', 'mention-choice');
-    item.setAttribute('role', 'option');
-    item.setAttribute('aria-selected', String(i === picking?.active));
-    item.title = c.uri;
-    item.append(el('span', 'mention-kind', c.kind), el('span', 'mention-label', c.label));
-    item.addEventListener('mousedown', (e) => { e.preventDefault(); pick(c); });  // keeps the focus in the input
-    return item;
-  }));
-  ui.mentionList.querySelector('[aria-selected="true"]')?.scrollIntoView({ block: 'nearest' });
-}
-
-function closeMentionList(): void {
-  picking = undefined;
-  showMentionList();
-}
-
-/** Replaces the `@word` with a chip (once per mention). */
-function pick(c: MentionChoice): void {
-  if (!picking) return;
-  const p = ui.prompt;
-  const end = p.selectionStart;
-  p.value = p.value.slice(0, picking.start) + p.value.slice(end);
-  p.setSelectionRange(picking.start, picking.start);
-  closeMentionList();
-  const same = (x: MentionChoice) => x.kind === c.kind && x.uri === c.uri && JSON.stringify(x.range) === JSON.stringify(c.range);
-  setChips(chips.some(same) ? chips : [...chips, c]);
-}
-
-ui.prompt.addEventListener('input', () => {
-  const at = mentionAtCaret();
-  if (!at) return closeMentionList();
-  if (!picking) post({ type: 'listMentions' });  // a fresh list each time it opens (editors and files change)
-  picking = { ...at, active: picking?.query === at.query ? picking.active : 0 };
-  showMentionList();
-});
-ui.prompt.addEventListener('blur', closeMentionList);
 ui.prompt.addEventListener('keydown', (e) => {
-  if (picking && !e.isComposing) {
-    const n = matching().length;
-    if (e.key === 'Escape') { e.preventDefault(); e.stopPropagation(); return closeMentionList(); }
-    if (n && (e.key === 'ArrowDown' || e.key === 'ArrowUp')) {
-      e.preventDefault();
-      picking.active = (picking.active + (e.key === 'ArrowDown' ? 1 : n - 1)) % n;
-      return showMentionList();
-    }
-    if (n && (e.key === 'Enter' || e.key === 'Tab') && !e.shiftKey) {
-      e.preventDefault();
-      return pick(matching()[picking.active]);
-    }
-  }
-  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); closeMentionList(); send(); }
+  if (mentions.onKeydown(e)) return;
+  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); mentions.close(); send(); }
 });
 document.addEventListener('keydown', (e) => {
   if (e.key !== 'Escape') return;
@@ -415,7 +325,6 @@ ui.sessions.addEventListener('change', () => { if (ui.sessions.value) post({ typ
 
 ui.mode.value = saved?.mode ?? 'default';
 ui.prompt.value = saved?.draft ?? '';
-setChips(chips);
 redrawAll();
 showSessions();
 post({ type: 'ready', ...(sessionId ? { sessionId } : {}), ...(saved?.mode ? { mode: saved.mode } : {}) });
