@@ -134,6 +134,20 @@ describe('agent-lsp contract', { concurrency: 3 }, () => {
     assert.match(JSON.stringify(toolResult.content), /a\.py:2:5: error: boom/);
   });
 
+  test('context.mentions as the panel sends them: the file, the selection and the diagnostics reach the model', async (t) => {
+    const { server, api, uri } = await setup(t, [text('Seen.')], {
+      'agent/diagnostics': () => ({ items: [{ uri, diagnostics: [{ range: { start: { line: 1, character: 4 }, end: { line: 1, character: 10 } },
+        severity: 1, message: 'boom', source: 'pyright' }] }] }),
+    });
+    const range = { start: { line: 1, character: 4 }, end: { line: 1, character: 27 } };
+    await server.conn.sendRequest('agent/chat', { message: 'look', context: { activeUri: uri, mentions: [
+      { kind: 'file', uri }, { kind: 'selection', uri, range }, { kind: 'diagnostics', uri }] } });
+    const sent = JSON.stringify(api.requests()[0].messages.at(-1).content);
+    for (const part of ['<mentions>', '@file a.py:', 'def greet(name):', '@selection of a.py, lines 2-2:', '@diagnostics of a.py:', 'boom']) {
+      assert.ok(sent.includes(part), `${part} in ${sent}`);
+    }
+  });
+
   test('identity as the extension checks it; agent/sessions lists the chat, agent/history redraws it', async (t) => {
     const { server } = await setup(t, [text('Hello!')]);
     const { serverInfo, capabilities } = server.init;
