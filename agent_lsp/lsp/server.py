@@ -86,7 +86,8 @@ class AgentProtocol(LanguageServerProtocol):
         self.exit_code = 0 if self._shutdown else 1
         self.closed = True
         for future in list(self._request_futures.values()):
-            future.cancel()
+            if not (isinstance(future, asyncio.Task) and future.cancelling()):  # shutdown cancelled it already
+                future.cancel()
         sys.exit(self.exit_code)
 
     def _handle_request(self, msg_id, method_name, params):

@@ -332,8 +332,14 @@ class Sessions:
             await asyncio.wait({task})
         except asyncio.CancelledError:  # $/cancelRequest of agent/chat: abort, and still answer a result
             task.cancel()
-            await asyncio.wait({task})
-            asyncio.current_task().uncancel()
+            me = asyncio.current_task()
+            while not task.done():  # a second cancel (shutdown, then exit) must not stop the chat being saved
+                try:
+                    await asyncio.wait({task})
+                except asyncio.CancelledError:
+                    pass
+            while me.cancelling():
+                me.uncancel()
         finally:
             session.task = None
             for future in session.pending.values():
