@@ -10,8 +10,10 @@ from typing import Optional
 import pytest
 import pytest_asyncio
 
-from tests.fakes.messages_api import FakeMessagesAPI
+from tests.e2e import conftest as e2e
 from tests.reliability.rawlsp import RawServer
+
+fake_api, workspace = e2e.fake_api, e2e.workspace  # the e2e tier's fixtures, shared
 
 
 def pytest_addoption(parser):
@@ -77,19 +79,6 @@ def server_env(base_url: Optional[str], **extra: str) -> dict[str, str]:
 OK_REPLY = {"content": [{"type": "text", "text": "ok"}]}
 
 
-@pytest.fixture
-def fake_api():
-    api = FakeMessagesAPI().start()
-    yield api
-    api.stop()
-
-
-@pytest.fixture
-def workspace(tmp_path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "app.py").write_text("def greet(name):\n    return 'hi ' + name\n")
-    return root.resolve()
 
 
 @pytest_asyncio.fixture
