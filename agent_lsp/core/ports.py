@@ -1,4 +1,5 @@
-"""What the loop needs from the outside world: a model, an editor, and someone to ask for permission."""
+"""What the loop needs from the outside world: a model, an editor, language intelligence, and someone to ask for
+permission."""
 
 from __future__ import annotations
 
@@ -199,6 +200,49 @@ class Editor(Protocol):
 
     async def delete_file(self, path: Path) -> EditOutcome:
         """Delete a file the agent created (reverting a chat), through the editor when it can."""
+        ...
+
+
+# ---- language intelligence -------------------------------------------------------------------------------
+
+LANGUAGE_METHODS = (
+    "textDocument/definition",
+    "textDocument/typeDefinition",
+    "textDocument/implementation",
+    "textDocument/references",
+    "textDocument/hover",
+    "textDocument/documentSymbol",
+    "workspace/symbol",
+    "textDocument/prepareCallHierarchy",
+    "callHierarchy/incomingCalls",
+    "callHierarchy/outgoingCalls",
+    "textDocument/prepareRename",
+    "textDocument/rename",
+)
+"""The standard LSP requests a LanguageFeatures port may answer (PROTOCOL §9)."""
+
+
+class LanguageFeatureError(Exception):
+    """A language request that got no usable answer (no server for that file, a server that failed or timed out);
+    its message is what the model reads."""
+
+
+class LanguageFeatures(Protocol):
+    """Language intelligence: standard LSP requests answered by the editor's own language servers, or by language
+    servers agent-lsp runs itself.
+
+    `params` and results are plain LSP shapes (dicts, file URIs), except that every position's `character` counts
+    characters (code points): the implementation converts to and from the negotiated position encoding, so tools
+    never see UTF-16.
+    """
+
+    def methods(self, path: Optional[Path] = None) -> dict[str, str]:
+        """The methods something can answer (for a file at `path`, or anywhere in the workspace when None), each
+        with its origin: "editor" or "languageServer:<name>"."""
+        ...
+
+    async def request(self, method: str, params: dict[str, Any], path: Optional[Path] = None) -> Any:
+        """The answer to one request about `path` (None for workspace/symbol); LanguageFeatureError when none."""
         ...
 
 

@@ -8,7 +8,7 @@ from typing import Any, Callable, ClassVar, Optional
 from pydantic import BaseModel, ConfigDict
 
 from agent_lsp.core.events import Location, ToolKind
-from agent_lsp.core.ports import Editor, ToolSpec
+from agent_lsp.core.ports import Editor, LanguageFeatures, ToolSpec
 
 MAX_OUTPUT_CHARS = 30_000
 
@@ -52,6 +52,8 @@ class ToolContext:
     """Streams a preview of output while the tool runs."""
     secret_env: tuple[str, ...] = ()
     """Environment variables commands must not see, besides the provider keys (the secretEnv setting)."""
+    language: Optional[LanguageFeatures] = None
+    """The language servers' answers (definitions, references...), when something can give them."""
 
 
 class Tool:
