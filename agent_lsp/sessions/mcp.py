@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
+from agent_lsp.config.mcp_servers import ServerConfig
 from agent_lsp.core.tool import ToolError
 from agent_lsp.tools.mcp_tool import McpTool
 
@@ -29,72 +30,6 @@ STOP_TIMEOUT = 10.0
 # exec the server with SIGKILL as its parent-death signal (prctl 1 = PR_SET_PDEATHSIG), unless we are gone already
 _LAUNCH = ("import ctypes,os,sys\nppid=int(sys.argv[1])\nctypes.CDLL(None).prctl(1,9)\n"
            "os.getppid()==ppid or os._exit(1)\nos.execvp(sys.argv[2],sys.argv[2:])")
-
-
-@dataclass(frozen=True)
-class ServerConfig:
-    """One MCP server: stdio (`command`, `args`, `env`) or streamable HTTP (`url`, `headers`)."""
-
-    type: str
-    command: str = ""
-    args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
-    url: str = ""
-    headers: tuple[tuple[str, str], ...] = ()
-
-    def describe(self) -> str:
-        return " ".join([self.command, *self.args]) if self.type == "stdio" else self.url
-
-
-def _strings(value: Any, what: str) -> tuple[tuple[str, str], ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-        raise ValueError(f"{what} must be an object of strings")
-    return tuple(sorted(value.items()))
-
-
-def server_config(value: Any) -> ServerConfig:
-    """One entry of `mcpServers`; ValueError saying what is wrong."""
-    if not isinstance(value, dict):
-        raise ValueError("must be an object")
-    kind = value.get("type", "http" if "url" in value and "command" not in value else "stdio")
-    if kind == "stdio":
-        command, args = value.get("command"), value.get("args", [])
-        if not isinstance(command, str) or not command.strip():
-            raise ValueError("`command` must be a non-empty string")
-        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-            raise ValueError("`args` must be a list of strings")
-        return ServerConfig("stdio", command=command, args=tuple(args), env=_strings(value.get("env"), "`env`"))
-    if kind in ("http", "streamable-http", "streamableHttp"):
-        url = value.get("url")
-        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise ValueError("`url` must be an http(s) URL")
-        return ServerConfig("http", url=url, headers=_strings(value.get("headers"), "`headers`"))
-    raise ValueError(f"unknown type {kind!r} (stdio or http)")
-
-
-class PartlyValid(ValueError):
-    """Some entries were bad: `value` keeps the good ones; the message names the bad ones."""
-
-    def __init__(self, message: str, value: Any) -> None:
-        super().__init__(message)
-        self.value = value
-
-
-def parse_servers(value: Any) -> dict[str, ServerConfig]:
-    """The `mcpServers` object; PartlyValid when some servers are bad (the others still start)."""
-    if not isinstance(value, dict):
-        raise ValueError("must be an object of servers by name")
-    good, problems = {}, []
-    for name, entry in value.items():
-        try:
-            good[name] = server_config(entry)
-        except ValueError as e:
-            problems.append(f"server `{name}`: {e}")
-    if problems:
-        raise PartlyValid("; ".join(problems) + " (that server is not started)", good)
-    return good
 
 
 def read_mcp_json(root: Path) -> tuple[Any, list[str]]:

@@ -17,64 +17,13 @@ import json
 import os
 import re
 import signal
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
+from agent_lsp.config.hooks import HookCommand
 from agent_lsp.core.hooks import HookEvent, HookVerdict
 
-EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop")
-DEFAULT_TIMEOUT = 10
 MAX_REASON = 2_000
-
-
-@dataclass(frozen=True)
-class HookCommand:
-    matcher: str
-    """A regex on the tool name ("" or "*": every tool); ignored for events without a tool."""
-    command: str
-    timeout: float
-
-
-def parse_hooks(value: Any) -> dict[str, list[HookCommand]]:
-    """The hooks setting, checked; ValueError naming what is wrong."""
-    if not isinstance(value, dict):
-        raise ValueError("must be an object keyed by event name")
-    parsed: dict[str, list[HookCommand]] = {}
-    for event, groups in value.items():
-        if event not in EVENTS:
-            raise ValueError(f"has an unknown event {event!r} (known: {', '.join(EVENTS)})")
-        if not isinstance(groups, list):
-            raise ValueError(f"{event} must be a list")
-        for group in groups:
-            parsed.setdefault(event, []).extend(_group(event, group))
-    return parsed
-
-
-def _group(event: str, group: Any) -> list[HookCommand]:
-    if not isinstance(group, dict):
-        raise ValueError(f"{event} entries must be objects")
-    matcher = group.get("matcher") or ""
-    if not isinstance(matcher, str):
-        raise ValueError(f"{event} matcher must be a string")
-    try:
-        re.compile(matcher if matcher != "*" else "")
-    except re.error as e:
-        raise ValueError(f"{event} matcher {matcher!r} is not a regex: {e}") from None
-    commands = group.get("hooks") if "hooks" in group else [group]
-    if not isinstance(commands, list):
-        raise ValueError(f"{event} hooks must be a list")
-    out = []
-    for entry in commands:
-        command = entry.get("command") if isinstance(entry, dict) else None
-        if entry.get("type", "command") != "command" or not isinstance(command, str) or not command.strip():
-            raise ValueError(f"{event} hooks need {{type: \"command\", command: \"...\"}}")
-        timeout = entry.get("timeout", DEFAULT_TIMEOUT)
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 600:
-            raise ValueError(f"{event} timeout must be a number of seconds from 1 to 600")
-        out.append(HookCommand(matcher, command, float(timeout)))
-    return out
-
 
 class ShellHooks:
     """A core hook that runs the configured commands of each event."""

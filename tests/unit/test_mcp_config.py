@@ -1,7 +1,8 @@
 """The `mcpServers` setting and .mcp.json: what is a server, and bad entries as warnings naming them."""
 
 from agent_lsp.config import Layers, clean
-from agent_lsp.sessions.mcp import ServerConfig, read_mcp_json
+from agent_lsp.config.mcp_servers import ServerConfig
+from agent_lsp.sessions.mcp import read_mcp_json
 from agent_lsp.tools.mcp_tool import model_name
 
 

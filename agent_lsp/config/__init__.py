@@ -43,7 +43,7 @@ class Settings:
     hooks: Mapping[str, Any] = field(default_factory=dict)
     """Shell hooks by event (sessions/shell_hooks.py), already checked."""
     mcp_servers: Mapping[str, Any] = field(default_factory=dict)
-    """MCP servers by name (sessions/mcp.py ServerConfig), already checked; the layers' servers add up."""
+    """MCP servers by name (config/mcp_servers.py ServerConfig), already checked; the layers' servers add up."""
 
 
 def _text(value: Any) -> str:
@@ -77,13 +77,13 @@ def _share(value: Any) -> float:
 
 
 def _hooks(value: Any) -> Mapping[str, Any]:
-    from agent_lsp.sessions.shell_hooks import parse_hooks  # small, but only settings that have hooks need it
+    from agent_lsp.config.hooks import parse_hooks  # only settings that have hooks need it
 
     return parse_hooks(value)
 
 
 def _mcp_servers(value: Any) -> Mapping[str, Any]:
-    from agent_lsp.sessions.mcp import parse_servers  # plain parsing: the MCP SDK loads only when a server starts
+    from agent_lsp.config.mcp_servers import parse_servers  # only settings that have MCP servers need it
 
     return parse_servers(value)
 
