@@ -15,7 +15,8 @@ from pydantic import ConfigDict, Field, field_validator
 from pydantic.json_schema import GenerateJsonSchema
 
 from agent_lsp.capabilities import PROTOCOL_VERSION
-from agent_lsp.core.events import AgentUpdate, Decision, Range, ToolKind, ToolStatus, WireModel
+from agent_lsp.core.events import AgentUpdate, Decision, Range, ToolKind, WireModel
+from agent_lsp.sessions.results import HistoryToolCall
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 StopReason = Literal["end_turn", "max_turns", "max_tokens", "refusal", "aborted", "disabled", "error"]
@@ -149,18 +150,6 @@ class SessionInfo(WireModel):
 
 class SessionsResult(WireModel):
     sessions: list[SessionInfo]
-
-
-class HistoryToolCall(WireModel):
-    tool_call_id: str
-    name: str
-    title: str
-    tool_kind: ToolKind
-    input: dict[str, Any]
-    status: ToolStatus
-    output: Optional[str] = None
-    error: Optional[str] = None
-    diff: Optional[str] = None
 
 
 class HistoryMessage(WireModel):

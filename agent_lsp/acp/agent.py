@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import platform
 from pathlib import Path
 from typing import Any, Optional
 
@@ -17,6 +16,7 @@ from acp import PROTOCOL_VERSION, RequestError, schema
 
 from agent_lsp import __version__
 from agent_lsp.config import PERMISSION_MODES, Layers, clean
+from agent_lsp.config.user_file import UserSettingsFile
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,12 @@ class AcpAgent:
 
     def __init__(self, launch_settings: dict[str, Any], data_dir: Optional[Path]) -> None:
         layer, self.warnings = clean(launch_settings, "the environment")
-        self.layers = Layers(environment=layer)
+        self.user_file = UserSettingsFile()
+        self.warnings += self.user_file.refresh()
+        self.layers = Layers(environment=layer, user_file=self.user_file.layer)
+        self.unshown: list[str] = list(self.warnings)
+        """Settings warnings not yet shown in a session (the first prompt shows them)."""
+        self._assembly: Any = None
         self.data_dir = data_dir
         self.conn: Any = None
         self.client = schema.ClientCapabilities()
@@ -99,6 +104,21 @@ class AcpAgent:
         return None  # keys come from the environment, never over the wire
 
     @property
+    def assembly(self) -> Any:
+        """The chat assembly shared with LSP (sessions/assembly.py), made on first use."""
+        if self._assembly is None:
+            from agent_lsp.sessions.assembly import ChatAssembly
+
+            self._assembly = ChatAssembly(self.layers, self.data_dir, self._warn, self.user_file)
+        return self._assembly
+
+    def _warn(self, messages: list[str]) -> None:
+        """Settings warnings: on stderr now, and in the next prompt's reply."""
+        for message in messages:
+            log.warning(message)
+        self.unshown += messages
+
+    @property
     def sessions(self) -> Any:
         """The sessions layer, made (and its modules imported) on first use."""
         if self._sessions is None:
@@ -134,6 +154,7 @@ class AcpAgent:
                            self.outbox.flush)
         self.cwds[session_id], self.editors[session_id] = root.resolve(), editor
         self.converters[session_id] = UpdateConverter(editor.applied)
+        self.assembly.refresh_user_file()
         mode = self.modes.setdefault(session_id, self.layers.resolve().permission_mode)
         return acp_modes(mode)
 
@@ -194,18 +215,24 @@ class AcpAgent:
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> schema.PromptResponse:
         from agent_lsp.acp.convert import STOP_REASONS
+        from agent_lsp.sessions.assembly import BadInput
         from agent_lsp.sessions.runtime import SessionBusy
 
         session = self._session(session_id)
         if session_id not in self.editors:
             raise invalid("sessionId", f"session {session_id} is not loaded in this connection: session/load it first")
-        request = self._request(session_id, prompt)
+        try:
+            checked = await self.assembly.check(self._inputs(session_id, prompt))
+        except BadInput as e:
+            raise invalid(e.field, str(e)) from None
         try:
             self.sessions.reserve(session)
         except SessionBusy:
             raise invalid("sessionId", f"a prompt is already running in session {session_id}") from None
         self.cancelled.discard(session_id)
         try:
+            request = await self.assembly.compose(checked)
+            self._show_warnings(session_id)
             chat = asyncio.ensure_future(self.sessions.chat(session, request, self._asker(session_id)))
             try:
                 outcome = await asyncio.shield(chat)
@@ -224,28 +251,74 @@ class AcpAgent:
                                {"errorType": failure.type, "message": failure.message})
         return schema.PromptResponse(stop_reason=STOP_REASONS[outcome.stop_reason])
 
-    def _request(self, session_id: str, prompt: list[Any]) -> Any:
-        from agent_lsp import tools
+    def _inputs(self, session_id: str, prompt: list[Any]) -> Any:
+        """A session/prompt in plain terms, for the chat assembly shared with LSP."""
         from agent_lsp.acp.convert import acp_prompt
         from agent_lsp.acp.editor import ThroughClient
-        from agent_lsp.core.messages import UserMessage
-        from agent_lsp.core.prompt import Environment, project_instructions, system_prompt
-        from agent_lsp.core.tool import ToolContext
-        from agent_lsp.sessions.runtime import ChatRequest
+        from agent_lsp.sessions.assembly import ChatInputs
+        from agent_lsp.tools.paths import is_inside
 
-        text, context = acp_prompt(prompt)
+        text, attached, mentions = acp_prompt(prompt)
         if not text.strip():
             raise invalid("prompt", "no text block with words in it")
         editor = self.editors[session_id]
-        env = Environment(os_name=f"{platform.system()} {platform.release()}", roots=editor.roots)
+        # a link to a file of the workspace is read like an @file mention; others stay links in the text
+        mentions = [m for m in mentions if m.path.is_file() and any(is_inside(m.path.resolve(), r) for r in editor.roots)]
         through = {"read_file", "edit_file", "write_file"}
-        offered = [ThroughClient(t) if t.name in through else t for t in tools.ALL]
-        if self.client.terminal:
-            offered = [self._in_terminal(session_id, t) if t.name == "run_command" else t for t in offered]
-        settings = self.layers.resolve({"permission_mode": self.modes[session_id]})
-        return ChatRequest(message=UserMessage(text=text, context=context), settings=settings,
-                           system=system_prompt(env, project_instructions(editor.roots)), tools=offered,
-                           ctx=ToolContext(editor=editor))
+
+        def substitute(tool: Any) -> Any:
+            if tool.name in through:
+                return ThroughClient(tool)
+            if tool.name == "run_command" and self.client.terminal:
+                return self._in_terminal(session_id, tool)
+            return tool
+
+        return ChatInputs(message=text, editor=editor, session_id=session_id, mentions=mentions, attached=attached,
+                          chat_settings={"permission_mode": self.modes[session_id]}, substitute=substitute,
+                          ask_trust=lambda question: self._ask_trust(session_id, question))
+
+    def _show_warnings(self, session_id: str) -> None:
+        """Settings warnings not shown yet, as the start of this prompt's reply (ACP has no notice update)."""
+        if not self.unshown:
+            return
+        from acp.helpers import text_block
+
+        shown, self.unshown = self.unshown, []
+        note = "\n".join(f"> ⚠ {message}" for message in shown) + "\n\n"
+        self.outbox.push(session_id, schema.AgentMessageChunk(session_update="agent_message_chunk",
+                                                              content=text_block(note)))
+
+    async def _ask_trust(self, session_id: str, question: str) -> Optional[bool]:
+        """Whether the user trusts the workspace's settings files, asked with session/request_permission as a
+        tool call of its own; None when the client cannot ask or the question was cancelled."""
+        import uuid
+
+        from acp.helpers import text_block, tool_content
+
+        call_id = f"trust-{uuid.uuid4().hex[:12]}"
+        content = [tool_content(text_block(question))]
+        self.outbox.push(session_id, schema.ToolCallStart(
+            session_update="tool_call", tool_call_id=call_id, title="Trust this workspace's settings?", kind="other",
+            status="pending", content=content))
+        await self.outbox.flush()
+        options = [schema.PermissionOption(option_id="trust", name="Trust", kind="allow_always"),
+                   schema.PermissionOption(option_id="dont_trust", name="Don't trust", kind="reject_always")]
+        answer: Optional[bool] = None
+        try:
+            reply = await self.conn.request_permission(session_id=session_id, options=options, tool_call=(
+                schema.ToolCallUpdate(tool_call_id=call_id, title="Trust this workspace's settings?", kind="other",
+                                      status="pending", content=content)))
+            if reply.outcome.outcome == "selected":
+                answer = {"trust": True, "dont_trust": False}.get(reply.outcome.option_id)
+        except (RequestError, ConnectionError) as e:
+            log.info("session/request_permission for trust failed: %r", e)
+        self.outbox.push(session_id, schema.ToolCallProgress(
+            session_update="tool_call_update", tool_call_id=call_id,
+            status="completed" if answer is not None else "failed",
+            content=[tool_content(text_block({True: "Trusted.", False: "Not trusted: the workspace's hooks and "
+                                              "servers stay off."}.get(answer, "Not answered: asked again next "
+                                                                               "time.")))]))
+        return answer
 
     def _in_terminal(self, session_id: str, tool: Any) -> Any:
         from agent_lsp.acp.convert import terminal_update
@@ -301,6 +374,11 @@ class AcpAgent:
                 self.cancelled.add(session_id)
         except UnknownSession:
             log.info("session/cancel for unknown session %s", session_id)
+
+    async def close(self) -> None:
+        """Stop what the chats started (MCP servers) when the connection ends."""
+        if self._assembly is not None:
+            await self._assembly.close()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         raise RequestError.method_not_found(f"_{method}")

@@ -13,4 +13,11 @@ def serve(launch_settings: dict[str, Any], data_dir: Optional[Path]) -> None:
 
     from agent_lsp.acp.agent import AcpAgent
 
-    asyncio.run(acp.run_agent(AcpAgent(launch_settings, data_dir)))
+    async def main() -> None:
+        agent = AcpAgent(launch_settings, data_dir)
+        try:
+            await acp.run_agent(agent)
+        finally:
+            await agent.close()
+
+    asyncio.run(main())

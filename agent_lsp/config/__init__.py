@@ -1,4 +1,8 @@
-"""Settings with defaults and precedence (PROTOCOL §1). Resolving never raises: a bad value is a warning."""
+"""Settings with defaults and precedence (PROTOCOL §1, §9). Resolving never raises: a bad value is a warning.
+
+Precedence, lowest first: defaults < the user's settings file < environment and command line <
+initializationOptions < the workspace's .agent-lsp/settings.json < workspace/configuration < the chat's own.
+"""
 
 from __future__ import annotations
 
@@ -130,6 +134,8 @@ FIELDS = {
 GATED = ("hooks", "baseUrl", "mcpServers")
 """Keys of the workspace file that run commands or send code elsewhere: used only once the user trusted it."""
 WORKSPACE_FILE = Path(".agent-lsp") / "settings.json"
+ADDED_UP = ("mcp_servers",)
+"""Settings whose entries add up across the layers rather than the highest layer replacing the whole value."""
 
 
 CLIENT_KEYS = frozenset({"serverCommand", "serverArgs", "trace"})
@@ -174,13 +180,18 @@ class Layers:
     workspace_file: dict[str, Any] = field(default_factory=dict)
     """From the workspace's .agent-lsp/settings.json (its gated keys only once trusted)."""
     workspace: dict[str, Any] = field(default_factory=dict)
+    user_file: dict[str, Any] = field(default_factory=dict)
+    """From the user's own settings file (user_file.py), below every other source."""
 
     def resolve(self, chat: Optional[dict[str, Any]] = None) -> Settings:
         """The settings in force for a chat whose own parameters (already valid) are `chat`."""
-        merged = {**self.environment, **self.initialization_options, **self.workspace_file, **self.workspace}
+        layers = (self.user_file, self.environment, self.initialization_options, self.workspace_file, self.workspace)
+        merged: dict[str, Any] = {}
+        for layer in layers:
+            merged.update(layer)
         merged.update({k: v for k, v in (chat or {}).items() if v is not None})
-        layers = (self.environment, self.initialization_options, self.workspace_file, self.workspace)
-        merged["mcp_servers"] = {n: c for layer in layers for n, c in layer.get("mcp_servers", {}).items()}
+        for added in ADDED_UP:  # servers by name: each layer adds its own, a higher one replaces a same-named one
+            merged[added] = {n: c for layer in layers for n, c in layer.get(added, {}).items()}
         return replace(Settings(), **merged)
 
 

@@ -241,7 +241,10 @@ async def test_commands_run_in_the_client_terminal_when_it_offers_one(agents, fa
         "terminal/wait_for_exit", "terminal/output", "terminal/release", "tool_call_update:completed",
         "agent_message_chunk", "answer:end_turn"]
     (terminal_id, terminal), = client.terminals.items()
-    assert terminal["command"] == ["/bin/sh", "-c", "echo from the terminal"] and terminal["cwd"] == str(workspace)
+    command = terminal["command"]
+    assert command[0] == "/usr/bin/env" and command[-3:] == ["/bin/sh", "-c", "echo from the terminal"]
+    assert "ANTHROPIC_API_KEY" in command[1:-3] and set(command[1:-3:2]) == {"-u"}  # held back as over LSP
+    assert terminal["cwd"] == str(workspace)
     assert terminal["released"] and not terminal["killed"]
     shown = [u.content[0] for u in client.updates if isinstance(u, schema.ToolCallProgress) and u.content]
     assert [(c.type, c.terminal_id) for c in shown] == [("terminal", terminal_id)] * 2
