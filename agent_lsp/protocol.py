@@ -337,9 +337,11 @@ class SentSchema(GenerateJsonSchema):
 def schemas() -> dict[str, dict[str, Any]]:
     """The JSON Schema of every message, by file stem: what the server sends as sent, what it receives as
     accepted."""
-    return {name: model.model_json_schema(by_alias=True, schema_generator=SentSchema,
-                                          mode="serialization" if name in SERVER_TO_CLIENT else "validation")
-            for name, model in SCHEMAS.items()}
+    from agent_lsp.config import settings_schema
+
+    return {**{name: model.model_json_schema(by_alias=True, schema_generator=SentSchema,
+                                             mode="serialization" if name in SERVER_TO_CLIENT else "validation")
+               for name, model in SCHEMAS.items()}, "settings": settings_schema()}
 
 
 def write_schemas(directory: Path) -> None:
