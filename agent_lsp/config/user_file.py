@@ -25,7 +25,6 @@ class UserSettingsFile:
     def __init__(self, path: Optional[Path] = None) -> None:
         self.path = path or user_settings_path()
         self._seen: Optional[tuple[int, int]] = None
-        self._missing = False
         self.layer: dict[str, Any] = {}
 
     def refresh(self) -> list[str]:
@@ -34,20 +33,17 @@ class UserSettingsFile:
         try:
             stat = self.path.stat()
         except FileNotFoundError:
-            changed = not self._missing
-            self._seen, self._missing, self.layer = None, True, {}
-            return [] if not changed else []
+            self._seen, self.layer = None, {}
+            return []
         except OSError as e:
             return self._fail(f"cannot be read ({e.strerror or e})", None)
         seen = (stat.st_mtime_ns, stat.st_size)
         if seen == self._seen:
             return []
-        self._seen, self._missing = seen, False
+        self._seen = seen
         try:
             raw = json.loads(self.path.read_text(encoding="utf-8"))
-        except PermissionError as e:
-            return self._fail(f"cannot be read ({e.strerror})", seen)
-        except (OSError, UnicodeDecodeError) as e:
+        except (OSError, UnicodeDecodeError) as e:  # permissions, a directory, not UTF-8
             return self._fail(f"cannot be read ({getattr(e, 'strerror', None) or type(e).__name__})", seen)
         except json.JSONDecodeError as e:  # its message names a position, never the content
             return self._fail(f"is not valid JSON ({e.msg} at line {e.lineno}, column {e.colno})", seen)
