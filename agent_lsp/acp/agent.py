@@ -16,6 +16,7 @@ from acp import PROTOCOL_VERSION, RequestError, schema
 
 from agent_lsp import __version__
 from agent_lsp.config import PERMISSION_MODES, Layers, clean
+from agent_lsp.acp.outbox import Outbox
 from agent_lsp.config.user_file import UserSettingsFile
 
 log = logging.getLogger(__name__)
@@ -24,36 +25,6 @@ log = logging.getLogger(__name__)
 def invalid(field: str, problem: str) -> RequestError:
     """-32602 naming the field."""
     return RequestError(-32602, f"Invalid params: {field}: {problem}", {"field": field})
-
-
-class Outbox:
-    """session/update notifications, sent in order by one task; `flush` waits until all are on the wire."""
-
-    def __init__(self, conn: Any) -> None:
-        self._conn = conn
-        self._queue: asyncio.Queue = asyncio.Queue()
-        self._task: Optional[asyncio.Task] = None
-
-    def push(self, session_id: str, update: Any) -> None:
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._send())
-        self._queue.put_nowait((session_id, update))
-
-    async def flush(self) -> None:
-        # The loop runs tools in a worker task whose updates reach us through the chat task: one pass of the
-        # event loop lets an update emitted just before this call arrive here before we wait for the queue.
-        await asyncio.sleep(0)
-        await self._queue.join()
-
-    async def _send(self) -> None:
-        while True:
-            session_id, update = await self._queue.get()
-            try:
-                await self._conn.session_update(session_id=session_id, update=update)
-            except Exception as e:  # a client gone away: the history is in the store all the same
-                log.info("session/update not sent: %r", e)
-            finally:
-                self._queue.task_done()
 
 
 class AcpAgent:
@@ -255,6 +226,7 @@ class AcpAgent:
         """A session/prompt in plain terms, for the chat assembly shared with LSP."""
         from agent_lsp.acp.convert import acp_prompt
         from agent_lsp.acp.editor import ThroughClient
+        from agent_lsp.acp.questions import ask_trust
         from agent_lsp.sessions.assembly import ChatInputs
         from agent_lsp.tools.paths import is_inside
 
@@ -275,50 +247,15 @@ class AcpAgent:
 
         return ChatInputs(message=text, editor=editor, session_id=session_id, mentions=mentions, attached=attached,
                           chat_settings={"permission_mode": self.modes[session_id]}, substitute=substitute,
-                          ask_trust=lambda question: self._ask_trust(session_id, question))
+                          ask_trust=lambda question: ask_trust(self.conn, self.outbox, session_id, question))
 
     def _show_warnings(self, session_id: str) -> None:
         """Settings warnings not shown yet, as the start of this prompt's reply (ACP has no notice update)."""
-        if not self.unshown:
-            return
-        from acp.helpers import text_block
+        if self.unshown:
+            from agent_lsp.acp.questions import warnings_chunk
 
-        shown, self.unshown = self.unshown, []
-        note = "\n".join(f"> ⚠ {message}" for message in shown) + "\n\n"
-        self.outbox.push(session_id, schema.AgentMessageChunk(session_update="agent_message_chunk",
-                                                              content=text_block(note)))
-
-    async def _ask_trust(self, session_id: str, question: str) -> Optional[bool]:
-        """Whether the user trusts the workspace's settings files, asked with session/request_permission as a
-        tool call of its own; None when the client cannot ask or the question was cancelled."""
-        import uuid
-
-        from acp.helpers import text_block, tool_content
-
-        call_id = f"trust-{uuid.uuid4().hex[:12]}"
-        content = [tool_content(text_block(question))]
-        self.outbox.push(session_id, schema.ToolCallStart(
-            session_update="tool_call", tool_call_id=call_id, title="Trust this workspace's settings?", kind="other",
-            status="pending", content=content))
-        await self.outbox.flush()
-        options = [schema.PermissionOption(option_id="trust", name="Trust", kind="allow_always"),
-                   schema.PermissionOption(option_id="dont_trust", name="Don't trust", kind="reject_always")]
-        answer: Optional[bool] = None
-        try:
-            reply = await self.conn.request_permission(session_id=session_id, options=options, tool_call=(
-                schema.ToolCallUpdate(tool_call_id=call_id, title="Trust this workspace's settings?", kind="other",
-                                      status="pending", content=content)))
-            if reply.outcome.outcome == "selected":
-                answer = {"trust": True, "dont_trust": False}.get(reply.outcome.option_id)
-        except (RequestError, ConnectionError) as e:
-            log.info("session/request_permission for trust failed: %r", e)
-        self.outbox.push(session_id, schema.ToolCallProgress(
-            session_update="tool_call_update", tool_call_id=call_id,
-            status="completed" if answer is not None else "failed",
-            content=[tool_content(text_block({True: "Trusted.", False: "Not trusted: the workspace's hooks and "
-                                              "servers stay off."}.get(answer, "Not answered: asked again next "
-                                                                               "time.")))]))
-        return answer
+            self.outbox.push(session_id, warnings_chunk(self.unshown))
+            self.unshown = []
 
     def _in_terminal(self, session_id: str, tool: Any) -> Any:
         from agent_lsp.acp.convert import terminal_update
@@ -336,34 +273,13 @@ class AcpAgent:
 
     def _asker(self, session_id: str):
         """Ask through session/request_permission; an answer `cancelled` cancels the turn, as ACP means it."""
-        from acp.helpers import text_block, tool_content
+        from agent_lsp.acp.questions import permission_asker
 
-        from agent_lsp.acp.convert import STATUSES, acp_permission_options
+        def cancelled() -> None:
+            self.cancelled.add(session_id)
+            self.sessions.abort(session_id)
 
-        async def ask(request: Any) -> tuple[str, Optional[str]]:
-            shown = f"```diff\n{request.diff}```" if request.diff else (f"`{request.command}`" if request.command else None)
-            call = schema.ToolCallUpdate(tool_call_id=request.tool_call_id, title=request.title,
-                                         kind=request.kind, status=STATUSES["awaiting_confirmation"],
-                                         raw_input=request.input,
-                                         content=[tool_content(text_block(shown))] if shown else None)
-            await self.outbox.flush()
-            try:
-                answer = await self.conn.request_permission(session_id=session_id, tool_call=call,
-                                                            options=acp_permission_options())
-            except (RequestError, ConnectionError) as e:
-                log.info("session/request_permission failed: %r", e)
-                return "reject_once", f"the editor could not ask the user ({e})"
-            outcome = answer.outcome
-            if outcome.outcome == "cancelled":
-                self.cancelled.add(session_id)
-                self.sessions.abort(session_id)
-                raise asyncio.CancelledError
-            if outcome.option_id not in ("allow_once", "allow_always", "reject_once", "reject_always"):
-                log.info("session/request_permission: unknown optionId %r, taken as a rejection", outcome.option_id)
-                return "reject_once", None
-            return outcome.option_id, None
-
-        return ask
+        return permission_asker(self.conn, self.outbox, session_id, cancelled)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """session/cancel: the running turn stops; its session/prompt answers `cancelled`."""
