@@ -9,7 +9,7 @@ import uuid
 from typing import Any, Callable, Optional
 
 from acp import RequestError, schema
-from acp.helpers import text_block, tool_content
+from acp.helpers import text_block, tool_content, tool_diff_content
 
 from agent_lsp.acp.convert import STATUSES, acp_permission_options
 from agent_lsp.acp.outbox import Outbox
@@ -27,11 +27,11 @@ def permission_asker(conn: Any, outbox: Outbox, session_id: str, cancelled: Call
     turn, as ACP means it."""
 
     async def ask(request: Any) -> tuple[str, Optional[str]]:
-        shown = f"```diff\n{request.diff}```" if request.diff else (f"`{request.command}`" if request.command else None)
         call = schema.ToolCallUpdate(tool_call_id=request.tool_call_id, title=request.title,
                                      kind=request.kind, status=STATUSES["awaiting_confirmation"],
-                                     raw_input=request.input,
-                                     content=[tool_content(text_block(shown))] if shown else None)
+                                     raw_input=request.input, content=asked_content(request),
+                                     locations=[schema.ToolCallLocation(path=str(c.path)) for c in request.changes]
+                                     or None)
         await outbox.flush()
         try:
             answer = await conn.request_permission(session_id=session_id, tool_call=call,
@@ -49,6 +49,15 @@ def permission_asker(conn: Any, outbox: Outbox, session_id: str, cancelled: Call
         return outcome.option_id, None
 
     return ask
+
+
+def asked_content(request: Any) -> Optional[list]:
+    """What an approval prompt shows: an edit as ACP `diff` content per file (clients show only that in their
+    prompt), a command as its command line, else the unified diff as text."""
+    if request.changes:
+        return [tool_diff_content(str(c.path), c.new_text, c.old_text) for c in request.changes]
+    shown = f"`{request.command}`" if request.command else (f"```diff\n{request.diff}```" if request.diff else None)
+    return [tool_content(text_block(shown))] if shown else None
 
 
 async def ask_trust(conn: Any, outbox: Outbox, session_id: str, question: str) -> Optional[bool]:

@@ -168,7 +168,7 @@ async def _run_one(
         return failed(f"{tool.name} failed: {type(e).__name__}: {e}")
     request = PermissionRequest(
         tool_call_id=call_id, name=tool.name, kind=tool.kind, title=tool.title(input), input=raw,
-        diff=preview.diff, command=preview.command,
+        diff=preview.diff, command=preview.command, changes=preview.changes,
     )
     decision = await permit(request, emit)
     if isinstance(decision, Deny):

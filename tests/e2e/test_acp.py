@@ -94,7 +94,10 @@ async def test_an_edit_lands_in_the_editor_and_allow_always_is_not_asked_again(a
     assert (workspace / "app.py").read_text() == on_disk  # the editor has it; saving is the user's call
     (asked, kinds), = client.permission_requests
     assert kinds == ["allow_once", "allow_always", "reject_once", "reject_always"]
-    assert asked.tool_call_id == "toolu_e1" and "+    return 'hello ' + name" in asked.content[0].content.text
+    assert asked.tool_call_id == "toolu_e1"
+    (proposed,) = asked.content  # the proposed change as ACP diff content, which approval prompts show
+    assert (proposed.type, proposed.path, proposed.old_text, proposed.new_text) == ("diff", app, on_disk, first)
+    assert [loc.path for loc in asked.locations] == [app]
     done = [u for u in client.updates if isinstance(u, schema.ToolCallProgress) and u.status == "completed"][-1]
     diff = done.content[0]
     assert (diff.type, diff.path, diff.old_text, diff.new_text) == ("diff", app, on_disk, first)
@@ -369,3 +372,14 @@ async def test_the_typescript_sdk_client_accepts_everything_we_send(node_client,
     assert replayed[0] == "user_message_chunk" and replayed.count("user_message_chunk") == 2
     first = sent(fake_api, 0)[0]["content"]
     assert "[app.py](file://" in first[-1]["text"] and "greet is public API" in json.dumps(first)
+
+
+async def test_tools_speak_the_words_of_acp_not_of_lsp(agents, fake_api, workspace):
+    client = RecordingClient({str(workspace / "app.py"): "def broken(:\n"})
+    agent = await agents(client)
+    session_id = await new_session(agent, workspace)
+    fake_api.add(tool_use("get_diagnostics", {"path": "app.py"}, id="toolu_d"), text("Broken."))
+    assert (await prompt(agent, session_id, "check")).stop_reason == "end_turn"
+    result = sent(fake_api, 1)[-1]["content"][0]["content"]
+    assert "the Agent Client Protocol does not carry the editor's diagnostics" in result
+    assert "experimental" not in result and "declare" not in result
