@@ -383,3 +383,21 @@ async def test_tools_speak_the_words_of_acp_not_of_lsp(agents, fake_api, workspa
     result = sent(fake_api, 1)[-1]["content"][0]["content"]
     assert "the Agent Client Protocol does not carry the editor's diagnostics" in result
     assert "experimental" not in result and "declare" not in result
+
+
+async def test_tool_call_ids_are_unique_in_a_session_though_the_model_repeats_them(agents, fake_api, workspace):
+    client = RecordingClient()
+    agent = await agents(client)
+    session_id = await new_session(agent, workspace)
+    for words in ("first", "second"):
+        fake_api.add(tool_use("list_files", {}, id="toolu_same"), text("Listed."))
+        assert (await prompt(agent, session_id, words)).stop_reason == "end_turn"
+    started = [u.tool_call_id for u in client.updates if isinstance(u, schema.ToolCallStart)]
+    assert started == ["toolu_same", "toolu_same~2"]
+    # the model reads its own ids back, each answered once
+    assert [m["content"][0]["tool_use_id"] for m in sent(fake_api, 3) if m["role"] == "user"
+            and isinstance(m["content"], list) and m["content"][0].get("type") == "tool_result"] == ["toolu_same"] * 2
+    replay = RecordingClient()
+    other = await agents(replay)
+    await other.conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+    assert [u.tool_call_id for u in replay.updates if isinstance(u, schema.ToolCallStart)] == started
