@@ -12,9 +12,8 @@ import os
 from pathlib import Path
 from typing import Any, Optional
 
-from acp import PROTOCOL_VERSION, RequestError, schema
+from acp import RequestError, schema
 
-from agent_lsp import __version__
 from agent_lsp.config import PERMISSION_MODES, Layers, clean
 from agent_lsp.acp.outbox import Outbox
 from agent_lsp.config.user_file import UserSettingsFile
@@ -60,16 +59,9 @@ class AcpAgent:
         self.client = client_capabilities or schema.ClientCapabilities()
         for warning in self.warnings:
             log.warning(warning)
-        return schema.InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION) if protocol_version >= 1 else PROTOCOL_VERSION,
-            agent_capabilities=schema.AgentCapabilities(
-                load_session=True,
-                prompt_capabilities=schema.PromptCapabilities(image=False, audio=False, embedded_context=True),
-                session_capabilities=schema.SessionCapabilities(list=schema.SessionListCapabilities()),
-            ),
-            agent_info=schema.Implementation(name="agent-lsp-server", title="agent-lsp", version=__version__),
-            auth_methods=[],
-        )
+        from agent_lsp.acp.early import initialize_result
+
+        return schema.InitializeResponse.model_validate(initialize_result(protocol_version))
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         return None  # keys come from the environment, never over the wire

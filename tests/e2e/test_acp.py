@@ -401,3 +401,27 @@ async def test_tool_call_ids_are_unique_in_a_session_though_the_model_repeats_th
     other = await agents(replay)
     await other.conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
     assert [u.tool_call_id for u in replay.updates if isinstance(u, schema.ToolCallStart)] == started
+
+
+async def test_a_first_message_that_is_not_initialize_is_answered_by_the_sdk(workspace):
+    """initialize is answered before the SDK loads only when it is well formed; anything else reaches the SDK."""
+    import json
+    import sys
+
+    from tests.e2e.conftest import server_env
+
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "agent_lsp", "--acp", "--data-dir", str(workspace.parent / "state"),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env=server_env(None))
+    bad = {"jsonrpc": "2.0", "id": 1, "method": "no/such/method", "params": {}}
+    good = {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"protocolVersion": 1}}
+    process.stdin.write((json.dumps(bad) + "\n" + json.dumps(good) + "\n").encode())
+    await process.stdin.drain()
+    first = json.loads(await asyncio.wait_for(process.stdout.readline(), 60))
+    second = json.loads(await asyncio.wait_for(process.stdout.readline(), 60))
+    process.stdin.close()
+    stderr = (await asyncio.wait_for(process.communicate(), 60))[1].decode()
+    assert (first["id"], first["error"]["code"]) == (1, -32601)
+    assert second["id"] == 2 and second["result"]["agentInfo"]["name"] == "agent-lsp-server"
+    assert "Traceback" not in stderr
