@@ -19,6 +19,8 @@ from agent_lsp.acp.outbox import Outbox
 from agent_lsp.config.user_file import UserSettingsFile
 
 log = logging.getLogger(__name__)
+LIST_PAGE = int(os.environ.get("AGENT_LSP_ACP_LIST_PAGE", "100"))
+"""Sessions per session/list page (tests make it small)."""
 
 
 def invalid(field: str, problem: str) -> RequestError:
@@ -44,6 +46,9 @@ class AcpAgent:
         self._sessions: Any = None
         self.cwds: dict[str, Path] = {}
         self.modes: dict[str, str] = {}
+        self.models: dict[str, str] = {}
+        """The model chosen per session with session/set_config_option (else the settings' model)."""
+        self.catalogs: dict[str, Any] = {}
         self.editors: dict[str, Any] = {}
         self.converters: dict[str, Any] = {}
         self.cancelled: set[str] = set()
@@ -131,7 +136,9 @@ class AcpAgent:
         if not Path(cwd).is_absolute() or not Path(cwd).is_dir():
             raise invalid("cwd", f"{cwd!r} is not an absolute path to a directory")
         session = self.sessions.start(workspace_folders=[Path(cwd).resolve().as_uri()])
-        return schema.NewSessionResponse(session_id=session.id, modes=self._open(session.id, cwd))
+        modes = self._open(session.id, cwd)
+        return schema.NewSessionResponse(session_id=session.id, modes=modes,
+                                         config_options=await self._config_options(session.id) or None)
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Optional[list[Any]] = None,
                            additional_directories: Optional[list[str]] = None,
@@ -147,19 +154,49 @@ class AcpAgent:
         for update in acp_replay(render_history(session.history, tools.BY_NAME, session.tool_calls)):
             self.outbox.push(session_id, update)
         await self.outbox.flush()
-        return schema.LoadSessionResponse(modes=modes)
+        return schema.LoadSessionResponse(modes=modes, config_options=await self._config_options(session_id) or None)
 
     async def list_sessions(self, cwd: Optional[str] = None, cursor: Optional[str] = None,
                             **kwargs: Any) -> schema.ListSessionsResponse:
         from agent_lsp.acp.convert import acp_path
 
+        start = 0
+        if cursor is not None:
+            if not cursor.isdigit():
+                raise invalid("cursor", f"{cursor!r} is not a cursor this agent gave")
+            start = int(cursor)
+        rows = self.sessions.all(Path(cwd).resolve().as_uri() if cwd else None)
         found = []
-        for row in self.sessions.all(Path(cwd).resolve().as_uri() if cwd else None):
+        for row in rows[start:start + LIST_PAGE]:
             folders = [p for p in (acp_path(uri) for uri in row.workspace_folders) if p]
             known = self.cwds.get(row.id) or (folders[0] if folders else None)
             found.append(schema.SessionInfo(session_id=row.id, cwd=str(known or cwd or os.getcwd()),
                                             title=row.title or None, updated_at=row.updated_at))
-        return schema.ListSessionsResponse(sessions=found)
+        more = start + LIST_PAGE < len(rows)
+        return schema.ListSessionsResponse(sessions=found, next_cursor=str(start + LIST_PAGE) if more else None)
+
+    async def _config_options(self, session_id: str) -> list[Any]:
+        """The session's settings a client may change: the model, chosen from the provider's list."""
+        from agent_lsp.acp.convert import acp_model_option
+        from agent_lsp.models.catalog import catalog
+
+        found = await catalog(self.layers.resolve())
+        self.catalogs[session_id] = found
+        current = self.models.get(session_id) or found.default
+        return [acp_model_option(found.models, current)] if current or found.models else []
+
+    async def set_config_option(self, config_id: str, session_id: str, value: Any,
+                                **kwargs: Any) -> schema.SetSessionConfigOptionResponse:
+        """session/set_config_option: the model of the session's next prompts (as `agent/chat`'s `model`)."""
+        self._session(session_id)
+        if config_id != "model":
+            raise invalid("configId", f"{config_id!r} is not an option of this agent (model)")
+        found = self.catalogs.get(session_id)
+        offered = {m.id for m in found.models} if found else set()
+        if not isinstance(value, str) or (offered and value not in offered):
+            raise invalid("value", f"{value!r} is not one of the models offered: {', '.join(sorted(offered))}")
+        self.models[session_id] = value
+        return schema.SetSessionConfigOptionResponse(config_options=await self._config_options(session_id))
 
     async def set_session_mode(self, mode_id: str, session_id: str, **kwargs: Any) -> schema.SetSessionModeResponse:
         self._session(session_id)
@@ -238,7 +275,8 @@ class AcpAgent:
             return tool
 
         return ChatInputs(message=text, editor=editor, session_id=session_id, mentions=mentions, attached=attached,
-                          chat_settings={"permission_mode": self.modes[session_id]}, substitute=substitute,
+                          chat_settings={"permission_mode": self.modes[session_id], "model": self.models.get(session_id)},
+                          substitute=substitute,
                           ask_trust=lambda question: ask_trust(self.conn, self.outbox, session_id, question))
 
     def _show_warnings(self, session_id: str) -> None:

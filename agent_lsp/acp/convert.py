@@ -42,6 +42,16 @@ def acp_modes(current: str) -> schema.SessionModeState:
         schema.SessionMode(id=i, name=n, description=d) for i, n, d in MODES])
 
 
+def acp_model_option(models: list[Any], current: str) -> schema.SessionConfigOptionSelect:
+    """The model as a session config option (ACP's model picker); `current` is listed even if the provider's
+    list lacks it."""
+    options = [schema.SessionConfigSelectOption(value=m.id, name=m.display_name or m.id) for m in models]
+    if current and current not in {m.id for m in models}:
+        options.insert(0, schema.SessionConfigSelectOption(value=current, name=current))
+    return schema.SessionConfigOptionSelect(id="model", name="Model", category="model", type="select",
+                                            current_value=current, options=options)
+
+
 def acp_permission_options() -> list[schema.PermissionOption]:
     """The four decisions; each option's id is the decision itself."""
     return [schema.PermissionOption(option_id=d, name=n, kind=d) for d, n in OPTION_NAMES.items()]

@@ -425,3 +425,43 @@ async def test_a_first_message_that_is_not_initialize_is_answered_by_the_sdk(wor
     assert (first["id"], first["error"]["code"]) == (1, -32601)
     assert second["id"] == 2 and second["result"]["agentInfo"]["name"] == "agent-lsp-server"
     assert "Traceback" not in stderr
+
+
+async def test_the_model_is_a_session_config_option_and_choosing_one_moves_the_next_prompt(agents, fake_api, workspace):
+    agent = await agents(RecordingClient())
+    new = await agent.conn.new_session(cwd=str(workspace), mcp_servers=[])
+    (option,) = new.config_options
+    option = option.root if hasattr(option, "root") else option
+    assert (option.id, option.category, option.current_value) == ("model", "model", "claude-sonnet-5-5")
+    assert [o.value for o in option.options] == ["claude-sonnet-5-5", "claude-test", "claude-small-test"]
+    answer = await agent.conn.set_config_option(config_id="model", session_id=new.session_id, value="claude-small-test")
+    chosen = answer.config_options[0]
+    assert (chosen.root if hasattr(chosen, "root") else chosen).current_value == "claude-small-test"
+    fake_api.add(text("Small."))
+    assert (await prompt(agent, new.session_id, "hi")).stop_reason == "end_turn"
+    assert fake_api.requests[-1]["model"] == "claude-small-test"
+    for config_id, value, field in (("model", "no-such-model", "value"), ("temperature", "1", "configId")):
+        with pytest.raises(acp.RequestError) as refused:
+            await agent.conn.set_config_option(config_id=config_id, session_id=new.session_id, value=value)
+        assert refused.value.code == -32602 and field in str(refused.value)
+
+
+async def test_session_list_pages_with_a_cursor(fake_api, workspace):
+    client = RecordingClient()
+    agent = await start_agent(fake_api.base_url, workspace.parent / "state", client, env={"AGENT_LSP_ACP_LIST_PAGE": "2"})
+    try:
+        made = [(await agent.conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id for _ in range(5)]
+        seen, cursor, pages = [], None, 0
+        while True:
+            page = await agent.conn.list_sessions(cursor=cursor)
+            seen += [s.session_id for s in page.sessions]
+            pages += 1
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        assert pages == 3 and sorted(seen) == sorted(made) and len(seen) == 5
+        with pytest.raises(acp.RequestError) as refused:
+            await agent.conn.list_sessions(cursor="not-a-cursor")
+        assert refused.value.code == -32602 and "cursor" in str(refused.value)
+    finally:
+        await agent.stop()
