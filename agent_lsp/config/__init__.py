@@ -44,6 +44,10 @@ class Settings:
     """Shell hooks by event (sessions/shell_hooks.py), already checked."""
     mcp_servers: Mapping[str, Any] = field(default_factory=dict)
     """MCP servers by name (config/mcp_servers.py ServerConfig), already checked; the layers' servers add up."""
+    language_servers: Mapping[str, Any] = field(default_factory=dict)
+    """Language servers agent-lsp runs itself, by name (config/language_servers.py LanguageServerConfig)."""
+    language_timeout: float = 5.0
+    """Seconds a language request (definition, references...) may take before it fails naming the server."""
 
 
 def _text(value: Any) -> str:
@@ -88,6 +92,18 @@ def _mcp_servers(value: Any) -> Mapping[str, Any]:
     return parse_servers(value)
 
 
+def _language_servers(value: Any) -> Mapping[str, Any]:
+    from agent_lsp.config.language_servers import parse_language_servers
+
+    return parse_language_servers(value)
+
+
+def _language_timeout(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1 <= value <= 120:
+        raise ValueError("must be a number of seconds from 1 to 120")
+    return float(value)
+
+
 def _thinking(value: Any) -> Thinking:
     if value is False or value is None:
         return None
@@ -126,8 +142,10 @@ FIELDS = {
     "memoryFile": ("memory_file", _choice(MEMORY_FILES)),
     "hooks": ("hooks", _hooks),
     "mcpServers": ("mcp_servers", _mcp_servers),
+    "languageServers": ("language_servers", _language_servers),
+    "languageTimeout": ("language_timeout", _language_timeout),
 }
-GATED = ("hooks", "baseUrl", "mcpServers")
+GATED = ("hooks", "baseUrl", "mcpServers", "languageServers")
 """Keys of the workspace file that run commands or send code elsewhere: used only once the user trusted it."""
 WORKSPACE_FILE = Path(".agent-lsp") / "settings.json"
 

@@ -1,0 +1,377 @@
+"""One language server agent-lsp runs for one workspace folder: started, initialized, fed the documents it must
+see, asked, stopped.
+
+The child runs with SIGKILL as its parent-death signal (Linux), in its own process group: a SIGKILLed agent-lsp
+leaves no server behind, and `stop` takes the group down if the server does not leave on `exit`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import shutil
+import signal
+import sys
+import uuid
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from pygls.exceptions import JsonRpcException
+
+from agent_lsp.config.language_servers import LanguageServerConfig
+from agent_lsp.core.ports import LANGUAGE_METHODS, LanguageFeatureError
+from agent_lsp.sidecar.client import SidecarClient
+from agent_lsp.sidecar.positions import Texts, convert
+
+log = logging.getLogger(__name__)
+
+# exec the server with SIGKILL as its parent-death signal (prctl 1 = PR_SET_PDEATHSIG), unless we are gone already
+# (the same launcher as sessions/mcp.py's)
+_LAUNCH = ("import ctypes,os,sys\nppid=int(sys.argv[1])\nctypes.CDLL(None).prctl(1,9)\n"
+           "os.getppid()==ppid or os._exit(1)\nos.execvp(sys.argv[2],sys.argv[2:])")
+STOP_WAIT = 2.0
+"""Seconds a server has to answer `shutdown`, then to leave after `exit`, before it is killed."""
+DISK_DOCUMENTS = 64
+"""Files opened from disk (asked about, not open in the editor) a server keeps open at most."""
+
+PROVIDERS = {
+    "textDocument/definition": "definitionProvider",
+    "textDocument/typeDefinition": "typeDefinitionProvider",
+    "textDocument/implementation": "implementationProvider",
+    "textDocument/references": "referencesProvider",
+    "textDocument/hover": "hoverProvider",
+    "textDocument/documentSymbol": "documentSymbolProvider",
+    "workspace/symbol": "workspaceSymbolProvider",
+    "textDocument/prepareCallHierarchy": "callHierarchyProvider",
+    "callHierarchy/incomingCalls": "callHierarchyProvider",
+    "callHierarchy/outgoingCalls": "callHierarchyProvider",
+    "textDocument/rename": "renameProvider",
+}
+_SYMBOL_KINDS = {"valueSet": list(range(1, 27))}
+
+
+def methods_of(capabilities: dict[str, Any]) -> set[str]:
+    """The LANGUAGE_METHODS a server's capabilities promise."""
+    found = {m for m, key in PROVIDERS.items() if capabilities.get(key) not in (None, False)}
+    rename = capabilities.get("renameProvider")
+    if isinstance(rename, dict) and rename.get("prepareProvider"):
+        found.add("textDocument/prepareRename")
+    return found
+
+
+def find_command(name: str, root: Path) -> Optional[str]:
+    """The executable `name` runs: on PATH, or a path (relative ones from the workspace folder)."""
+    if os.sep in name or (os.altsep and os.altsep in name):
+        path = (root / name) if not os.path.isabs(name) else Path(name)
+        return str(path) if path.is_file() and os.access(path, os.X_OK) else None
+    return shutil.which(name)
+
+
+def _section(settings: Any, section: Optional[str]) -> Any:
+    """The part of `settings` a workspace/configuration item asks for ("python.analysis" nests, or is one key)."""
+    if not section:
+        return settings
+    if isinstance(settings, dict) and section in settings:
+        return settings[section]
+    node = settings
+    for part in section.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+@dataclass
+class _Document:
+    text: str
+    version: int
+    from_editor: bool
+    stamp: Optional[tuple[int, int]] = None
+    """(mtime_ns, size) of the file when read from disk."""
+
+
+def _read_changed(files: dict[Path, Optional[tuple[int, int]]]) -> dict[Path, tuple[Optional[tuple[int, int]], Optional[str]]]:
+    """For each file whose stamp differs from the one given: its new stamp and text (None, None when gone)."""
+    out: dict[Path, tuple[Optional[tuple[int, int]], Optional[str]]] = {}
+    for path, old in files.items():
+        try:
+            st = path.stat()
+            stamp = (st.st_mtime_ns, st.st_size)
+            if stamp != old:
+                out[path] = (stamp, path.read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            out[path] = (None, None)
+    return out
+
+
+class Server:
+    """One language server process for (`root`, `name`). `on_exit(server, returncode)` when it ends on its own."""
+
+    def __init__(self, name: str, config: LanguageServerConfig, root: Path, encodings: tuple[str, ...],
+                 on_exit: Callable[["Server", Optional[int]], None]) -> None:
+        self.name, self.config, self.root, self.encodings = name, config, root, encodings
+        self._on_exit = on_exit
+        self.client: Optional[SidecarClient] = None
+        self.state = "new"  # new -> starting -> running -> stopped
+        self.methods: set[str] = set()
+        self.encoding = "utf-16"
+        self.documents: dict[Path, _Document] = {}
+        self.stderr: deque[str] = deque(maxlen=20)
+        self._starting: Optional[asyncio.Task] = None
+        self._sync_lock = asyncio.Lock()
+        self._tasks: list[asyncio.Task] = []
+        self._closing = False
+
+    @property
+    def pid(self) -> Optional[int]:
+        process = self.client.process if self.client else None
+        return process.pid if process and process.returncode is None else None
+
+    def describe(self) -> str:
+        return f"`{self.name}` ({self.config.describe()})"
+
+    # ---- start and stop ----------------------------------------------------------------------------------
+
+    async def ensure_started(self, timeout: float) -> None:
+        """Start and initialize the server unless it runs; LanguageFeatureError when it cannot. A caller cancelled
+        meanwhile leaves the start going on for the next one."""
+        if self.state == "new":
+            self.state = "starting"
+            self._starting = asyncio.create_task(self._start_or_kill(timeout))
+            self._starting.add_done_callback(lambda t: t.cancelled() or t.exception())
+        if self.state == "starting" and self._starting is not None:
+            await asyncio.shield(self._starting)
+        if self.state != "running":
+            raise LanguageFeatureError(f"language server {self.describe()} is not running{self._last_words()}")
+
+    async def _start_or_kill(self, timeout: float) -> None:
+        try:
+            await self._start(timeout)
+        except BaseException:
+            await self._kill()
+            self.state = "stopped"
+            raise
+        self.state = "running"
+
+    async def _start(self, timeout: float) -> None:
+        executable = find_command(self.config.command[0], self.root)
+        if executable is None:
+            raise LanguageFeatureError(f"language server `{self.name}`: command `{self.config.command[0]}` was not found")
+        command, args = executable, list(self.config.command[1:])
+        if sys.platform.startswith("linux"):
+            command, args = sys.executable, ["-I", "-S", "-c", _LAUNCH, str(os.getpid()), executable, *args]
+        self.client = client = SidecarClient(self._exited)
+        self._register(client)
+        await client.start_io(command, *args, cwd=str(self.root), start_new_session=True)
+        assert client.process is not None and client.process.stderr is not None
+        self._tasks.append(asyncio.create_task(self._drain(client.process.stderr)))
+        root_uri = self.root.as_uri()
+        result = await self.request("initialize", {
+            "processId": os.getpid(),
+            "clientInfo": {"name": "agent-lsp"},
+            "rootUri": root_uri,
+            "rootPath": str(self.root),
+            "workspaceFolders": [{"uri": root_uri, "name": self.root.name}],
+            "initializationOptions": self.config.initialization_options,
+            "capabilities": self._capabilities(),
+        }, timeout)
+        capabilities = (result or {}).get("capabilities") or {}
+        encoding = capabilities.get("positionEncoding") or "utf-16"
+        self.encoding = encoding if encoding in ("utf-8", "utf-16", "utf-32") else "utf-16"
+        self.methods |= methods_of(capabilities)
+        client.plain.notify("initialized", {})
+        if self.config.settings:
+            client.plain.notify("workspace/didChangeConfiguration", {"settings": self.config.settings})
+        log.info("language server %s started for %s (%s)", self.describe(), self.root, self.encoding)
+
+    def _capabilities(self) -> dict[str, Any]:
+        return {
+            "general": {"positionEncodings": list(self.encodings)},
+            "workspace": {
+                "configuration": True, "workspaceFolders": True, "applyEdit": False,
+                "symbol": {"symbolKind": _SYMBOL_KINDS},
+                "workspaceEdit": {"documentChanges": True, "resourceOperations": ["create", "rename", "delete"]},
+            },
+            "textDocument": {
+                "synchronization": {"didSave": False, "willSave": False},
+                "definition": {"linkSupport": False}, "typeDefinition": {"linkSupport": False},
+                "implementation": {"linkSupport": False}, "references": {},
+                "hover": {"contentFormat": ["markdown", "plaintext"]},
+                "documentSymbol": {"hierarchicalDocumentSymbolSupport": True, "symbolKind": _SYMBOL_KINDS},
+                "callHierarchy": {}, "rename": {"prepareSupport": True},
+            },
+        }
+
+    def _register(self, client: SidecarClient) -> None:
+        """The requests a server may send its client, answered."""
+
+        @client.feature("workspace/configuration")
+        def configuration(params: Any) -> list[Any]:
+            items = params.get("items", []) if isinstance(params, dict) else []
+            return [_section(self.config.settings, i.get("section") if isinstance(i, dict) else None) for i in items]
+
+        @client.feature("workspace/workspaceFolders")
+        def folders(params: Any) -> list[dict[str, str]]:
+            return [{"uri": self.root.as_uri(), "name": self.root.name}]
+
+        @client.feature("client/registerCapability")
+        def register(params: Any) -> None:
+            for reg in (params or {}).get("registrations", []):
+                method = reg.get("method")
+                if method == "textDocument/prepareCallHierarchy":
+                    self.methods |= {method, "callHierarchy/incomingCalls", "callHierarchy/outgoingCalls"}
+                elif method in LANGUAGE_METHODS:
+                    self.methods.add(method)
+                    if method == "textDocument/rename" and (reg.get("registerOptions") or {}).get("prepareProvider"):
+                        self.methods.add("textDocument/prepareRename")
+
+        @client.feature("client/unregisterCapability")
+        def unregister(params: Any) -> None:
+            for reg in (params or {}).get("unregisterations", []):
+                self.methods.discard(reg.get("method"))
+
+        for method in ("window/workDoneProgress/create", "window/showMessageRequest", "window/showDocument",
+                       "workspace/semanticTokens/refresh", "workspace/codeLens/refresh",
+                       "workspace/inlayHint/refresh", "workspace/inlineValue/refresh",
+                       "workspace/diagnostic/refresh", "workspace/foldingRange/refresh"):
+            client.feature(method)(lambda params: None)
+
+        @client.feature("workspace/applyEdit")
+        def apply_edit(params: Any) -> dict[str, Any]:  # edits go through the agent's own tools, never the server
+            return {"applied": False, "failureReason": "agent-lsp applies no edits for a language server"}
+
+    async def _drain(self, stream: asyncio.StreamReader) -> None:
+        """Read the server's stderr (a full pipe would stall it), keeping its last lines."""
+        while line := await stream.readline():
+            text = line.decode("utf-8", "replace").rstrip()
+            if text:
+                self.stderr.append(text)
+                log.debug("%s: %s", self.name, text)
+
+    def _last_words(self) -> str:
+        return f" (it said: {self.stderr[-1][:200]})" if self.stderr else ""
+
+    def _exited(self, returncode: Optional[int]) -> None:
+        self.state = "stopped"
+        if not self._closing:
+            log.info("language server %s exited with %s%s", self.describe(), returncode, self._last_words())
+            self._on_exit(self, returncode)
+
+    async def stop(self) -> None:
+        """shutdown and exit, then kill what is left; nothing pending afterwards."""
+        self._closing = True
+        if self._starting is not None and not self._starting.done():
+            self._starting.cancel()
+            await asyncio.gather(self._starting, return_exceptions=True)
+        process = self.client.process if self.client else None
+        if process is not None and process.returncode is None and self.state == "running":
+            try:
+                await self.request("shutdown", None, STOP_WAIT)
+                self.client.plain.notify("exit", None)  # type: ignore[union-attr]
+                await asyncio.wait_for(process.wait(), STOP_WAIT)
+            except (LanguageFeatureError, asyncio.TimeoutError):
+                pass
+        await self._kill()
+        self.state = "stopped"
+
+    async def _kill(self) -> None:
+        process = self.client.process if self.client else None
+        if process is not None and process.returncode is None:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                process.kill()
+            await process.wait()
+        if self.client is not None:
+            await self.client.finished()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    # ---- requests ----------------------------------------------------------------------------------------
+
+    async def request(self, method: str, params: Any, timeout: float) -> Any:
+        """One request, bounded by `timeout`; a timeout or a cancelled caller sends $/cancelRequest."""
+        assert self.client is not None
+        protocol = self.client.plain
+        msg_id = str(uuid.uuid4())
+        future = asyncio.wrap_future(protocol.send_request(method, params, msg_id=msg_id))
+        try:
+            return await asyncio.wait_for(future, timeout)
+        except asyncio.TimeoutError:
+            raise LanguageFeatureError(f"language server `{self.name}` did not answer {method} "
+                                       f"within {timeout:g} s") from None
+        except JsonRpcException as e:
+            raise LanguageFeatureError(f"language server `{self.name}` answered {method} with an error: "
+                                       f"{e.message}") from None
+        except RuntimeError:  # pygls: the process exited with the request pending
+            raise LanguageFeatureError(f"language server `{self.name}` stopped while answering {method}"
+                                       f"{self._last_words()}") from None
+        finally:
+            if future.cancelled() or not future.done():
+                protocol.abandon(msg_id)
+
+    async def ask(self, method: str, params: dict[str, Any], path: Optional[Path], timeout: float) -> Any:
+        """A LANGUAGE_METHODS request with positions in characters, answered with positions in characters."""
+        uri = path.as_uri() if path else None
+        texts = Texts({p: d.text for p, d in self.documents.items()})
+        if self.encoding != "utf-32":
+            params = await asyncio.to_thread(convert, params, uri, self.encoding, texts, True)
+        result = await self.request(method, params, timeout)
+        if result is not None and self.encoding != "utf-32":
+            result = await asyncio.to_thread(convert, result, uri, self.encoding, texts, False)
+        return result
+
+    # ---- documents ---------------------------------------------------------------------------------------
+
+    async def sync(self, editor: dict[Path, tuple[str, str]], asked: Optional[Path], language: str) -> None:
+        """Make the server see the editor's buffers `editor` ({path: (languageId, text)}) as they are, the files it
+        was shown from disk as they are now, and `asked` (from disk unless the editor has it open)."""
+        async with self._sync_lock:
+            for path, (language_id, text) in editor.items():
+                doc = self.documents.get(path)
+                if doc is None:
+                    self._open(path, language_id, text, from_editor=True)
+                elif doc.text != text:
+                    self._change(path, text)
+                self.documents[path].from_editor = True
+                self.documents[path].stamp = None
+            for path in [p for p, d in self.documents.items() if d.from_editor and p not in editor]:
+                self._close(path)  # closed in the editor: the server goes back to the file on disk
+            on_disk = {p: d.stamp for p, d in self.documents.items() if not d.from_editor}
+            if asked is not None and asked not in self.documents:
+                on_disk[asked] = None
+            if not on_disk:
+                return
+            for path, (stamp, text) in (await asyncio.to_thread(_read_changed, on_disk)).items():
+                if text is None:
+                    if path in self.documents:
+                        self._close(path)
+                elif path not in self.documents:
+                    self._open(path, language, text, from_editor=False)
+                elif self.documents[path].text != text:
+                    self._change(path, text)
+                if path in self.documents and text is not None:
+                    self.documents[path].stamp = stamp
+            read = [p for p, d in self.documents.items() if not d.from_editor and p != asked]
+            for path in read[: max(0, len(read) - DISK_DOCUMENTS)]:  # the oldest first
+                self._close(path)
+
+    def _open(self, path: Path, language_id: str, text: str, from_editor: bool) -> None:
+        self.documents[path] = _Document(text=text, version=1, from_editor=from_editor)
+        self.client.plain.notify("textDocument/didOpen", {"textDocument": {  # type: ignore[union-attr]
+            "uri": path.as_uri(), "languageId": language_id, "version": 1, "text": text}})
+
+    def _change(self, path: Path, text: str) -> None:
+        doc = self.documents[path]
+        doc.text, doc.version = text, doc.version + 1
+        self.client.plain.notify("textDocument/didChange", {  # type: ignore[union-attr]
+            "textDocument": {"uri": path.as_uri(), "version": doc.version}, "contentChanges": [{"text": text}]})
+
+    def _close(self, path: Path) -> None:
+        del self.documents[path]
+        self.client.plain.notify("textDocument/didClose",  # type: ignore[union-attr]
+                                 {"textDocument": {"uri": path.as_uri()}})
