@@ -66,3 +66,11 @@ def test_advertised_capabilities_match_the_tools_and_the_protocol():
     caps = server_agent_capabilities()
     assert caps["permissionModes"] == list(get_args(PermissionMode))
     assert ServerAgentCapabilities.model_validate(caps).wire() == caps
+
+
+@pytest.mark.parametrize("path", modules("core") + modules("tools") + modules("sessions") + modules("models"),
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_nothing_below_the_front_ends_imports_the_sidecar(path):
+    """agent_lsp.sidecar (language servers of its own, on pygls's client) is an adapter at the edge like lsp/: it is
+    handed in as a LanguageFeatures port."""
+    assert [m for m in imports(path) if m == "agent_lsp.sidecar" or m.startswith("agent_lsp.sidecar.")] == []
