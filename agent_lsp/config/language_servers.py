@@ -43,7 +43,8 @@ def language_server_config(value: Any) -> LanguageServerConfig:
     languages = _strings(value.get("languages"), "languages")
     bad = [lang for lang in languages if any(c.isspace() for c in lang) or lang == "."]
     if bad:
-        raise ValueError(f"`languages` holds {bad[0]!r}: each is a languageId (\"python\") or an extension (\".py\")")
+        raise ValueError(f"`languages` holds {bad[0]!r}: each is a languageId (\"python\") or an extension "
+                         "(\".py\")")
     settings = value.get("settings", {})
     if settings is None:
         settings = {}

@@ -57,6 +57,8 @@ class SidecarLanguageFeatures:
         """The methods the configured servers answer (for `path`, or anywhere in the workspace), each with its
         origin "languageServer:<name>". Before a server has started, those every server is expected to support."""
         found: dict[str, str] = {}
+        if self._closed:
+            return found
         for root, name in self._candidates(path):
             for method in self._supported(root, name):
                 found.setdefault(method, f"languageServer:{name}")
@@ -67,6 +69,8 @@ class SidecarLanguageFeatures:
         the params), every server of the workspace, lists merged."""
         if method not in LANGUAGE_METHODS:
             raise LanguageFeatureError(f"{method} is not a language feature agent-lsp asks for")
+        if self._closed:
+            raise LanguageFeatureError("agent-lsp's language servers are stopped")
         path = path or _path_in(params)
         if path is None:
             return await self._everywhere(method, params)
@@ -84,7 +88,8 @@ class SidecarLanguageFeatures:
             if method in server.methods:
                 await self._sync(server, path)
                 return await server.ask(method, params, path, self._timeout)
-        raise LanguageFeatureError(f"language server {_names([n for _, n in candidates])} does not support {method}")
+        names = _names([n for _, n in candidates])
+        raise LanguageFeatureError(f"language server {names} does not support {method}")
 
     async def close(self) -> None:
         """Stop every server (shutdown and exit, then kill); nothing of them is left."""
@@ -204,7 +209,8 @@ class SidecarLanguageFeatures:
         self._deaths[key] = self._deaths.get(key, 0) + 1
         if self._deaths[key] == 1:
             log.info("restarting language server %s", server.describe())
-            fresh = self._servers[key] = Server(server.name, server.config, server.root, self._encodings, self._exited)
+            fresh = Server(server.name, server.config, server.root, self._encodings, self._exited)
+            self._servers[key] = fresh
             task = asyncio.ensure_future(self._restart(fresh))
             self._restarts.add(task)
             task.add_done_callback(self._restarts.discard)

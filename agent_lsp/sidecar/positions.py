@@ -81,7 +81,8 @@ def convert(value: Any, uri: Optional[str], encoding: str, texts: Texts, outward
     move = to_units if outward else to_chars
 
     def position(pos: Any, doc: Optional[str]) -> Any:
-        if not isinstance(pos, dict) or not isinstance(pos.get("line"), int) or not isinstance(pos.get("character"), int):
+        if not (isinstance(pos, dict) and isinstance(pos.get("line"), int)
+                and isinstance(pos.get("character"), int)):
             return pos
         return {**pos, "character": move(texts.line(doc, pos["line"]), pos["character"], encoding)}
 

@@ -93,9 +93,12 @@ class _Document:
     """(mtime_ns, size) of the file when read from disk."""
 
 
-def _read_changed(files: dict[Path, Optional[tuple[int, int]]]) -> dict[Path, tuple[Optional[tuple[int, int]], Optional[str]]]:
+Stamp = Optional[tuple[int, int]]
+
+
+def _read_changed(files: dict[Path, Stamp]) -> dict[Path, tuple[Stamp, Optional[str]]]:
     """For each file whose stamp differs from the one given: its new stamp and text (None, None when gone)."""
-    out: dict[Path, tuple[Optional[tuple[int, int]], Optional[str]]] = {}
+    out: dict[Path, tuple[Stamp, Optional[str]]] = {}
     for path, old in files.items():
         try:
             st = path.stat()
@@ -121,6 +124,7 @@ class Server:
         self.documents: dict[Path, _Document] = {}
         self.stderr: deque[str] = deque(maxlen=20)
         self._starting: Optional[asyncio.Task] = None
+        self._drain_task: Optional[asyncio.Task] = None
         self._sync_lock = asyncio.Lock()
         self._tasks: list[asyncio.Task] = []
         self._closing = False
@@ -159,7 +163,8 @@ class Server:
     async def _start(self, timeout: float) -> None:
         executable = find_command(self.config.command[0], self.root)
         if executable is None:
-            raise LanguageFeatureError(f"language server `{self.name}`: command `{self.config.command[0]}` was not found")
+            raise LanguageFeatureError(f"language server `{self.name}`: command `{self.config.command[0]}` "
+                                       "was not found")
         command, args = executable, list(self.config.command[1:])
         if sys.platform.startswith("linux"):
             command, args = sys.executable, ["-I", "-S", "-c", _LAUNCH, str(os.getpid()), executable, *args]
@@ -167,7 +172,8 @@ class Server:
         self._register(client)
         await client.start_io(command, *args, cwd=str(self.root), start_new_session=True)
         assert client.process is not None and client.process.stderr is not None
-        self._tasks.append(asyncio.create_task(self._drain(client.process.stderr)))
+        self._drain_task = asyncio.create_task(self._drain(client.process.stderr))
+        self._tasks.append(self._drain_task)
         root_uri = self.root.as_uri()
         result = await self.request("initialize", {
             "processId": os.getpid(),
@@ -211,7 +217,8 @@ class Server:
         @client.feature("workspace/configuration")
         def configuration(params: Any) -> list[Any]:
             items = params.get("items", []) if isinstance(params, dict) else []
-            return [_section(self.config.settings, i.get("section") if isinstance(i, dict) else None) for i in items]
+            return [_section(self.config.settings, item.get("section") if isinstance(item, dict) else None)
+                    for item in items]
 
         @client.feature("workspace/workspaceFolders")
         def folders(params: Any) -> list[dict[str, str]]:
@@ -225,7 +232,8 @@ class Server:
                     self.methods |= {method, "callHierarchy/incomingCalls", "callHierarchy/outgoingCalls"}
                 elif method in LANGUAGE_METHODS:
                     self.methods.add(method)
-                    if method == "textDocument/rename" and (reg.get("registerOptions") or {}).get("prepareProvider"):
+                    options = reg.get("registerOptions") or {}
+                    if method == "textDocument/rename" and options.get("prepareProvider"):
                         self.methods.add("textDocument/prepareRename")
 
         @client.feature("client/unregisterCapability")
@@ -250,6 +258,11 @@ class Server:
             if text:
                 self.stderr.append(text)
                 log.debug("%s: %s", self.name, text)
+
+    async def _stderr_read(self) -> None:
+        """Wait (briefly) for the rest of a dead server's stderr: its last words explain why."""
+        if self._drain_task is not None:
+            await asyncio.wait([self._drain_task], timeout=1.0)
 
     def _last_words(self) -> str:
         return f" (it said: {self.stderr[-1][:200]})" if self.stderr else ""
@@ -308,6 +321,7 @@ class Server:
             raise LanguageFeatureError(f"language server `{self.name}` answered {method} with an error: "
                                        f"{e.message}") from None
         except RuntimeError:  # pygls: the process exited with the request pending
+            await self._stderr_read()
             raise LanguageFeatureError(f"language server `{self.name}` stopped while answering {method}"
                                        f"{self._last_words()}") from None
         finally:

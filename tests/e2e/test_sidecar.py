@@ -21,6 +21,7 @@ from tests.e2e.conftest import until
 from tests.fakes.editor import FakeEditor
 
 JEDI = str(Path(sys.executable).parent / "jedi-language-server")
+BASEDPYRIGHT = str(Path(sys.executable).parent / "basedpyright-langserver")
 FAKE = str(Path(__file__).parents[1] / "fakes" / "language_server.py")
 
 LIB = textwrap.dedent('''\
@@ -165,6 +166,22 @@ async def test_a_file_changed_on_disk_is_seen_changed(jedi):
     assert [r for r in await jedi.references("lib.py", 0, 5) if r[1] >= 10] == [("lib.py", 10, 0), ("lib.py", 11, 0)]
 
 
+async def test_call_hierarchy_in_characters_from_a_server_that_speaks_only_utf16(workspace):
+    sidecar = Sidecar(workspace, {"basedpyright": {"command": [BASEDPYRIGHT, "--stdio"], "languages": ["python"]}})
+    try:
+        lib = workspace / "lib.py"
+        items = await sidecar.port.request("textDocument/prepareCallHierarchy", sidecar.at("lib.py", 0, 5), lib)
+        assert [(i["name"], i["uri"], i["selectionRange"]) for i in items] == [("load", lib.as_uri(), rng(0, 4, 8))]
+        calls = await sidecar.port.request("callHierarchy/incomingCalls", {"item": items[0]})
+        assert sorted((Path(c["from"]["uri"]).name, c["from"]["name"], c["fromRanges"]) for c in calls) == [
+            ("app.py", "(module) app.py", [rng(2, 26, 30)]), ("lib.py", "get", [rng(7, 15, 19)])]
+        assert await sidecar.port.request("textDocument/definition", sidecar.at("app.py", *LOAD_IN_APP)) == [
+            {"uri": lib.as_uri(), "range": rng(0, 4, 8)}]
+        assert sidecar.port.methods(lib)["callHierarchy/incomingCalls"] == "languageServer:basedpyright"
+    finally:
+        await sidecar.port.close()
+
+
 async def test_positions_convert_from_utf16_when_the_server_speaks_it(workspace):
     (workspace / "emoji.py").write_text('x = "😀😀"; fn()\n\ndef fn():\n    pass\n\n"😀"; fn\n')
     sidecar = Sidecar(workspace, {"fake": {"command": [sys.executable, FAKE], "languages": [".py"]}},
@@ -213,6 +230,20 @@ async def test_a_killed_server_restarts_once_then_is_withdrawn_with_a_warning(je
         await jedi.port.request("textDocument/definition", jedi.at("app.py", *LOAD_IN_APP), app)
 
 
+async def test_a_server_that_cannot_start_is_tried_twice_then_withdrawn(workspace):
+    crash = [sys.executable, "-c", "import sys; print('no config here', file=sys.stderr); sys.exit(3)"]
+    sidecar = Sidecar(workspace, {"broken": {"command": crash, "languages": ["python"]}})
+    with pytest.raises(LanguageFeatureError) as caught:
+        await sidecar.port.request("textDocument/definition", sidecar.at("app.py", 0, 0))
+    assert str(caught.value) == ("language server `broken` stopped while answering initialize "
+                                 "(it said: no config here)")
+    await until(lambda: sidecar.warnings)
+    assert sidecar.warnings == [f"agent-lsp: language server `broken` ({' '.join(crash)}) stopped again (exit code "
+                                f"3) in {workspace}; its tools are withdrawn."]
+    assert sidecar.port.methods(workspace / "app.py") == {} and sidecar.port.running() == {}
+    await sidecar.port.close()
+
+
 async def test_a_silent_server_times_out_and_a_cancelled_caller_leaves_nothing_pending(workspace):
     sidecar = Sidecar(workspace, {"fake": {"command": [sys.executable, FAKE], "languages": ["python"]}},
                       timeout=1.0)
@@ -246,7 +277,9 @@ async def test_close_stops_every_server(jedi):
     await jedi.references("app.py", *LOAD_IN_APP)
     pid = jedi.port.running()[(jedi.root, "jedi")]
     await jedi.port.close()
-    assert not alive(pid) and jedi.port.running() == {}
+    assert not alive(pid) and jedi.port.running() == {} and jedi.port.methods() == {}
+    with pytest.raises(LanguageFeatureError, match="language servers are stopped"):
+        await jedi.references("app.py", *LOAD_IN_APP)
 
 
 DRIVER = textwrap.dedent('''\
