@@ -309,6 +309,8 @@ class Server:
     async def request(self, method: str, params: Any, timeout: float) -> Any:
         """One request, bounded by `timeout`; a timeout or a cancelled caller sends $/cancelRequest."""
         assert self.client is not None
+        if self.state == "stopped":  # gone between its start and this request: nothing would answer
+            raise LanguageFeatureError(f"language server `{self.name}` stopped{self._last_words()}")
         protocol = self.client.plain
         msg_id = str(uuid.uuid4())
         future = asyncio.wrap_future(protocol.send_request(method, params, msg_id=msg_id))

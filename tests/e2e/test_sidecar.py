@@ -5,6 +5,7 @@ to happen (a server that never answers, one that speaks UTF-16)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -283,7 +284,7 @@ async def test_close_stops_every_server(jedi):
 
 
 DRIVER = textwrap.dedent('''\
-    import asyncio, sys
+    import asyncio, json, sys
     from pathlib import Path
     from agent_lsp.config.language_servers import parse_language_servers
     from agent_lsp.sidecar import SidecarLanguageFeatures
@@ -291,8 +292,9 @@ DRIVER = textwrap.dedent('''\
     async def main():
         root = Path(sys.argv[1])
         port = SidecarLanguageFeatures(parse_language_servers(
-            {"jedi": {"command": [sys.argv[2]], "languages": ["python"]}}), [root], lambda: None, print, 30.0)
-        await port.request("textDocument/documentSymbol", {"textDocument": {"uri": (root / "lib.py").as_uri()}})
+            {"it": {"command": json.loads(sys.argv[2]), "languages": ["python"]}}), [root], lambda: None, print, 30.0)
+        await port.request("textDocument/definition", {"textDocument": {"uri": (root / "lib.py").as_uri()},
+                                                       "position": {"line": 0, "character": 5}})
         print(*port.running().values(), flush=True)
         await asyncio.Event().wait()
 
@@ -300,16 +302,16 @@ DRIVER = textwrap.dedent('''\
 ''')
 
 
-def test_a_sigkilled_agent_lsp_leaves_no_language_server_behind(workspace):
-    driver = subprocess.Popen([sys.executable, "-c", DRIVER, str(workspace), JEDI], stdout=subprocess.PIPE, text=True)
+@pytest.mark.parametrize("command", [[JEDI], [sys.executable, FAKE, "--stubborn"]], ids=["jedi", "stubborn"])
+async def test_a_sigkilled_agent_lsp_leaves_no_language_server_behind(workspace, command):
+    """A process of our own stands for agent-lsp: it starts a server through the sidecar, prints its pid, and is
+    SIGKILLed; the kernel's parent-death signal takes the server down, even one that outlives its stdin."""
+    driver = subprocess.Popen([sys.executable, "-c", DRIVER, str(workspace), json.dumps(command)],
+                              stdout=subprocess.PIPE, text=True)
     try:
-        child = int(driver.stdout.readline())
+        child = int(await asyncio.to_thread(driver.stdout.readline))
         assert alive(child)
     finally:
         driver.kill()
         driver.wait()
-    deadline = 600
-    while alive(child) and deadline:  # the kernel delivers the parent-death signal; wait for it
-        deadline -= 1
-        subprocess.run(["sleep", "0.1"])
-    assert not alive(child)
+    await until(lambda: not alive(child))

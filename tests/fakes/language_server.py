@@ -3,12 +3,16 @@ the negotiated position encoding (pygls's codec), a `textDocument/hover` that ne
 and its cancellation), and `workspace/symbol` reporting those records as symbol names ("hover:1",
 "cancelled:1"). No call hierarchy, no rename.
 
-Run: python tests/fakes/language_server.py   (stdio)
+Run: python tests/fakes/language_server.py [--stubborn]   (stdio; --stubborn: it outlives the end of its stdin and
+ignores SIGTERM and SIGHUP, as a server that only a parent-death signal takes down)
 """
 
 from __future__ import annotations
 
 import asyncio
+import signal
+import sys
+import time
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -58,4 +62,9 @@ def symbols(ls: LanguageServer, params: types.WorkspaceSymbolParams):
 
 
 if __name__ == "__main__":
+    if "--stubborn" in sys.argv:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
     server.start_io()
+    if "--stubborn" in sys.argv:
+        time.sleep(3600)
