@@ -167,13 +167,13 @@ class SidecarLanguageFeatures:
 
     async def _sync(self, server: Server, asked: Optional[Path]) -> None:
         editor = self._editor_provider()
-        buffers: dict[Path, tuple[str, str]] = {}
+        buffers: dict[Path, tuple[str, str, Optional[int]]] = {}
         for doc in editor.open_documents() if editor else []:
             if doc.path is None:
                 continue
             path = doc.path.resolve()
             if _under(path, server.root) and serves(server.config, path, doc.language_id):
-                buffers[path] = (language_id(path, doc.language_id), doc.text)
+                buffers[path] = (language_id(path, doc.language_id), doc.text, doc.version)
         language = language_id(asked) if asked else ""
         await server.sync(buffers, asked, language)
 

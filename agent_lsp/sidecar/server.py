@@ -24,7 +24,7 @@ from pygls.exceptions import JsonRpcException
 from agent_lsp.config.language_servers import LanguageServerConfig
 from agent_lsp.core.ports import LANGUAGE_METHODS, LanguageFeatureError
 from agent_lsp.sidecar.client import SidecarClient
-from agent_lsp.sidecar.positions import Texts, convert
+from agent_lsp.sidecar.positions import Texts, convert, uri_path
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +89,8 @@ class _Document:
     text: str
     version: int
     from_editor: bool
+    editor_version: Optional[int] = None
+    """The editor's version of the buffer this text is (None: the file on disk)."""
     stamp: Optional[tuple[int, int]] = None
     """(mtime_ns, size) of the file when read from disk."""
 
@@ -339,15 +341,28 @@ class Server:
         result = await self.request(method, params, timeout)
         if result is not None and self.encoding != "utf-32":
             result = await asyncio.to_thread(convert, result, uri, self.encoding, texts, False)
+        if method == "textDocument/rename" and isinstance(result, dict):
+            self._editor_versions(result)
         return result
+
+    def _editor_versions(self, edit: dict[str, Any]) -> None:
+        """A rename's document versions are the server's count of what it was sent: given as the editor's version
+        of the buffer the edit was computed on (null for a file not open in the editor), as the editor would."""
+        for change in edit.get("documentChanges") or []:
+            document = change.get("textDocument") if isinstance(change, dict) else None
+            path = uri_path(document["uri"]) if isinstance(document, dict) and "uri" in document else None
+            if path is not None:
+                doc = self.documents.get(path.resolve())
+                document["version"] = doc.editor_version if doc is not None and doc.from_editor else None
 
     # ---- documents ---------------------------------------------------------------------------------------
 
-    async def sync(self, editor: dict[Path, tuple[str, str]], asked: Optional[Path], language: str) -> None:
-        """Make the server see the editor's buffers `editor` ({path: (languageId, text)}) as they are, the files it
-        was shown from disk as they are now, and `asked` (from disk unless the editor has it open)."""
+    async def sync(self, editor: dict[Path, tuple[str, str, Optional[int]]], asked: Optional[Path],
+                   language: str) -> None:
+        """Make the server see the editor's buffers `editor` ({path: (languageId, text, version)}) as they are, the
+        files it was shown from disk as they are now, and `asked` (from disk unless the editor has it open)."""
         async with self._sync_lock:
-            for path, (language_id, text) in editor.items():
+            for path, (language_id, text, version) in editor.items():
                 doc = self.documents.get(path)
                 if doc is None:
                     self._open(path, language_id, text, from_editor=True)
@@ -355,6 +370,7 @@ class Server:
                     self._change(path, text)
                 self.documents[path].from_editor = True
                 self.documents[path].stamp = None
+                self.documents[path].editor_version = version
             for path in [p for p, d in self.documents.items() if d.from_editor and p not in editor]:
                 self._close(path)  # closed in the editor: the server goes back to the file on disk
             on_disk = {p: d.stamp for p, d in self.documents.items() if not d.from_editor}

@@ -144,6 +144,13 @@ async def test_rename_answers_the_servers_workspace_edit_in_characters(jedi):
                   for c in edit["documentChanges"] for e in c["edits"]) == [
         ("app.py", 0, 23, "fetch"), ("app.py", 2, 26, "fetch"), ("lib.py", 0, 4, "fetch"), ("lib.py", 7, 15, "fetch")]
     assert (jedi.root / "lib.py").read_text() == LIB  # the port applies nothing
+    assert [c["textDocument"]["version"] for c in edit["documentChanges"]] == [None, None]  # neither is open
+
+    jedi.editor.open("lib.py", LIB, version=7)
+    edit = await jedi.port.request("textDocument/rename", jedi.at("lib.py", 0, 5, newName="fetch"),
+                                   jedi.root / "lib.py")
+    assert sorted((Path(c["textDocument"]["uri"][7:]).name, c["textDocument"]["version"])
+                  for c in edit["documentChanges"]) == [("app.py", None), ("lib.py", 7)]
 
 
 async def test_the_editors_unsaved_text_is_what_the_server_sees(jedi):
