@@ -3,5 +3,6 @@ that cannot answer `agent/languageFeature`. An adapter at the edge, like lsp/: i
 client."""
 
 from agent_lsp.sidecar.features import SidecarLanguageFeatures
+from agent_lsp.sidecar.pool import SidecarPool
 
-__all__ = ["SidecarLanguageFeatures"]
+__all__ = ["SidecarLanguageFeatures", "SidecarPool"]

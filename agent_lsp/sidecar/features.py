@@ -35,7 +35,7 @@ class SidecarLanguageFeatures:
                              key=lambda r: len(r.parts), reverse=True)  # the innermost folder first
         self._editor_provider = editor_provider
         self._warn = warn
-        self._timeout = timeout
+        self.timeout = timeout  # languageTimeout; SidecarPool updates it when the setting changes
         self._encodings = encodings
         self._start_timeout = start_timeout
         self._servers: dict[tuple[Path, str], Server] = {}
@@ -87,7 +87,7 @@ class SidecarLanguageFeatures:
             server = await self._ready(root, name)
             if method in server.methods:
                 await self._sync(server, path)
-                return await server.ask(method, params, path, self._timeout)
+                return await server.ask(method, params, path, self.timeout)
         names = _names([n for _, n in candidates])
         raise LanguageFeatureError(f"language server {names} does not support {method}")
 
@@ -187,7 +187,7 @@ class SidecarLanguageFeatures:
             if method not in server.methods:
                 return None
             await self._sync(server, None)
-            return await server.ask(method, params, None, self._timeout)
+            return await server.ask(method, params, None, self.timeout)
 
         answers = await asyncio.gather(*(one(*c) for c in candidates), return_exceptions=True)
         for answer in answers:

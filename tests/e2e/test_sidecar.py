@@ -322,3 +322,25 @@ async def test_a_sigkilled_agent_lsp_leaves_no_language_server_behind(workspace,
         driver.kill()
         driver.wait()
     await until(lambda: not alive(child))
+
+
+async def test_the_pool_keeps_the_sidecar_while_the_settings_stay_and_replaces_it_when_they_change(workspace):
+    from agent_lsp.sidecar import SidecarPool
+
+    warnings: list[str] = []
+    pool = SidecarPool(lambda: None, warnings.append)
+    jedi = parse_language_servers({"jedi": {"command": [JEDI], "languages": ["python"]}})
+    first = pool.get(jedi, [workspace], 5.0)
+    assert first is not None and pool.get(dict(jedi), [workspace], 9.0) is first and first.timeout == 9.0
+    await first.request("textDocument/definition", {"textDocument": {"uri": (workspace / "app.py").as_uri()},
+                                                    "position": {"line": 0, "character": 24}})
+    pid = first.running()[(workspace, "jedi")]
+
+    ghost = parse_language_servers({"ghost": {"command": ["no-such-language-server"], "languages": ["python"]}})
+    second = pool.get(ghost, [workspace], 9.0)
+    assert second is not first and second.methods() == {}
+    assert warnings == ["agent-lsp: language server `ghost`: command `no-such-language-server` was not found; "
+                        "its tools are not offered."]
+    assert pool.get({}, [workspace], 9.0) is None
+    await pool.close()
+    assert not alive(pid)
