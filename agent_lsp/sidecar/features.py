@@ -135,14 +135,14 @@ class SidecarLanguageFeatures:
     def _relevant_to(self, root: Path, name: str) -> bool:
         """Whether `root` has files of `name`'s languages (or one is open, or the server runs there)."""
         key = (root, name)
-        if key in self._servers:
+        if key in self._servers or self._relevant.get(key):
             return True
         config = self._configs[name]
         editor = self._editor_provider()
         for doc in editor.open_documents() if editor else []:
             if doc.path is not None and _under(doc.path, root) and serves(config, doc.path, doc.language_id):
                 return True
-        if key not in self._relevant:
+        if key not in self._relevant:  # looked at once: a folder without such files stays without them here
             suffixes = extensions(config)
             self._relevant[key] = suffixes is None or folder_has(root, suffixes)
         return self._relevant[key]

@@ -344,3 +344,21 @@ async def test_the_pool_keeps_the_sidecar_while_the_settings_stay_and_replaces_i
     assert pool.get({}, [workspace], 9.0) is None
     await pool.close()
     assert not alive(pid)
+
+
+async def test_tools_are_offered_for_the_languages_the_workspace_has(tmp_path):
+    root = tmp_path.resolve()
+    (root / "src").mkdir()
+    (root / "src" / "main.go").write_text("package main\n")
+    servers = {"jedi": {"command": [JEDI], "languages": ["python"]},
+               "gopls-ish": {"command": [JEDI], "languages": [".go"]}}
+    sidecar = Sidecar(root, servers)
+    assert set(sidecar.port.methods().values()) == {"languageServer:gopls-ish"}  # no Python file here
+    assert set(sidecar.port.methods(root / "new.py").values()) == {"languageServer:jedi"}
+    sidecar.editor.open("scratch.py", "x = 1\n")  # a Python buffer: Python's tools for the workspace too
+    assert set(sidecar.port.methods().values()) == {"languageServer:jedi"}  # per method, the first configured
+    await sidecar.port.close()
+
+    unknown = Sidecar(root, {"other": {"command": [JEDI], "languages": ["some-language"]}})
+    assert set(unknown.port.methods().values()) == {"languageServer:other"}  # no extension known: offered
+    await unknown.port.close()
