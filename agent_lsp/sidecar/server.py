@@ -2,7 +2,8 @@
 see, asked, stopped.
 
 The child runs with SIGKILL as its parent-death signal (Linux), in its own process group: a SIGKILLed agent-lsp
-leaves no server behind, and `stop` takes the group down if the server does not leave on `exit`.
+leaves no server behind, and `stop` takes the group down if the server does not leave on `exit`. Its environment is
+agent-lsp's without the provider keys and credentials, as for run_command.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from agent_lsp.config.language_servers import LanguageServerConfig
 from agent_lsp.core.ports import LANGUAGE_METHODS, LanguageFeatureError
 from agent_lsp.sidecar.client import SidecarClient
 from agent_lsp.sidecar.positions import Texts, convert, uri_path
+from agent_lsp.tools.run_command import command_env
 
 log = logging.getLogger(__name__)
 
@@ -172,7 +174,8 @@ class Server:
             command, args = sys.executable, ["-I", "-S", "-c", _LAUNCH, str(os.getpid()), executable, *args]
         self.client = client = SidecarClient(self._exited)
         self._register(client)
-        await client.start_io(command, *args, cwd=str(self.root), start_new_session=True)
+        await client.start_io(command, *args, cwd=str(self.root), start_new_session=True,
+                              env=command_env(dict(os.environ)))
         assert client.process is not None and client.process.stderr is not None
         self._drain_task = asyncio.create_task(self._drain(client.process.stderr))
         self._tasks.append(self._drain_task)

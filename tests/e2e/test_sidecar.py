@@ -362,3 +362,16 @@ async def test_tools_are_offered_for_the_languages_the_workspace_has(tmp_path):
     unknown = Sidecar(root, {"other": {"command": [JEDI], "languages": ["some-language"]}})
     assert set(unknown.port.methods().values()) == {"languageServer:other"}  # no extension known: offered
     await unknown.port.close()
+
+
+async def test_a_server_gets_no_credentials(workspace, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret")
+    monkeypatch.setenv("SIDECAR_PLAIN", "kept")
+    sidecar = Sidecar(workspace, {"fake": {"command": [sys.executable, FAKE], "languages": ["python"]}})
+    try:
+        await sidecar.port.request("textDocument/definition", sidecar.at("app.py", 0, 0))
+        pid = sidecar.port.running()[(workspace, "fake")]
+        environ = dict(item.split("=", 1) for item in Path(f"/proc/{pid}/environ").read_text().split("\0") if item)
+        assert "ANTHROPIC_API_KEY" not in environ and environ["SIDECAR_PLAIN"] == "kept"
+    finally:
+        await sidecar.port.close()
