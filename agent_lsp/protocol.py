@@ -15,7 +15,8 @@ from pydantic import ConfigDict, Field, field_validator
 from pydantic.json_schema import GenerateJsonSchema
 
 from agent_lsp.capabilities import PROTOCOL_VERSION
-from agent_lsp.core.events import AgentUpdate, Decision, Range, ToolKind, ToolStatus, WireModel
+from agent_lsp.core.events import AgentUpdate, Decision, Range, ToolKind, WireModel
+from agent_lsp.sessions.results import HistoryToolCall
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 StopReason = Literal["end_turn", "max_turns", "max_tokens", "refusal", "aborted", "disabled", "error"]
@@ -149,18 +150,6 @@ class SessionInfo(WireModel):
 
 class SessionsResult(WireModel):
     sessions: list[SessionInfo]
-
-
-class HistoryToolCall(WireModel):
-    tool_call_id: str
-    name: str
-    title: str
-    tool_kind: ToolKind
-    input: dict[str, Any]
-    status: ToolStatus
-    output: Optional[str] = None
-    error: Optional[str] = None
-    diff: Optional[str] = None
 
 
 class HistoryMessage(WireModel):
@@ -348,9 +337,11 @@ class SentSchema(GenerateJsonSchema):
 def schemas() -> dict[str, dict[str, Any]]:
     """The JSON Schema of every message, by file stem: what the server sends as sent, what it receives as
     accepted."""
-    return {name: model.model_json_schema(by_alias=True, schema_generator=SentSchema,
-                                          mode="serialization" if name in SERVER_TO_CLIENT else "validation")
-            for name, model in SCHEMAS.items()}
+    from agent_lsp.config import settings_schema
+
+    return {**{name: model.model_json_schema(by_alias=True, schema_generator=SentSchema,
+                                             mode="serialization" if name in SERVER_TO_CLIENT else "validation")
+               for name, model in SCHEMAS.items()}, "settings": settings_schema()}
 
 
 def write_schemas(directory: Path) -> None:

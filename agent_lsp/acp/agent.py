@@ -9,14 +9,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import platform
 from pathlib import Path
 from typing import Any, Optional
 
-from acp import PROTOCOL_VERSION, RequestError, schema
+from acp import RequestError, schema
 
-from agent_lsp import __version__
 from agent_lsp.config import PERMISSION_MODES, Layers, clean
+from agent_lsp.acp.outbox import Outbox
+from agent_lsp.config.user_file import UserSettingsFile
 
 log = logging.getLogger(__name__)
 
@@ -26,42 +26,17 @@ def invalid(field: str, problem: str) -> RequestError:
     return RequestError(-32602, f"Invalid params: {field}: {problem}", {"field": field})
 
 
-class Outbox:
-    """session/update notifications, sent in order by one task; `flush` waits until all are on the wire."""
-
-    def __init__(self, conn: Any) -> None:
-        self._conn = conn
-        self._queue: asyncio.Queue = asyncio.Queue()
-        self._task: Optional[asyncio.Task] = None
-
-    def push(self, session_id: str, update: Any) -> None:
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._send())
-        self._queue.put_nowait((session_id, update))
-
-    async def flush(self) -> None:
-        # The loop runs tools in a worker task whose updates reach us through the chat task: one pass of the
-        # event loop lets an update emitted just before this call arrive here before we wait for the queue.
-        await asyncio.sleep(0)
-        await self._queue.join()
-
-    async def _send(self) -> None:
-        while True:
-            session_id, update = await self._queue.get()
-            try:
-                await self._conn.session_update(session_id=session_id, update=update)
-            except Exception as e:  # a client gone away: the history is in the store all the same
-                log.info("session/update not sent: %r", e)
-            finally:
-                self._queue.task_done()
-
-
 class AcpAgent:
     """What `agent-lsp --acp` answers; one per connection."""
 
     def __init__(self, launch_settings: dict[str, Any], data_dir: Optional[Path]) -> None:
         layer, self.warnings = clean(launch_settings, "the environment")
-        self.layers = Layers(environment=layer)
+        self.user_file = UserSettingsFile()
+        self.warnings += self.user_file.refresh()
+        self.layers = Layers(environment=layer, user_file=self.user_file.layer)
+        self.unshown: list[str] = list(self.warnings)
+        """Settings warnings not yet shown in a session (the first prompt shows them)."""
+        self._assembly: Any = None
         self.data_dir = data_dir
         self.conn: Any = None
         self.client = schema.ClientCapabilities()
@@ -84,19 +59,27 @@ class AcpAgent:
         self.client = client_capabilities or schema.ClientCapabilities()
         for warning in self.warnings:
             log.warning(warning)
-        return schema.InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION) if protocol_version >= 1 else PROTOCOL_VERSION,
-            agent_capabilities=schema.AgentCapabilities(
-                load_session=True,
-                prompt_capabilities=schema.PromptCapabilities(image=False, audio=False, embedded_context=True),
-                session_capabilities=schema.SessionCapabilities(list=schema.SessionListCapabilities()),
-            ),
-            agent_info=schema.Implementation(name="agent-lsp-server", title="agent-lsp", version=__version__),
-            auth_methods=[],
-        )
+        from agent_lsp.acp.early import initialize_result
+
+        return schema.InitializeResponse.model_validate(initialize_result(protocol_version))
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         return None  # keys come from the environment, never over the wire
+
+    @property
+    def assembly(self) -> Any:
+        """The chat assembly shared with LSP (sessions/assembly.py), made on first use."""
+        if self._assembly is None:
+            from agent_lsp.sessions.assembly import ChatAssembly
+
+            self._assembly = ChatAssembly(self.layers, self.data_dir, self._warn, self.user_file)
+        return self._assembly
+
+    def _warn(self, messages: list[str]) -> None:
+        """Settings warnings: on stderr now, and in the next prompt's reply."""
+        for message in messages:
+            log.warning(message)
+        self.unshown += messages
 
     @property
     def sessions(self) -> Any:
@@ -134,6 +117,7 @@ class AcpAgent:
                            self.outbox.flush)
         self.cwds[session_id], self.editors[session_id] = root.resolve(), editor
         self.converters[session_id] = UpdateConverter(editor.applied)
+        self.assembly.refresh_user_file()
         mode = self.modes.setdefault(session_id, self.layers.resolve().permission_mode)
         return acp_modes(mode)
 
@@ -194,18 +178,24 @@ class AcpAgent:
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> schema.PromptResponse:
         from agent_lsp.acp.convert import STOP_REASONS
+        from agent_lsp.sessions.assembly import BadInput
         from agent_lsp.sessions.runtime import SessionBusy
 
         session = self._session(session_id)
         if session_id not in self.editors:
             raise invalid("sessionId", f"session {session_id} is not loaded in this connection: session/load it first")
-        request = self._request(session_id, prompt)
+        try:
+            checked = await self.assembly.check(self._inputs(session_id, prompt))
+        except BadInput as e:
+            raise invalid(e.field, str(e)) from None
         try:
             self.sessions.reserve(session)
         except SessionBusy:
             raise invalid("sessionId", f"a prompt is already running in session {session_id}") from None
         self.cancelled.discard(session_id)
         try:
+            request = await self.assembly.compose(checked)
+            self._show_warnings(session_id)
             chat = asyncio.ensure_future(self.sessions.chat(session, request, self._asker(session_id)))
             try:
                 outcome = await asyncio.shield(chat)
@@ -224,28 +214,40 @@ class AcpAgent:
                                {"errorType": failure.type, "message": failure.message})
         return schema.PromptResponse(stop_reason=STOP_REASONS[outcome.stop_reason])
 
-    def _request(self, session_id: str, prompt: list[Any]) -> Any:
-        from agent_lsp import tools
+    def _inputs(self, session_id: str, prompt: list[Any]) -> Any:
+        """A session/prompt in plain terms, for the chat assembly shared with LSP."""
         from agent_lsp.acp.convert import acp_prompt
         from agent_lsp.acp.editor import ThroughClient
-        from agent_lsp.core.messages import UserMessage
-        from agent_lsp.core.prompt import Environment, project_instructions, system_prompt
-        from agent_lsp.core.tool import ToolContext
-        from agent_lsp.sessions.runtime import ChatRequest
+        from agent_lsp.acp.questions import ask_trust
+        from agent_lsp.sessions.assembly import ChatInputs
+        from agent_lsp.tools.paths import is_inside
 
-        text, context = acp_prompt(prompt)
+        text, attached, mentions = acp_prompt(prompt)
         if not text.strip():
             raise invalid("prompt", "no text block with words in it")
         editor = self.editors[session_id]
-        env = Environment(os_name=f"{platform.system()} {platform.release()}", roots=editor.roots)
+        # a link to a file of the workspace is read like an @file mention; others stay links in the text
+        mentions = [m for m in mentions if m.path.is_file() and any(is_inside(m.path.resolve(), r) for r in editor.roots)]
         through = {"read_file", "edit_file", "write_file"}
-        offered = [ThroughClient(t) if t.name in through else t for t in tools.ALL]
-        if self.client.terminal:
-            offered = [self._in_terminal(session_id, t) if t.name == "run_command" else t for t in offered]
-        settings = self.layers.resolve({"permission_mode": self.modes[session_id]})
-        return ChatRequest(message=UserMessage(text=text, context=context), settings=settings,
-                           system=system_prompt(env, project_instructions(editor.roots)), tools=offered,
-                           ctx=ToolContext(editor=editor))
+
+        def substitute(tool: Any) -> Any:
+            if tool.name in through:
+                return ThroughClient(tool)
+            if tool.name == "run_command" and self.client.terminal:
+                return self._in_terminal(session_id, tool)
+            return tool
+
+        return ChatInputs(message=text, editor=editor, session_id=session_id, mentions=mentions, attached=attached,
+                          chat_settings={"permission_mode": self.modes[session_id]}, substitute=substitute,
+                          ask_trust=lambda question: ask_trust(self.conn, self.outbox, session_id, question))
+
+    def _show_warnings(self, session_id: str) -> None:
+        """Settings warnings not shown yet, as the start of this prompt's reply (ACP has no notice update)."""
+        if self.unshown:
+            from agent_lsp.acp.questions import warnings_chunk
+
+            self.outbox.push(session_id, warnings_chunk(self.unshown))
+            self.unshown = []
 
     def _in_terminal(self, session_id: str, tool: Any) -> Any:
         from agent_lsp.acp.convert import terminal_update
@@ -263,34 +265,13 @@ class AcpAgent:
 
     def _asker(self, session_id: str):
         """Ask through session/request_permission; an answer `cancelled` cancels the turn, as ACP means it."""
-        from acp.helpers import text_block, tool_content
+        from agent_lsp.acp.questions import permission_asker
 
-        from agent_lsp.acp.convert import STATUSES, acp_permission_options
+        def cancelled() -> None:
+            self.cancelled.add(session_id)
+            self.sessions.abort(session_id)
 
-        async def ask(request: Any) -> tuple[str, Optional[str]]:
-            shown = f"```diff\n{request.diff}```" if request.diff else (f"`{request.command}`" if request.command else None)
-            call = schema.ToolCallUpdate(tool_call_id=request.tool_call_id, title=request.title,
-                                         kind=request.kind, status=STATUSES["awaiting_confirmation"],
-                                         raw_input=request.input,
-                                         content=[tool_content(text_block(shown))] if shown else None)
-            await self.outbox.flush()
-            try:
-                answer = await self.conn.request_permission(session_id=session_id, tool_call=call,
-                                                            options=acp_permission_options())
-            except (RequestError, ConnectionError) as e:
-                log.info("session/request_permission failed: %r", e)
-                return "reject_once", f"the editor could not ask the user ({e})"
-            outcome = answer.outcome
-            if outcome.outcome == "cancelled":
-                self.cancelled.add(session_id)
-                self.sessions.abort(session_id)
-                raise asyncio.CancelledError
-            if outcome.option_id not in ("allow_once", "allow_always", "reject_once", "reject_always"):
-                log.info("session/request_permission: unknown optionId %r, taken as a rejection", outcome.option_id)
-                return "reject_once", None
-            return outcome.option_id, None
-
-        return ask
+        return permission_asker(self.conn, self.outbox, session_id, cancelled)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """session/cancel: the running turn stops; its session/prompt answers `cancelled`."""
@@ -301,6 +282,11 @@ class AcpAgent:
                 self.cancelled.add(session_id)
         except UnknownSession:
             log.info("session/cancel for unknown session %s", session_id)
+
+    async def close(self) -> None:
+        """Stop what the chats started (MCP servers) when the connection ends."""
+        if self._assembly is not None:
+            await self._assembly.close()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         raise RequestError.method_not_found(f"_{method}")

@@ -10,6 +10,7 @@ from acp import schema
 from acp.helpers import text_block, tool_content, tool_diff_content
 
 from agent_lsp.core.events import AgentUpdate, TextDelta, ThinkingDelta, ToolCall, ToolCallUpdate
+from agent_lsp.sessions.mentions import Mention
 from agent_lsp.sessions.results import HistoryEntry, HistoryToolCall
 
 STOP_REASONS = {"end_turn": "end_turn", "max_turns": "max_turn_requests", "max_tokens": "max_tokens",
@@ -46,15 +47,19 @@ def acp_permission_options() -> list[schema.PermissionOption]:
     return [schema.PermissionOption(option_id=d, name=n, kind=d) for d, n in OPTION_NAMES.items()]
 
 
-def acp_prompt(blocks: list[Any]) -> tuple[str, Optional[str]]:
-    """The user's text (resource links inline as Markdown links) and the embedded resources as context."""
-    text, attached = [], []
-    for block in blocks:
+def acp_prompt(blocks: list[Any]) -> tuple[str, Optional[str], list[Mention]]:
+    """The user's text (resource links inline as Markdown links), the embedded resources as context, and the
+    links to files as file mentions (expanded like LSP's @file)."""
+    text, attached, mentions = [], [], []
+    for index, block in enumerate(blocks):
         kind = getattr(block, "type", None)
         if kind == "text":
             text.append(block.text)
         elif kind == "resource_link":
             text.append(f"[{block.name}]({block.uri})")
+            path = acp_path(block.uri)
+            if path:
+                mentions.append(Mention(kind="file", path=Path(path), lines=None, name=None, origin=f"prompt.{index}"))
         elif kind == "resource":
             resource = block.resource
             body = getattr(resource, "text", None)
@@ -62,7 +67,7 @@ def acp_prompt(blocks: list[Any]) -> tuple[str, Optional[str]]:
             attached.append(f"<file path=\"{where}\">\n{body}\n</file>" if body is not None
                             else f"(binary resource {where} not shown)")
     context = "The user attached these files:\n" + "\n".join(attached) if attached else None
-    return "\n".join(text), context
+    return "\n".join(text), context, mentions
 
 
 def _content(status: str, output: Optional[str], error: Optional[str], diff: Optional[str],

@@ -94,7 +94,8 @@ class AcpEditor:
             if path.suffix in (".py", ".pyi"):
                 text = await self._current(path)
                 items += python_syntax_errors(path, text) if text is not None else []
-        return DiagnosticsReport(items=items, from_editor=False)
+        return DiagnosticsReport(items=items, from_editor=False,
+                                 unavailable="the Agent Client Protocol does not carry the editor's diagnostics")
 
     async def apply_edit(self, edit: FileEdit) -> EditOutcome:
         """Write the edited text through fs/write_text_file (or to disk), unless the file changed since it was read."""

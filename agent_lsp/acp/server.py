@@ -1,16 +1,52 @@
-"""`agent-lsp --acp`: the ACP agent on stdio, through the SDK's own connection (newline-delimited JSON-RPC)."""
+"""`agent-lsp --acp`: the ACP agent on stdio, through the SDK's own connection (newline-delimited JSON-RPC).
+
+`initialize` is answered before the SDK has loaded (acp/early.py), while `import acp` runs in a thread; the SDK's
+connection then serves the same streams.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import importlib
+import logging
 from pathlib import Path
 from typing import Any, Optional
+
+from agent_lsp.acp.early import answer_initialize, stdio
+
+log = logging.getLogger(__name__)
 
 
 def serve(launch_settings: dict[str, Any], data_dir: Optional[Path]) -> None:
     """Serve ACP on stdin/stdout until the client closes stdin."""
-    import acp
 
-    from agent_lsp.acp.agent import AcpAgent
+    async def main() -> None:
+        loading = asyncio.ensure_future(asyncio.to_thread(importlib.import_module, "acp"))
+        reader, writer = await stdio()
+        params, reader = await answer_initialize(reader, writer)
+        acp = await loading
 
-    asyncio.run(acp.run_agent(AcpAgent(launch_settings, data_dir)))
+        from agent_lsp.acp.agent import AcpAgent
+
+        agent = AcpAgent(launch_settings, data_dir)
+        conn = acp.AgentSideConnection(agent, writer, reader, listening=False)
+        try:
+            if params is not None:  # answered early: the agent learns the client's capabilities all the same
+                await agent.initialize(**_initialize_arguments(acp.schema, params))
+            await conn.listen()
+        finally:
+            await asyncio.shield(conn.close())
+            await agent.close()
+
+    asyncio.run(main())
+
+
+def _initialize_arguments(schema: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """An early-answered initialize's params as the SDK would have handed them to the agent."""
+    try:
+        request = schema.InitializeRequest.model_validate(params)
+    except ValueError as e:  # answered already; the agent goes on without what it could not read
+        log.warning("initialize: the client's capabilities could not be read (%s); assuming none", e)
+        return {"protocol_version": params["protocolVersion"]}
+    return {"protocol_version": request.protocol_version, "client_capabilities": request.client_capabilities,
+            "client_info": request.client_info}

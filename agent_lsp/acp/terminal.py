@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import logging
 from typing import Any, Awaitable, Callable
 
@@ -17,6 +18,7 @@ from agent_lsp.core.tool import (
     bound,
 )
 from agent_lsp.tools.paths import resolve
+from agent_lsp.tools.run_command import command_env
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +44,12 @@ class InClientTerminal(Tool):
     async def run(self, ctx: ToolContext, input: ToolInput) -> ToolOutput:
         root = resolve(ctx.editor.roots, ".")
         await self._flush()  # the call's in_progress update goes out before the terminal it embeds
-        created = await self._conn.create_terminal(session_id=self._session_id, command="/bin/sh",
-                                                   args=["-c", input.command], cwd=str(root),
+        # The client's terminal inherits the client's environment (which started us): unset there what run_command
+        # holds back here (provider keys, the secretEnv setting).
+        held = sorted(set(os.environ) - set(command_env(dict(os.environ), ctx.secret_env)))
+        created = await self._conn.create_terminal(session_id=self._session_id, command="/usr/bin/env",
+                                                   args=[*(a for name in held for a in ("-u", name)), "/bin/sh", "-c",
+                                                         input.command], cwd=str(root),
                                                    output_byte_limit=MAX_OUTPUT_CHARS * 4)
         terminal = created.terminal_id
         self._started(terminal)

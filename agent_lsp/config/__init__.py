@@ -1,4 +1,8 @@
-"""Settings with defaults and precedence (PROTOCOL §1). Resolving never raises: a bad value is a warning."""
+"""Settings with defaults and precedence (PROTOCOL §1, §9). Resolving never raises: a bad value is a warning.
+
+Precedence, lowest first: defaults < the user's settings file < environment and command line <
+initializationOptions < the workspace's .agent-lsp/settings.json < workspace/configuration < the chat's own.
+"""
 
 from __future__ import annotations
 
@@ -50,6 +54,17 @@ class Settings:
     """Seconds a language request (definition, references...) may take before it fails naming the server."""
 
 
+def _described(schema: dict[str, Any]):
+    """Attach the JSON Schema of what a check accepts (schemas/settings.json is made from these)."""
+
+    def attach(check):
+        check.schema = schema
+        return check
+
+    return attach
+
+
+@_described({"type": "string", "minLength": 1})
 def _text(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValueError("must be a non-empty string")
@@ -57,6 +72,7 @@ def _text(value: Any) -> str:
 
 
 def _choice(options: tuple[str, ...]):
+    @_described({"enum": list(options)})
     def check(value: Any) -> str:
         if value not in options:
             raise ValueError(f"must be one of {', '.join(options)}")
@@ -66,6 +82,7 @@ def _choice(options: tuple[str, ...]):
 
 
 def _int(low: int, high: int):
+    @_described({"type": "integer", "minimum": low, "maximum": high})
     def check(value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise ValueError(f"must be an integer from {low} to {high}")
@@ -74,36 +91,48 @@ def _int(low: int, high: int):
     return check
 
 
+@_described({"type": "number", "minimum": 0.05, "maximum": 1})
 def _share(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.05 <= value <= 1:
         raise ValueError("must be a number from 0.05 to 1")
     return float(value)
 
 
+@_described({"type": "object", "description": "Shell hooks by event (docs/settings.md)"})
 def _hooks(value: Any) -> Mapping[str, Any]:
     from agent_lsp.config.hooks import parse_hooks  # only settings that have hooks need it
 
     return parse_hooks(value)
 
 
+@_described({"type": "object", "description": "MCP servers by name (docs/settings.md)"})
 def _mcp_servers(value: Any) -> Mapping[str, Any]:
     from agent_lsp.config.mcp_servers import parse_servers  # only settings that have MCP servers need it
 
     return parse_servers(value)
 
 
+@_described({"type": "object", "description": "Language servers agent-lsp runs itself, by name "
+                                             "(docs/language-servers.md)",
+              "additionalProperties": {"type": "object", "required": ["command", "languages"], "properties": {
+                  "command": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
+                  "languages": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
+                  "initializationOptions": {}, "settings": {"type": "object"}}}})
 def _language_servers(value: Any) -> Mapping[str, Any]:
     from agent_lsp.config.language_servers import parse_language_servers
 
     return parse_language_servers(value)
 
 
+@_described({"type": "number", "minimum": 1, "maximum": 120})
 def _language_timeout(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1 <= value <= 120:
         raise ValueError("must be a number of seconds from 1 to 120")
     return float(value)
 
 
+@_described({"anyOf": [{"type": "object", "properties": {"budgetTokens": {"type": "integer", "minimum": 1024}},
+                                 "required": ["budgetTokens"]}, {"const": "adaptive"}, {"const": False}]})
 def _thinking(value: Any) -> Thinking:
     if value is False or value is None:
         return None
@@ -114,12 +143,14 @@ def _thinking(value: Any) -> Thinking:
     raise ValueError('must be {"budgetTokens": N} with N >= 1024, "adaptive", or false')
 
 
+@_described({"type": "number", "minimum": 1, "maximum": 3600})
 def _seconds(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1 <= value <= 3600:
         raise ValueError("must be a number of seconds from 1 to 3600")
     return float(value)
 
 
+@_described({"type": "array", "items": {"type": "string", "minLength": 1}})
 def _names(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         raise ValueError("must be a list of environment variable names")
@@ -148,6 +179,15 @@ FIELDS = {
 GATED = ("hooks", "baseUrl", "mcpServers", "languageServers")
 """Keys of the workspace file that run commands or send code elsewhere: used only once the user trusted it."""
 WORKSPACE_FILE = Path(".agent-lsp") / "settings.json"
+ADDED_UP = ("mcp_servers",)
+"""Settings whose entries add up across the layers rather than the highest layer replacing the whole value."""
+
+
+def settings_schema() -> dict[str, Any]:
+    """The JSON Schema of the settings object (initializationOptions, the `agentLsp` section, the settings files):
+    schemas/settings.json, which the clients' own checks are tested against."""
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "agent-lsp settings",
+            "type": "object", "properties": {name: check.schema for name, (_, check) in FIELDS.items()}}
 
 
 CLIENT_KEYS = frozenset({"serverCommand", "serverArgs", "trace"})
@@ -192,13 +232,18 @@ class Layers:
     workspace_file: dict[str, Any] = field(default_factory=dict)
     """From the workspace's .agent-lsp/settings.json (its gated keys only once trusted)."""
     workspace: dict[str, Any] = field(default_factory=dict)
+    user_file: dict[str, Any] = field(default_factory=dict)
+    """From the user's own settings file (user_file.py), below every other source."""
 
     def resolve(self, chat: Optional[dict[str, Any]] = None) -> Settings:
         """The settings in force for a chat whose own parameters (already valid) are `chat`."""
-        merged = {**self.environment, **self.initialization_options, **self.workspace_file, **self.workspace}
+        layers = (self.user_file, self.environment, self.initialization_options, self.workspace_file, self.workspace)
+        merged: dict[str, Any] = {}
+        for layer in layers:
+            merged.update(layer)
         merged.update({k: v for k, v in (chat or {}).items() if v is not None})
-        layers = (self.environment, self.initialization_options, self.workspace_file, self.workspace)
-        merged["mcp_servers"] = {n: c for layer in layers for n, c in layer.get("mcp_servers", {}).items()}
+        for added in ADDED_UP:  # servers by name: each layer adds its own, a higher one replaces a same-named one
+            merged[added] = {n: c for layer in layers for n, c in layer.get(added, {}).items()}
         return replace(Settings(), **merged)
 
 

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from agent_lsp.core.chat import ChatConfig, ChatState, Permit
 from agent_lsp.core.events import AgentUpdate, Notice, ToolCall, ToolCallUpdate
 from agent_lsp.core.hooks import Hook, HookEvent, run_hooks
-from agent_lsp.core.messages import ToolResult, ToolUsePart
+from agent_lsp.core.messages import ToolResult, ToolUsePart, wire_id
 from agent_lsp.core.ports import Deny, PermissionRequest
 from agent_lsp.core.tool import Tool, ToolContext, ToolError, ToolInput, bound
 
@@ -26,6 +26,8 @@ class _Prepared:
     tool: Optional[Tool]
     input: Optional[ToolInput]
     problem: Optional[str]
+    wire_id: str = ""
+    """The call's id for the editor (unique in the session); the model's own id stays in the history."""
 
 
 def _prepare(use: ToolUsePart, config: ChatConfig) -> _Prepared:
@@ -41,6 +43,15 @@ def _prepare(use: ToolUsePart, config: ChatConfig) -> _Prepared:
     except ValidationError as e:
         problems = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'input'}: {err['msg']}" for err in e.errors())
         return _Prepared(use, tool, None, f"Invalid input for {use.name}: {problems}.")
+
+
+def _earlier_calls(history: list) -> dict[str, int]:
+    """How many calls of the session before its last reply had each model id."""
+    seen: dict[str, int] = {}
+    for message in history[:-1]:
+        for use in getattr(message, "tool_uses", ()):
+            seen[use.id] = seen.get(use.id, 0) + 1
+    return seen
 
 
 def _describe(call: _Prepared, ctx: ToolContext) -> tuple[str, Optional[list]]:
@@ -90,12 +101,14 @@ async def run_tool_calls(
 ) -> AsyncIterator[AgentUpdate]:
     """Announce every call, run them (reads concurrently), and yield terminal updates in call order."""
     calls = [_prepare(use, config) for use in uses]
+    earlier = _earlier_calls(state.history)
     for call in calls:
+        call.wire_id = wire_id(call.use.id, earlier.get(call.use.id, 0))
         state.tool_calls += 1
-        state.open_calls[call.use.id] = call.use.name
+        state.open_calls[call.use.id] = call.wire_id
         title, locations = _describe(call, ctx)
         yield ToolCall(
-            tool_call_id=call.use.id,
+            tool_call_id=call.wire_id,
             name=call.use.name,
             title=title,
             tool_kind=call.tool.kind if call.tool else "other",
@@ -135,11 +148,11 @@ async def _run_one(
     call: _Prepared, state: ChatState, ctx: ToolContext, permit: Permit, emit, hooks: list[Hook]
 ) -> tuple[ToolResult, ToolCallUpdate]:
     """Check the hooks and the permission, run one call; answer its result and its terminal update."""
-    call_id = call.use.id
+    model_id, call_id = call.use.id, call.wire_id
 
     def failed(message: str) -> tuple[ToolResult, ToolCallUpdate]:
         return (
-            ToolResult(tool_use_id=call_id, content=message, is_error=True),
+            ToolResult(tool_use_id=model_id, content=message, is_error=True),
             ToolCallUpdate(tool_call_id=call_id, status="failed", error=message),
         )
 
@@ -153,7 +166,7 @@ async def _run_one(
         if pre.block is not None:
             state.denied += 1
             reason = f"A hook refused this call: {pre.block}"
-            return (ToolResult(tool_use_id=call_id, content=reason, is_error=True),
+            return (ToolResult(tool_use_id=model_id, content=reason, is_error=True),
                     ToolCallUpdate(tool_call_id=call_id, status="rejected", error=reason))
         if pre.input is not None:
             try:
@@ -168,13 +181,13 @@ async def _run_one(
         return failed(f"{tool.name} failed: {type(e).__name__}: {e}")
     request = PermissionRequest(
         tool_call_id=call_id, name=tool.name, kind=tool.kind, title=tool.title(input), input=raw,
-        diff=preview.diff, command=preview.command,
+        diff=preview.diff, command=preview.command, changes=preview.changes,
     )
     decision = await permit(request, emit)
     if isinstance(decision, Deny):
         state.denied += 1
         return (
-            ToolResult(tool_use_id=call_id, content=decision.message, is_error=True),
+            ToolResult(tool_use_id=model_id, content=decision.message, is_error=True),
             ToolCallUpdate(tool_call_id=call_id, status=decision.status, error=decision.message),
         )
     emit(ToolCallUpdate(tool_call_id=call_id, status="running"))
@@ -197,6 +210,6 @@ async def _run_one(
         text = text if post.output is None else post.output
     text = bound(text)
     return (
-        ToolResult(tool_use_id=call_id, content=text),
+        ToolResult(tool_use_id=model_id, content=text),
         ToolCallUpdate(tool_call_id=call_id, status="completed", output=bound(text, PREVIEW_CHARS), diff=output.diff),
     )

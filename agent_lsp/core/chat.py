@@ -54,7 +54,7 @@ class ChatState:
     partial_text: str = ""
     """Text streamed in the current model call and not yet in the history."""
     open_calls: dict[str, str] = field(default_factory=dict)
-    """Tool calls announced without a terminal status, id -> name."""
+    """Tool calls announced without a terminal status: model id -> the id the editor knows them by."""
     results: dict[str, ToolResult] = field(default_factory=dict)
     """Results of the current turn's calls whose terminal status was sent."""
     compaction: Optional[tuple[int, str]] = None

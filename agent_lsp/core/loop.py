@@ -263,7 +263,7 @@ def close_aborted(state: ChatState) -> list[AgentUpdate]:
     count_streamed_usage(state)
     updates: list[AgentUpdate] = [
         ToolCallUpdate(tool_call_id=call_id, status="cancelled", error="Cancelled by the user.")
-        for call_id in state.open_calls
+        for call_id in state.open_calls.values()
     ]
     state.open_calls.clear()
     commit_partial(state)

@@ -111,6 +111,26 @@ class ToolResultsMessage(_Model):
 Message = Annotated[Union[UserMessage, AssistantMessage, ToolResultsMessage], Field(discriminator="kind")]
 
 
+def wire_id(model_id: str, earlier: int) -> str:
+    """The id a tool call has for the user's editor (updates, confirmations, agent/history): the model's own,
+    made unique within the session when a model reuses ids across replies (the demo and scripted models, some
+    OpenAI-compatible servers): its later calls become `<id>~2`, `<id>~3`… `earlier` counts the session's
+    previous calls with that model id. The model itself always sees its own id."""
+    return model_id if earlier == 0 else f"{model_id}~{earlier + 1}"
+
+
+def call_ids(history: list[Message]) -> dict[tuple[int, str], str]:
+    """The wire id of every tool call of `history`, by (message index, model id)."""
+    seen: dict[str, int] = {}
+    ids = {}
+    for index, message in enumerate(history):
+        if isinstance(message, AssistantMessage):
+            for use in message.tool_uses:
+                ids[(index, use.id)] = wire_id(use.id, seen.get(use.id, 0))
+                seen[use.id] = seen.get(use.id, 0) + 1
+    return ids
+
+
 def unanswered_tool_uses(history: list[Message]) -> list[ToolUsePart]:
     """Tool calls of the last assistant message that no tool result answers yet."""
     if not history or not isinstance(history[-1], AssistantMessage):

@@ -143,6 +143,8 @@ class DiagnosticsReport:
 
     items: list[Diagnostic]
     from_editor: bool
+    unavailable: str = "the editor did not send its own diagnostics"
+    """Without `from_editor`: why, in words that make sense on the front end the chat came through."""
 
 
 @dataclass(frozen=True)
@@ -266,6 +268,15 @@ Permission = Union[Allow, Deny]
 
 
 @dataclass(frozen=True)
+class FileChange:
+    """What an edit would make of one file: its text before (None: a new file) and after."""
+
+    path: Path
+    old_text: Optional[str]
+    new_text: str
+
+
+@dataclass(frozen=True)
 class PermissionRequest:
     """A tool call that needs a decision."""
 
@@ -276,6 +287,8 @@ class PermissionRequest:
     input: dict[str, Any]
     diff: Optional[str] = None
     command: Optional[str] = None
+    changes: tuple[FileChange, ...] = ()
+    """An edit's files before and after, for a client that shows its own diff (ACP's `diff` content)."""
 
 
 class Confirm(Protocol):

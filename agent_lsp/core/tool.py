@@ -8,7 +8,7 @@ from typing import Any, Callable, ClassVar, Optional
 from pydantic import BaseModel, ConfigDict
 
 from agent_lsp.core.events import Location, ToolKind
-from agent_lsp.core.ports import Editor, LanguageFeatures, ToolSpec
+from agent_lsp.core.ports import Editor, FileChange, LanguageFeatures, ToolSpec
 
 MAX_OUTPUT_CHARS = 30_000
 
@@ -41,6 +41,8 @@ class Preview:
 
     diff: Optional[str] = None
     command: Optional[str] = None
+    changes: tuple[FileChange, ...] = ()
+    """An edit's files before and after (the diff above, whole)."""
 
 
 @dataclass

@@ -77,7 +77,9 @@ class LspEditor:
                     continue
             return items
 
-        return DiagnosticsReport(items=await asyncio.to_thread(check), from_editor=False)
+        why = ("the editor's answer to agent/diagnostics failed" if self._client_diagnostics else
+               "the editor does not share them with agent-lsp")
+        return DiagnosticsReport(items=await asyncio.to_thread(check), from_editor=False, unavailable=why)
 
     async def _editor_diagnostics(self, paths: Optional[list[Path]]) -> DiagnosticsReport:
         params = {"uris": [p.as_uri() for p in paths]} if paths is not None else {}

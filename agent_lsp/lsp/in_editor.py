@@ -11,14 +11,14 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from agent_lsp.lsp.code_actions import EXPLAIN, FIX
 from agent_lsp.lsp.convert import lsp_uri_to_path
-from agent_lsp.lsp.handlers import SESSION_BUSY, agent_chat, agent_of, parse, session_of
-from agent_lsp.lsp.server import AgentServer
+from agent_lsp.lsp.agent import agent_of
+from agent_lsp.lsp.handlers import SESSION_BUSY, agent_chat, parse, session_of
 from agent_lsp.protocol import CommandArgument, RefusedRevert, RevertParams, RevertResult
 from agent_lsp.sessions.runtime import NothingToRevert, SessionBusy, UnknownSession
 from agent_lsp.tools.paths import display, is_inside
 
 
-async def agent_revert(ls: AgentServer, params: Any) -> dict:
+async def agent_revert(ls: Any, params: Any) -> dict:
     p = parse(RevertParams, params)
     agent = agent_of(ls)
     session = session_of(agent, p.session_id)
@@ -52,7 +52,7 @@ def command_message(command: str, argument: CommandArgument, name: str) -> str:
     return f"Refactor the selected code in {where}: {wanted}."
 
 
-async def execute_command(ls: AgentServer, params: types.ExecuteCommandParams) -> dict:
+async def execute_command(ls: Any, params: types.ExecuteCommandParams) -> dict:
     """agent.fix / agent.explain / agent.refactor: a chat in the window's current session (a new one when there
     is none or it is busy), answered with the agent/chat result when the chat ends."""
     arguments = list(params.arguments or [])
@@ -89,7 +89,7 @@ async def execute_command(ls: AgentServer, params: types.ExecuteCommandParams) -
     return await agent_chat(ls, chat)
 
 
-def hover(ls: AgentServer, params: types.HoverParams) -> Optional[types.Hover]:
+def hover(ls: Any, params: types.HoverParams) -> Optional[types.Hover]:
     """On a line the agent wrote in a chat of the window's current session (and that still reads as it wrote it):
     which chat, what it was asked, and which edit wrote the line."""
     agent = ls.agent

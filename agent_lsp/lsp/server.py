@@ -1,9 +1,11 @@
-"""The language server: the single place with @server.feature. Each handler is thin; agent/* bodies live in
-`handlers.py`, imported on the first agent request so that start-up (once per editor window) stays light."""
+"""The language server: the single place with @server.feature. Each handler is thin; the agent/* bodies live in
+`handlers.py` and `in_editor.py`, named in one table (AGENT_METHODS) and imported on the first agent request, so
+that start-up (once per editor window) stays light and nothing here depends on them."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import os
 import sys
@@ -22,6 +24,7 @@ from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, 
 from agent_lsp import DISTRIBUTION, __version__
 from agent_lsp.capabilities import client_agent_capabilities, server_agent_capabilities
 from agent_lsp.config import Layers, clean
+from agent_lsp.config.user_file import UserSettingsFile
 from agent_lsp.lsp.code_actions import COMMANDS, code_actions
 
 log = logging.getLogger(__name__)
@@ -117,7 +120,7 @@ class AgentProtocol(LanguageServerProtocol):
         if params.command not in COMMANDS:
             return (yield from super().lsp_workspace__execute_command(params))
         # the agent's commands need the whole params (the work-done token), not just their arguments
-        return (yield _in_editor().execute_command, (self._server, params), None)
+        return (yield _body("in_editor", "execute_command"), (self._server, params), None)
 
     def _handle_response(self, msg_id, result=None, error=None):
         future = self._request_futures.get(msg_id)
@@ -141,10 +144,12 @@ class AgentServer(LanguageServer):
         self.data_dir = data_dir
         """Where the session store lives; None keeps sessions in memory."""
         layer, self.pending_warnings = clean(launch_settings, "the environment")
-        self.layers = Layers(environment=layer)
+        self.user_file = UserSettingsFile()
+        self.pending_warnings += self.user_file.refresh()
+        self.layers = Layers(environment=layer, user_file=self.user_file.layer)
         self.agent_caps = {"confirmTool": False, "diagnostics": False}
         self.agent: Any = None
-        """The agent state (`handlers.Agent`), made on the first agent/* request."""
+        """The agent state (`lsp/agent.py` Agent), made on the first agent/* request."""
 
     def start_io(self, stdin=None, stdout=None) -> None:
         """Serve on stdio through the hardened reader (lsp/wire.py); when the client goes away, running chats
@@ -202,16 +207,37 @@ class AgentServer(LanguageServer):
             self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
 
 
-def _in_editor():
-    from agent_lsp.lsp import in_editor
+AGENT_METHODS: dict[str, tuple[str, str, bool]] = {
+    # method: (module of agent_lsp.lsp, function, async)
+    "agent/chat": ("handlers", "agent_chat", True),
+    "agent/tools": ("handlers", "agent_tools", True),
+    "agent/models": ("handlers", "agent_models", True),
+    "agent/newSession": ("handlers", "agent_new_session", False),
+    "agent/abort": ("handlers", "agent_abort", False),
+    "agent/confirmTool": ("handlers", "agent_confirm_tool", False),
+    "agent/sessions": ("handlers", "agent_sessions", False),
+    "agent/history": ("handlers", "agent_history", False),
+    "agent/deleteSession": ("handlers", "agent_delete_session", False),
+    "agent/revert": ("in_editor", "agent_revert", True),
+}
+"""The agent/* requests and the body that answers each, imported on first use."""
 
-    return in_editor
+
+def _body(module: str, name: str) -> Any:
+    """A handler body of agent_lsp.lsp.`module`, imported on first use."""
+    return getattr(importlib.import_module(f"agent_lsp.lsp.{module}"), name)
 
 
-def _handlers():
-    from agent_lsp.lsp import handlers
-
-    return handlers
+def _register(server: "AgentServer", method: str, module: str, name: str, is_async: bool) -> None:
+    """Answer `method` with the body `module`.`name` (pygls calls a coroutine function as a task, a plain one
+    inline: abort and confirmTool stay plain so they are answered before the next message is read)."""
+    if is_async:
+        async def handler(ls: AgentServer, params: Any) -> Any:
+            return await _body(module, name)(ls, params)
+    else:
+        def handler(ls: AgentServer, params: Any) -> Any:
+            return _body(module, name)(ls, params)
+    server.feature(method)(handler)
 
 
 def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Optional[Path] = None) -> AgentServer:
@@ -254,11 +280,7 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: AgentServer, params: types.HoverParams) -> Optional[types.Hover]:
-        return _in_editor().hover(ls, params) if ls.agent is not None else None
-
-    @server.feature("agent/revert")
-    async def agent_revert(ls: AgentServer, params: Any) -> dict:
-        return await _in_editor().agent_revert(ls, params)
+        return _body("in_editor", "hover")(ls, params) if ls.agent is not None else None
 
     if os.environ.get("AGENT_LSP_DEBUG") == "1":  # for tests: what this process has loaded, without timing it
 
@@ -266,38 +288,10 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
         def agent_debug(ls: AgentServer, params: Any) -> dict:
             return {"modules": sorted(sys.modules)}
 
-    @server.feature("agent/chat")
-    async def agent_chat(ls: AgentServer, params: Any) -> dict:
-        return await _handlers().agent_chat(ls, params)
-
-    @server.feature("agent/tools")
-    async def agent_tools(ls: AgentServer, params: Any) -> dict:
-        return await _handlers().agent_tools(ls, params)
-
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: AgentServer, params: Any) -> None:
         if ls.agent is not None:  # nothing to stop when no agent request came
-            await _handlers().shutdown(ls)
-
-    @server.feature("agent/newSession")
-    def agent_new_session(ls: AgentServer, params: Any) -> dict:
-        return _handlers().agent_new_session(ls, params)
-
-    @server.feature("agent/abort")
-    def agent_abort(ls: AgentServer, params: Any) -> dict:
-        return _handlers().agent_abort(ls, params)
-
-    @server.feature("agent/confirmTool")
-    def agent_confirm_tool(ls: AgentServer, params: Any) -> dict:
-        return _handlers().agent_confirm_tool(ls, params)
-
-    @server.feature("agent/sessions")
-    def agent_sessions(ls: AgentServer, params: Any) -> dict:
-        return _handlers().agent_sessions(ls, params)
-
-    @server.feature("agent/history")
-    def agent_history(ls: AgentServer, params: Any) -> dict:
-        return _handlers().agent_history(ls, params)
+            await _body("handlers", "shutdown")(ls)
 
     if os.environ.get("AGENT_LSP_DEBUG") == "1":  # tests' leak checks only; never offered otherwise
 
@@ -306,14 +300,8 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
             return {"tasks": len(asyncio.all_tasks()), "threads": threading.active_count(),
                     "requests": len(ls.protocol._request_futures)}
 
-    @server.feature("agent/deleteSession")
-    def agent_delete_session(ls: AgentServer, params: Any) -> dict:
-        return _handlers().agent_delete_session(ls, params)
-
-    @server.feature("agent/models")
-    async def agent_models(ls: AgentServer, params: Any) -> dict:
-        return await _handlers().agent_models(ls, params)
-
+    for method, (module, name, is_async) in AGENT_METHODS.items():
+        _register(server, method, module, name, is_async)
     return server
 
 

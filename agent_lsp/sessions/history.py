@@ -5,7 +5,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import Optional, Sequence
 
-from agent_lsp.core.messages import AssistantMessage, Message, ToolResultsMessage, UserMessage
+from agent_lsp.core.messages import AssistantMessage, Message, ToolResult, ToolResultsMessage, UserMessage, call_ids
 from agent_lsp.core.tool import Tool
 from agent_lsp.sessions.results import HistoryEntry, HistoryToolCall
 from agent_lsp.sessions.store import ChatRecord
@@ -18,7 +18,8 @@ def render_history(history: list[Message], tools: dict[str, Tool], records: dict
     `records` are the tool calls as their updates described them (title, status, diff…); a call without one is
     described from its tool and result. Each assistant message carries the usage and stop reason of the chat it
     belongs to, when `chats` has it (sessions older than the chat records have none)."""
-    results = {r.tool_use_id: r for m in history if isinstance(m, ToolResultsMessage) for r in m.results}
+    ids = call_ids(history)
+    answers = _answers(history)
     starts = [c.first_message for c in chats]
     out: list[HistoryEntry] = []
     for position, message in enumerate(history):
@@ -27,12 +28,13 @@ def render_history(history: list[Message], tools: dict[str, Tool], records: dict
         elif isinstance(message, AssistantMessage):
             calls = []
             for use in message.tool_uses:
-                if use.id in records:
-                    calls.append(_recorded(records[use.id]))
+                call_id = ids[(position, use.id)]
+                if call_id in records:
+                    calls.append(_recorded(records[call_id]))
                     continue
-                tool, result = tools.get(use.name), results.get(use.id)
+                tool, result = tools.get(use.name), answers.get((position, use.id))
                 calls.append(HistoryToolCall(
-                    tool_call_id=use.id, name=use.name, title=_title(tool, use.input) or use.name,
+                    tool_call_id=call_id, name=use.name, title=_title(tool, use.input) or use.name,
                     tool_kind=tool.kind if tool else "other", input=use.input,
                     status="completed" if result and not result.is_error else "failed",
                     output=result.content if result and not result.is_error else None,
@@ -43,6 +45,17 @@ def render_history(history: list[Message], tools: dict[str, Tool], records: dict
                                     usage=chat.usage if chat else None, stop_reason=chat.stop_reason if chat else None,
                                     duration_ms=chat.duration_ms if chat else None))
     return out
+
+
+def _answers(history: list[Message]) -> dict[tuple[int, str], ToolResult]:
+    """Each tool result by (index of the assistant message whose call it answers, model id)."""
+    answers, replied = {}, -1
+    for index, message in enumerate(history):
+        if isinstance(message, AssistantMessage):
+            replied = index
+        elif isinstance(message, ToolResultsMessage):
+            answers.update({(replied, r.tool_use_id): r for r in message.results})
+    return answers
 
 
 def _chat_of(chats: Sequence[ChatRecord], starts: list[int], position: int) -> Optional[ChatRecord]:

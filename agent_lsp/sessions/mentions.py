@@ -32,11 +32,16 @@ class Mention:
     path: Optional[Path]
     lines: Optional[tuple[int, int]]
     name: Optional[str]
+    origin: Optional[str] = None
+    """Where the front end found it, for errors (`prompt.2` over ACP); LSP's `context.mentions.<i>` when None."""
+
+    def field(self, index: int, part: str) -> str:
+        """The name of this mention's `part` (uri, range) in the request, for an invalid-params error."""
+        return f"{self.origin or f'context.mentions.{index}'}.{part}"
 
 
-def mention_path(roots: list[Path], index: int, raw_path: Optional[Path], required: bool) -> Optional[Path]:
-    """The mention's file inside the workspace; BadMention naming its uri otherwise."""
-    field = f"context.mentions.{index}.uri"
+def mention_path(roots: list[Path], field: str, raw_path: Optional[Path], required: bool) -> Optional[Path]:
+    """The mention's file inside the workspace; BadMention naming its uri (`field`) otherwise."""
     if raw_path is None:
         if required:
             raise BadMention(field, "a file: URI is required for this kind of mention")
@@ -71,21 +76,21 @@ async def expand_mentions(ctx: ToolContext, mentions: list[Mention]) -> Optional
 
 async def _expand(ctx: ToolContext, roots: list[Path], index: int, mention: Mention) -> str:
     if mention.kind == "diagnostics":
-        path = mention_path(roots, index, mention.path, required=False)
+        path = mention_path(roots, mention.field(index, "uri"), mention.path, required=False)
         report = await ctx.editor.diagnostics([path] if path else None)
         where = display(roots, path) if path else "the open documents"
         found = format_diagnostics(roots, report.items) or "(none)"
         return f"@diagnostics of {where}:\n{_cut(found, MAX_MENTION_CHARS)}"
-    path = mention_path(roots, index, mention.path, required=True)
+    path = mention_path(roots, mention.field(index, "uri"), mention.path, required=True)
     name = display(roots, path)
     try:
         text, _ = read_text(ctx, path)
     except ToolError as e:
-        raise BadMention(f"context.mentions.{index}.uri", str(e)) from None
+        raise BadMention(mention.field(index, "uri"), str(e)) from None
     if mention.kind == "file":
         return f"@file {name}:\n{_fence(_cut(text, MAX_MENTION_CHARS))}"
     if mention.lines is None:
-        raise BadMention(f"context.mentions.{index}.range", f"a {mention.kind} mention needs a range")
+        raise BadMention(mention.field(index, "range"), f"a {mention.kind} mention needs a range")
     first, last = mention.lines
     excerpt = "\n".join(text.splitlines()[first:last + 1])
     label = f"@symbol {mention.name} in" if mention.kind == "symbol" and mention.name else f"@{mention.kind} of"

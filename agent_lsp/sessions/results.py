@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
-from agent_lsp.core.events import Usage
+from agent_lsp.core.events import ToolKind, ToolStatus, Usage, WireModel
 
 StopReason = Literal["end_turn", "max_turns", "max_tokens", "refusal", "aborted", "disabled", "error"]
 
@@ -36,16 +36,15 @@ class ChatOutcome:
     """The validated input of the `finish` call that ended a chat with an outputSchema."""
 
 
-@dataclass(frozen=True)
-class HistoryToolCall:
-    """A tool call of a transcript, with how it went."""
+class HistoryToolCall(WireModel):
+    """A tool call of a transcript, with how it went: also the wire shape of agent/history's tool calls."""
 
     tool_call_id: str
     name: str
     title: str
-    tool_kind: str
+    tool_kind: ToolKind
     input: dict[str, Any]
-    status: str
+    status: ToolStatus
     output: Optional[str] = None
     error: Optional[str] = None
     diff: Optional[str] = None

@@ -7,7 +7,7 @@ from typing import Optional
 from pydantic import Field
 
 from agent_lsp.core.events import Location
-from agent_lsp.core.ports import FileEdit, TextEdit
+from agent_lsp.core.ports import FileChange, FileEdit, TextEdit
 from agent_lsp.core.tool import Preview, Tool, ToolContext, ToolError, ToolInput, ToolOutput
 from agent_lsp.tools.editing import apply, current, unified_diff
 from agent_lsp.tools.paths import display, file_location, resolve
@@ -75,7 +75,8 @@ class EditFile(Tool):
         return path, now, edits, unified_diff(name, now.text, applied(now.text, edits))
 
     async def preview(self, ctx: ToolContext, input: EditFileInput) -> Preview:
-        return Preview(diff=self._compute(ctx, input)[3])
+        path, now, edits, diff = self._compute(ctx, input)
+        return Preview(diff=diff, changes=(FileChange(path, now.text, applied(now.text, edits)),))
 
     async def run(self, ctx: ToolContext, input: EditFileInput) -> ToolOutput:
         path, now, edits, diff = self._compute(ctx, input)  # again: the buffer may have changed while we asked

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from agent_lsp.core.ports import FileChange
 from agent_lsp.core.tool import Preview, Tool, ToolContext, ToolError, ToolInput, ToolOutput
 from agent_lsp.tools.editing import unified_diff
 from agent_lsp.tools.memory import MemoryFile, entries, memory_text, without_fact, write_memory
@@ -35,7 +36,8 @@ class Forget(Tool):
 
     async def preview(self, ctx: ToolContext, input: ForgetInput) -> Preview:
         old, new = self._new_text(ctx, input)
-        return Preview(diff=unified_diff(self.memory.path.name, old, new))
+        return Preview(diff=unified_diff(self.memory.path.name, old, new),
+                       changes=(FileChange(self.memory.path, old, new),))
 
     async def run(self, ctx: ToolContext, input: ForgetInput) -> ToolOutput:
         _, new = self._new_text(ctx, input)

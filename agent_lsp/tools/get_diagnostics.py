@@ -10,10 +10,7 @@ from agent_lsp.core.ports import Diagnostic
 from agent_lsp.core.tool import Tool, ToolContext, ToolInput, ToolOutput, bound
 from agent_lsp.tools.paths import display, resolve
 
-UNAVAILABLE = (
-    "The editor's diagnostics were not available (the client did not declare experimental.agent.diagnostics); "
-    "these are the syntax errors agent-lsp found itself."
-)
+UNAVAILABLE = "The editor's diagnostics were not available ({why}); these are the syntax errors agent-lsp found itself."
 
 
 class GetDiagnosticsInput(ToolInput):
@@ -36,7 +33,8 @@ class GetDiagnostics(Tool):
         paths = [resolve(ctx.editor.roots, input.path)] if input.path else None
         report = await ctx.editor.diagnostics(paths)
         body = format_diagnostics(ctx.editor.roots, report.items) or "No diagnostics."
-        return ToolOutput(bound(body if report.from_editor else f"{UNAVAILABLE}\n{body}"))
+        note = UNAVAILABLE.format(why=report.unavailable)
+        return ToolOutput(bound(body if report.from_editor else f"{note}\n{body}"))
 
 
 def format_diagnostics(roots, items: list[Diagnostic]) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from agent_lsp.core.ports import FileChange
 from agent_lsp.core.tool import Preview, Tool, ToolContext, ToolError, ToolInput, ToolOutput
 from agent_lsp.tools.editing import unified_diff
 from agent_lsp.tools.memory import MemoryFile, entries, memory_text, with_fact, write_memory
@@ -39,7 +40,8 @@ class Remember(Tool):
 
     async def preview(self, ctx: ToolContext, input: RememberInput) -> Preview:
         old, new = self._new_text(ctx, input)
-        return Preview(diff=unified_diff(self.memory.path.name, old, new))
+        return Preview(diff=unified_diff(self.memory.path.name, old, new),
+                       changes=(FileChange(self.memory.path, old, new),))
 
     async def run(self, ctx: ToolContext, input: RememberInput) -> ToolOutput:
         _, new = self._new_text(ctx, input)

@@ -7,7 +7,7 @@ from typing import Optional
 from pydantic import Field
 
 from agent_lsp.core.events import Location
-from agent_lsp.core.ports import FileEdit, TextEdit
+from agent_lsp.core.ports import FileChange, FileEdit, TextEdit
 from agent_lsp.core.tool import Preview, Tool, ToolContext, ToolError, ToolInput, ToolOutput
 from agent_lsp.tools.editing import apply, current, unified_diff
 from agent_lsp.tools.paths import display, file_location, resolve
@@ -41,7 +41,8 @@ class WriteFile(Tool):
         return path, now, unified_diff(display(ctx.editor.roots, path), now.text, input.content)
 
     async def preview(self, ctx: ToolContext, input: WriteFileInput) -> Preview:
-        return Preview(diff=self._compute(ctx, input)[2])
+        path, now, diff = self._compute(ctx, input)
+        return Preview(diff=diff, changes=(FileChange(path, now.text if now.exists else None, input.content),))
 
     async def run(self, ctx: ToolContext, input: WriteFileInput) -> ToolOutput:
         path, now, diff = self._compute(ctx, input)

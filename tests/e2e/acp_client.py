@@ -155,12 +155,12 @@ class AcpAgentProcess:
 
 
 async def start_agent(base_url: str, data_dir: Path, client: RecordingClient, *args: str,
-                      fs: bool = True, terminal: bool = False) -> AcpAgentProcess:
-    """Spawn `agent-lsp --acp`, connect, and initialize (offering fs/* when `fs`)."""
+                      fs: bool = True, terminal: bool = False, env: Optional[dict[str, str]] = None) -> AcpAgentProcess:
+    """Spawn `agent-lsp --acp`, connect, and initialize (offering fs/* when `fs`); `env` adds to its environment."""
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "agent_lsp", "--acp", "--data-dir", str(data_dir), *args,
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        env=server_env(base_url), limit=LIMIT)
+        env={**server_env(base_url), **(env or {})}, limit=LIMIT)
     conn = acp.connect_to_agent(client, process.stdin, process.stdout, observers=[client.observe])
     agent = AcpAgentProcess(process, conn, client)
     agent.initialized = await conn.initialize(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import tempfile
 import sys
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -141,9 +142,14 @@ def sent(fake_api: FakeMessagesAPI, index: int) -> list[dict]:
     return strip(fake_api.requests[index]["messages"])
 
 
+NO_USER_SETTINGS = tempfile.mkdtemp(prefix="agent-lsp-config-")
+"""XDG_CONFIG_HOME of the servers under test: the developer's own user settings file never applies."""
+
+
 def server_env(base_url: Optional[str], key: bool = True, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AGENT_LSP_", "OPENAI_"))}
     env["AGENT_LSP_OFFLINE"] = "1"
+    env["XDG_CONFIG_HOME"] = NO_USER_SETTINGS
     if key:
         env["ANTHROPIC_API_KEY"] = "test-key"
     if base_url:

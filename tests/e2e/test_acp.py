@@ -94,7 +94,10 @@ async def test_an_edit_lands_in_the_editor_and_allow_always_is_not_asked_again(a
     assert (workspace / "app.py").read_text() == on_disk  # the editor has it; saving is the user's call
     (asked, kinds), = client.permission_requests
     assert kinds == ["allow_once", "allow_always", "reject_once", "reject_always"]
-    assert asked.tool_call_id == "toolu_e1" and "+    return 'hello ' + name" in asked.content[0].content.text
+    assert asked.tool_call_id == "toolu_e1"
+    (proposed,) = asked.content  # the proposed change as ACP diff content, which approval prompts show
+    assert (proposed.type, proposed.path, proposed.old_text, proposed.new_text) == ("diff", app, on_disk, first)
+    assert [loc.path for loc in asked.locations] == [app]
     done = [u for u in client.updates if isinstance(u, schema.ToolCallProgress) and u.status == "completed"][-1]
     diff = done.content[0]
     assert (diff.type, diff.path, diff.old_text, diff.new_text) == ("diff", app, on_disk, first)
@@ -241,7 +244,10 @@ async def test_commands_run_in_the_client_terminal_when_it_offers_one(agents, fa
         "terminal/wait_for_exit", "terminal/output", "terminal/release", "tool_call_update:completed",
         "agent_message_chunk", "answer:end_turn"]
     (terminal_id, terminal), = client.terminals.items()
-    assert terminal["command"] == ["/bin/sh", "-c", "echo from the terminal"] and terminal["cwd"] == str(workspace)
+    command = terminal["command"]
+    assert command[0] == "/usr/bin/env" and command[-3:] == ["/bin/sh", "-c", "echo from the terminal"]
+    assert "ANTHROPIC_API_KEY" in command[1:-3] and set(command[1:-3:2]) == {"-u"}  # held back as over LSP
+    assert terminal["cwd"] == str(workspace)
     assert terminal["released"] and not terminal["killed"]
     shown = [u.content[0] for u in client.updates if isinstance(u, schema.ToolCallProgress) and u.content]
     assert [(c.type, c.terminal_id) for c in shown] == [("terminal", terminal_id)] * 2
@@ -366,3 +372,56 @@ async def test_the_typescript_sdk_client_accepts_everything_we_send(node_client,
     assert replayed[0] == "user_message_chunk" and replayed.count("user_message_chunk") == 2
     first = sent(fake_api, 0)[0]["content"]
     assert "[app.py](file://" in first[-1]["text"] and "greet is public API" in json.dumps(first)
+
+
+async def test_tools_speak_the_words_of_acp_not_of_lsp(agents, fake_api, workspace):
+    client = RecordingClient({str(workspace / "app.py"): "def broken(:\n"})
+    agent = await agents(client)
+    session_id = await new_session(agent, workspace)
+    fake_api.add(tool_use("get_diagnostics", {"path": "app.py"}, id="toolu_d"), text("Broken."))
+    assert (await prompt(agent, session_id, "check")).stop_reason == "end_turn"
+    result = sent(fake_api, 1)[-1]["content"][0]["content"]
+    assert "the Agent Client Protocol does not carry the editor's diagnostics" in result
+    assert "experimental" not in result and "declare" not in result
+
+
+async def test_tool_call_ids_are_unique_in_a_session_though_the_model_repeats_them(agents, fake_api, workspace):
+    client = RecordingClient()
+    agent = await agents(client)
+    session_id = await new_session(agent, workspace)
+    for words in ("first", "second"):
+        fake_api.add(tool_use("list_files", {}, id="toolu_same"), text("Listed."))
+        assert (await prompt(agent, session_id, words)).stop_reason == "end_turn"
+    started = [u.tool_call_id for u in client.updates if isinstance(u, schema.ToolCallStart)]
+    assert started == ["toolu_same", "toolu_same~2"]
+    # the model reads its own ids back, each answered once
+    assert [m["content"][0]["tool_use_id"] for m in sent(fake_api, 3) if m["role"] == "user"
+            and isinstance(m["content"], list) and m["content"][0].get("type") == "tool_result"] == ["toolu_same"] * 2
+    replay = RecordingClient()
+    other = await agents(replay)
+    await other.conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+    assert [u.tool_call_id for u in replay.updates if isinstance(u, schema.ToolCallStart)] == started
+
+
+async def test_a_first_message_that_is_not_initialize_is_answered_by_the_sdk(workspace):
+    """initialize is answered before the SDK loads only when it is well formed; anything else reaches the SDK."""
+    import json
+    import sys
+
+    from tests.e2e.conftest import server_env
+
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "agent_lsp", "--acp", "--data-dir", str(workspace.parent / "state"),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env=server_env(None))
+    bad = {"jsonrpc": "2.0", "id": 1, "method": "no/such/method", "params": {}}
+    good = {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"protocolVersion": 1}}
+    process.stdin.write((json.dumps(bad) + "\n" + json.dumps(good) + "\n").encode())
+    await process.stdin.drain()
+    first = json.loads(await asyncio.wait_for(process.stdout.readline(), 60))
+    second = json.loads(await asyncio.wait_for(process.stdout.readline(), 60))
+    process.stdin.close()
+    stderr = (await asyncio.wait_for(process.communicate(), 60))[1].decode()
+    assert (first["id"], first["error"]["code"]) == (1, -32601)
+    assert second["id"] == 2 and second["result"]["agentInfo"]["name"] == "agent-lsp-server"
+    assert "Traceback" not in stderr

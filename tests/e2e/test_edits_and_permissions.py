@@ -222,7 +222,7 @@ async def test_without_the_capability_the_server_finds_python_syntax_errors(lsp)
     await chat(client)
     assert client.diagnostics_requests == []
     assert result_of(lsp.fake_api, 1)["content"] == (
-        "The editor's diagnostics were not available (the client did not declare experimental.agent.diagnostics); "
+        "The editor's diagnostics were not available (the editor does not share them with agent-lsp); "
         "these are the syntax errors agent-lsp found itself.\napp.py:1:12: error: invalid syntax [agent-lsp]")
 
 

@@ -68,6 +68,14 @@ def test_advertised_capabilities_match_the_tools_and_the_protocol():
     assert ServerAgentCapabilities.model_validate(caps).wire() == caps
 
 
+def test_a_chat_is_composed_in_one_place_below_the_front_ends():
+    """Only sessions/assembly.py makes a ChatRequest: a tool or setting added there reaches LSP and ACP alike."""
+    makers = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
+                    if any(isinstance(n, ast.Call) and getattr(n.func, "id", None) == "ChatRequest"
+                           for n in ast.walk(ast.parse(p.read_text()))))
+    assert makers == ["sessions/assembly.py"]
+
+
 @pytest.mark.parametrize("path", modules("core") + modules("tools") + modules("sessions") + modules("models"),
                          ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_nothing_below_the_front_ends_imports_the_sidecar(path):

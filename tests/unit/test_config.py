@@ -59,3 +59,61 @@ def test_max_turns_unlimited_is_the_hard_cap():
 def test_default_data_dir():
     assert str(default_data_dir({"XDG_STATE_HOME": "/x/state"})) == "/x/state/agent-lsp"
     assert str(default_data_dir({})).endswith(".local/state/agent-lsp")
+
+
+# ---- the user's settings file (PROTOCOL §9) ----------------------------------------------------------------
+
+def test_the_user_file_is_below_every_other_source(tmp_path):
+    from agent_lsp.config import Layers, clean
+
+    def layer(**values):
+        return clean(values, "test")[0]
+
+    layers = Layers(user_file=layer(model="user", maxTurns=1, maxTokens=2, contextWindow=3000, thinking="adaptive",
+                                    compactThreshold=0.5),
+                    environment=layer(model="env", maxTurns=11), initialization_options=layer(maxTokens=12),
+                    workspace_file=layer(contextWindow=13000), workspace=layer(compactThreshold=0.6))
+    s = layers.resolve({"max_turns": 7})
+    assert (s.model, s.max_turns, s.max_tokens, s.context_window, s.compact_threshold, s.thinking) == (
+        "env", 7, 12, 13000, 0.6, "adaptive")
+
+
+def test_the_user_file_is_read_again_when_it_changes_and_warns_once_per_reading(tmp_path):
+    import os
+
+    from agent_lsp.config.user_file import UserSettingsFile
+
+    path = tmp_path / "agent-lsp" / "settings.json"
+    user = UserSettingsFile(path)
+    assert (user.refresh(), user.layer) == ([], {})  # no file: nothing, quietly
+    path.parent.mkdir()
+    path.write_text('{"model": "a", "maxTurns": "lots"}')
+    (warning,) = user.refresh()
+    assert str(path) in warning and "`maxTurns`" in warning and "lots" not in warning
+    assert user.layer == {"model": "a"}
+    assert user.refresh() == []  # unchanged: not read again, not warned again
+    path.write_text('{"model": "bb"}')
+    os.utime(path, ns=(1, 1))  # a change within the same clock tick is still seen (size and time differ)
+    assert (user.refresh(), user.layer) == ([], {"model": "bb"})
+
+
+def test_a_user_file_that_cannot_be_taken_is_one_warning_naming_it_and_nothing_else(tmp_path):
+    from agent_lsp.config.user_file import UserSettingsFile
+
+    cases = {"not json": '{"mcpServers": {"x": {"headers": {"Authorization": "Bearer HIDDEN"}}}',
+             "an array": "[1]", "a directory": None}
+    for name, content in cases.items():
+        path = tmp_path / name / "settings.json"
+        path.parent.mkdir()
+        path.mkdir() if content is None else path.write_text(content)
+        user = UserSettingsFile(path)
+        (warning,) = user.refresh()
+        assert str(path) in warning and "ignored" in warning and "HIDDEN" not in warning, name
+        assert user.layer == {}
+
+
+def test_the_user_settings_path_follows_xdg_config_home(tmp_path):
+    from agent_lsp.config.user_file import user_settings_path
+
+    assert user_settings_path({"XDG_CONFIG_HOME": str(tmp_path)}) == tmp_path / "agent-lsp" / "settings.json"
+    assert str(user_settings_path({})).endswith("/.config/agent-lsp/settings.json")

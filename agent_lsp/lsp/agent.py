@@ -1,0 +1,88 @@
+"""The agent side of one LSP connection: its sessions, the chat assembly, and how updates, progress and questions
+reach the client. Made on the first agent request (`agent_of`), with everything the agent needs behind it."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Optional
+
+from lsprotocol import types
+
+from agent_lsp.core.events import AgentUpdate
+from agent_lsp.lsp.editor import LspEditor
+from agent_lsp.lsp.progress import ChatProgress
+from agent_lsp.lsp.updates import UpdateStream
+from agent_lsp.models.registry import build_model
+from agent_lsp.protocol import UpdateParams
+from agent_lsp.sessions.assembly import ChatAssembly
+from agent_lsp.sessions.permissions import Ask
+from agent_lsp.sessions.runtime import Session, Sessions
+from agent_lsp.sessions.store import open_store
+
+log = logging.getLogger(__name__)
+CONFIRM_ACTIONS = {"Allow once": "allow_once", "Allow always": "allow_always", "Reject": "reject_once"}
+TRUST_ACTIONS = {"Trust": True, "Don't trust": False}
+
+
+class Agent:
+    """The agent side of the server: sessions, and how their updates and progress reach the client."""
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        store = None
+        if server.data_dir is not None:
+            store, warning = open_store(server.data_dir)
+            server.warn([warning] if warning else [])
+        self.sessions = Sessions(build_model, self.emit, store)
+        self.assembly = ChatAssembly(server.layers, server.data_dir, server.warn, server.user_file)
+        self.streams: dict[str, UpdateStream] = {}
+        self.progress: dict[str, ChatProgress] = {}
+        self.current: Optional[str] = None
+        """The window's current session: the last one chatted in (code actions continue it)."""
+
+    def emit(self, session: Session, update: AgentUpdate) -> None:
+        """Send an update of `session` (coalescing text) and move its progress along."""
+        stream = self.streams.get(session.id)
+        if stream is None:
+            stream = self.streams[session.id] = UpdateStream(lambda u: self._notify(session, u))
+        stream.push(update)
+        if session.id in self.progress:
+            self.progress[session.id].report(update)
+
+    def _notify(self, session: Session, update: AgentUpdate) -> None:
+        params = UpdateParams(session_id=session.id, seq=session.next_seq(), update=update)
+        self.server.protocol.notify("agent/update", params.wire())
+
+    def editor(self) -> LspEditor:
+        return LspEditor(self.server, client_diagnostics=self.server.agent_caps["diagnostics"])
+
+    async def _choose(self, message: str, titles: list[str]) -> Optional[str]:
+        """The title the user chose in a window/showMessageRequest; None when dismissed or not answered."""
+        answer = await self.server.window_show_message_request_async(types.ShowMessageRequestParams(
+            type=types.MessageType.Warning, message=message, actions=[types.MessageActionItem(title=t) for t in titles]))
+        return answer.get("title") if isinstance(answer, dict) else getattr(answer, "title", None)
+
+    def ask_by_message(self) -> Ask:
+        """Confirmation through window/showMessageRequest, for clients without agent/confirmTool."""
+
+        async def ask(request):
+            what = f"`{request.command}`" if request.command else request.title
+            title = await self._choose(f"agent-lsp wants to run {request.name}: {what}. Allow?", list(CONFIRM_ACTIONS))
+            return CONFIRM_ACTIONS.get(title, "reject_once"), None
+
+        return ask
+
+    async def ask_trust(self, question: str) -> Optional[bool]:
+        """Whether the user trusts the workspace's settings files (window/showMessageRequest); None if dismissed."""
+        try:
+            return TRUST_ACTIONS.get(await self._choose(question, list(TRUST_ACTIONS)))
+        except Exception as e:  # a client that cannot ask: nothing runs
+            log.info("window/showMessageRequest for trust failed: %r", e)
+            return None
+
+
+def agent_of(server: Any) -> Agent:
+    """The connection's agent, made on first use."""
+    if server.agent is None:
+        server.agent = Agent(server)
+    return server.agent

@@ -1,0 +1,193 @@
+"""One chat, composed once for every front end: the settings in force, the system prompt (environment, project
+instructions, memory), the tools (built-in, memory, MCP, language, `finish`), the hooks and `secretEnv`
+(PROTOCOL §9 "Settings and one chat for every front end").
+
+A front end parses its wire into `ChatInputs` (plain values) and hands over its ports and its substitutions (ACP's
+file tools through the client, its terminal); what a chat is told and may use is decided here, so a new tool or
+setting reaches LSP and ACP alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import platform
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from agent_lsp import tools
+from agent_lsp.config import Layers, Settings
+from agent_lsp.config.user_file import UserSettingsFile
+from agent_lsp.core.messages import UserMessage
+from agent_lsp.core.ports import Editor, LanguageFeatures
+from agent_lsp.core.prompt import Environment, editor_context, project_instructions, system_prompt
+from agent_lsp.core.tool import Tool, ToolContext
+from agent_lsp.sessions.mcp import McpServers
+from agent_lsp.sessions.mentions import BadMention, Mention, expand_mentions
+from agent_lsp.sessions.runtime import ChatRequest
+from agent_lsp.sessions.shell_hooks import ShellHooks
+from agent_lsp.sessions.trust import Trust
+from agent_lsp.sessions.workspace_settings import AskTrust, workspace_file_layer
+from agent_lsp.tools.forget import Forget
+from agent_lsp.tools.memory import MemoryFile, memory_file, read_memory
+from agent_lsp.tools.paths import display
+from agent_lsp.tools.remember import Remember
+
+MAX_LISTED_BUFFERS = 20
+Warn = Callable[[list[str]], None]
+Substitute = Callable[[Tool], Tool]
+
+
+class BadInput(ValueError):
+    """A chat that cannot start: `field` names the parameter (the front end answers its invalid-params error)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+async def _never_trusted(question: str) -> Optional[bool]:
+    return None
+
+
+@dataclass
+class ChatInputs:
+    """One chat as a front end parsed it from its wire: plain values and the front end's ports."""
+
+    message: str
+    editor: Editor
+    session_id: str
+    chat_settings: dict[str, Any] = field(default_factory=dict)
+    """The chat's own parameters, already valid (permission_mode, max_turns, model)."""
+    mentions: list[Mention] = field(default_factory=list)
+    attached: Optional[str] = None
+    """Context the front end rendered itself (ACP's embedded resources)."""
+    active_path: Optional[Path] = None
+    active_label: Optional[str] = None
+    """The active document's URI when it has no path (an untitled buffer)."""
+    selection: Optional[tuple[int, int]] = None
+    """The selected lines of the active document, 0-based, first and last."""
+    output_schema: Optional[dict[str, Any]] = None
+    substitute: Substitute = lambda tool: tool
+    """The front end's own way to some tools (ACP: files through the client, commands in its terminal)."""
+    language: Optional[LanguageFeatures] = None
+    """The editor's language intelligence, when the front end has it."""
+    ask_trust: AskTrust = _never_trusted
+
+
+@dataclass
+class CheckedChat:
+    """A chat whose inputs passed the checks: its `finish` tool and its expanded mentions."""
+
+    inputs: ChatInputs
+    finish: list[Tool]
+    mentioned: Optional[str]
+
+
+class ChatAssembly:
+    """What every chat of one front end's connection shares (settings layers, the user's settings file, trust
+    answers, MCP servers), and the one place that composes a chat from them."""
+
+    def __init__(self, layers: Layers, data_dir: Optional[Path], warn: Warn,
+                 user_file: Optional[UserSettingsFile] = None) -> None:
+        self.layers = layers
+        self.data_dir = data_dir
+        self.warn = warn
+        self.user_file = user_file or UserSettingsFile()
+        self.trust = Trust(data_dir)
+        self.mcp = McpServers(lambda message: warn([message]))
+        self.refresh_user_file()
+
+    def refresh_user_file(self) -> None:
+        """Take the user's settings file again if it changed (its warnings go to the user)."""
+        warnings = self.user_file.refresh()
+        self.layers.user_file = self.user_file.layer
+        self.warn(warnings)
+
+    async def settings(self, roots: list[Path], ask_trust: AskTrust = _never_trusted,
+                       chat: Optional[dict[str, Any]] = None) -> Settings:
+        """The settings in force: every layer, the workspace's own file included (its gated keys once trusted)."""
+        self.refresh_user_file()
+        self.layers.workspace_file, warnings = await workspace_file_layer(roots[0] if roots else None, self.trust,
+                                                                         ask_trust)
+        self.warn(warnings)
+        return self.layers.resolve(chat)
+
+    async def tools(self, settings: Settings, roots: list[Path], substitute: Substitute = lambda tool: tool,
+                    language: Optional[LanguageFeatures] = None) -> list[Tool]:
+        """Every tool a chat with these settings is offered: built-in (as the front end reaches them), memory, MCP
+        (each server started on first need)."""
+        memory = memory_file(settings.memory_file, roots, self.data_dir)
+        mcp = await self.mcp.tools(settings.mcp_servers) if settings.mcp_servers else []
+        return [*(substitute(t) for t in tools.ALL), *_memory_tools(memory), *mcp]
+
+    async def check(self, inputs: ChatInputs) -> CheckedChat:
+        """BadInput naming the field when the chat cannot start: an invalid outputSchema, a mention that cannot
+        be read."""
+        finish = []
+        if inputs.output_schema is not None:
+            from agent_lsp.tools.finish import InvalidSchema, finish_tool
+
+            try:
+                finish = [finish_tool(inputs.output_schema)]
+            except InvalidSchema as e:
+                raise BadInput("outputSchema", f"not a valid JSON Schema: {e}") from None
+        try:
+            mentioned = await expand_mentions(ToolContext(editor=inputs.editor), inputs.mentions)
+        except BadMention as e:
+            raise BadInput(e.field, str(e)) from None
+        return CheckedChat(inputs, finish, mentioned)
+
+    async def compose(self, checked: CheckedChat) -> ChatRequest:
+        """What the chat is told and may use."""
+        inputs = checked.inputs
+        roots = inputs.editor.roots
+        settings = await self.settings(roots, inputs.ask_trust, inputs.chat_settings)
+        env = await environment(inputs)
+        memory = memory_file(settings.memory_file, roots, self.data_dir)
+        context = "\n\n".join(part for part in (editor_context(env), inputs.attached, checked.mentioned) if part)
+        offered = await self.tools(settings, roots, inputs.substitute, inputs.language)
+        return ChatRequest(
+            message=UserMessage(text=inputs.message, context=context or None), settings=settings,
+            system=system_prompt(env, project_instructions(roots),
+                                 read_memory(memory) if memory and not memory.in_workspace else None),
+            tools=[*offered, *checked.finish],
+            ctx=ToolContext(editor=inputs.editor, secret_env=settings.secret_env, language=inputs.language),
+            ends_with="finish" if inputs.output_schema is not None else None,
+            hooks=[ShellHooks(settings.hooks, inputs.session_id, roots[0] if roots else None)] if settings.hooks else [])
+
+    async def close(self) -> None:
+        """Stop what the chats started (MCP servers)."""
+        await self.mcp.close()
+
+
+def _memory_tools(memory: Optional[MemoryFile]) -> list[Tool]:
+    """`remember` and `forget`, when the workspace has somewhere to keep facts."""
+    return [Remember(memory), Forget(memory)] if memory else []
+
+
+async def environment(inputs: ChatInputs) -> Environment:
+    """What the system prompt tells the model about the editor: the active buffer and the most recently opened
+    ones, at most MAX_LISTED_BUFFERS (list_open_buffers has the rest)."""
+    editor = inputs.editor
+    roots = editor.roots
+    docs = editor.open_documents()
+    wanted = inputs.active_path
+    active = next((d for d in docs if (d.path == wanted if wanted is not None else d.uri == inputs.active_label)),
+                  None) if wanted is not None or inputs.active_label else None
+    listed = docs[-MAX_LISTED_BUFFERS:]
+    if active is not None and active not in listed:
+        listed = [active, *listed[1:]]
+    flags = await asyncio.to_thread(lambda: [d.unsaved for d in listed])  # may read the files
+    env = Environment(os_name=f"{platform.system()} {platform.release()}", roots=roots,
+                      open_buffers=[(display(roots, d.path) if d.path else d.uri, dirty)
+                                    for d, dirty in zip(listed, flags)],
+                      more_buffers=len(docs) - len(listed))
+    if wanted is not None or inputs.active_label:
+        env.active_file = display(roots, Path(os.path.realpath(wanted))) if wanted else inputs.active_label
+        if active and inputs.selection:
+            lines = active.text.splitlines()
+            first, last = inputs.selection
+            env.selection = (first + 1, last + 1, "\n".join(lines[first:last + 1]))
+    return env
