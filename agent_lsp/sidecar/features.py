@@ -159,6 +159,8 @@ class SidecarLanguageFeatures:
 
     async def _ready(self, root: Path, name: str) -> Server:
         key = (root, name)
+        if self._closed:  # a request that was under way when close() came
+            raise LanguageFeatureError("agent-lsp's language servers are stopped")
         server = self._servers.get(key)
         if server is None:
             server = self._servers[key] = Server(name, self._configs[name], root, self._encodings, self._exited)
