@@ -364,6 +364,24 @@ async def test_tools_are_offered_for_the_languages_the_workspace_has(tmp_path):
     await unknown.port.close()
 
 
+async def test_the_server_is_told_its_initialization_options_and_asks_for_its_settings(workspace):
+    sidecar = Sidecar(workspace, {"fake": {
+        "command": [sys.executable, FAKE], "languages": ["python"], "initializationOptions": {"fast": True},
+        "settings": {"python": {"analysis": {"mode": "strict"}}, "fake.flat": 1}}})
+
+    async def ask(query: str):
+        return json.loads((await sidecar.port.request("workspace/symbol", {"query": query}))[0]["name"])
+
+    try:
+        assert await ask("init") == {"fast": True}
+        assert await ask("config:python.analysis") == [{"mode": "strict"}]
+        assert await ask("config:fake.flat") == [1]
+        assert await ask("config:nothing.here") == [None]
+        assert await ask("config:") == [{"python": {"analysis": {"mode": "strict"}}, "fake.flat": 1}]
+    finally:
+        await sidecar.port.close()
+
+
 async def test_a_server_gets_no_credentials(workspace, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret")
     monkeypatch.setenv("SIDECAR_PLAIN", "kept")

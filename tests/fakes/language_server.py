@@ -1,7 +1,8 @@
 """A small language server (pygls) for the sidecar's fault cases: `textDocument/definition` of a word answered in
 the negotiated position encoding (pygls's codec), a `textDocument/hover` that never answers (it records its start
 and its cancellation), and `workspace/symbol` reporting those records as symbol names ("hover:1",
-"cancelled:1"). No call hierarchy, no rename.
+"cancelled:1"); the query "config:<section>" answers what `workspace/configuration` gives for that section, and
+"init" the `initializationOptions` it was started with (JSON, as one symbol's name). No call hierarchy, no rename.
 
 Run: python tests/fakes/language_server.py [--stubborn]   (stdio; --stubborn: it outlives the end of its stdin and
 ignores SIGTERM and SIGHUP, as a server that only a parent-death signal takes down)
@@ -10,6 +11,7 @@ ignores SIGTERM and SIGHUP, as a server that only a parent-death signal takes do
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import sys
 import time
@@ -19,6 +21,12 @@ from pygls.lsp.server import LanguageServer
 
 server = LanguageServer("fake-language-server", "1")
 records: list[str] = []
+started: dict = {}
+
+
+@server.feature(types.INITIALIZE)
+def initialize(ls: LanguageServer, params: types.InitializeParams):
+    started["initializationOptions"] = params.initialization_options
 
 
 def _word(text: str, offset: int) -> tuple[int, int]:
@@ -55,10 +63,17 @@ async def hover(ls: LanguageServer, params: types.HoverParams):
 
 
 @server.feature(types.WORKSPACE_SYMBOL)
-def symbols(ls: LanguageServer, params: types.WorkspaceSymbolParams):
+async def symbols(ls: LanguageServer, params: types.WorkspaceSymbolParams):
+    names = records
+    if params.query.startswith("config:"):
+        answer = await ls.workspace_configuration_async(types.ConfigurationParams(
+            items=[types.ConfigurationItem(section=params.query[len("config:"):] or None)]))
+        names = [json.dumps(answer)]
+    elif params.query == "init":
+        names = [json.dumps(started["initializationOptions"])]
     here = types.Location(uri="file:///records", range=types.Range(start=types.Position(0, 0),
                                                                     end=types.Position(0, 0)))
-    return [types.SymbolInformation(name=r, kind=types.SymbolKind.Event, location=here) for r in records]
+    return [types.SymbolInformation(name=n, kind=types.SymbolKind.Event, location=here) for n in names]
 
 
 if __name__ == "__main__":
