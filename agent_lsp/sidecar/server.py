@@ -16,7 +16,6 @@ import signal
 import sys
 import uuid
 from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -25,6 +24,7 @@ from pygls.exceptions import JsonRpcException
 from agent_lsp.config.language_servers import LanguageServerConfig
 from agent_lsp.core.ports import LANGUAGE_METHODS, LanguageFeatureError
 from agent_lsp.sidecar.client import SidecarClient
+from agent_lsp.sidecar.documents import Buffers, Documents
 from agent_lsp.sidecar.positions import Texts, convert, uri_path
 from agent_lsp.tools.run_command import command_env
 
@@ -36,8 +36,6 @@ _LAUNCH = ("import ctypes,os,sys\nppid=int(sys.argv[1])\nctypes.CDLL(None).prctl
            "os.getppid()==ppid or os._exit(1)\nos.execvp(sys.argv[2],sys.argv[2:])")
 STOP_WAIT = 2.0
 """Seconds a server has to answer `shutdown`, then to leave after `exit`, before it is killed."""
-DISK_DOCUMENTS = 64
-"""Files opened from disk (asked about, not open in the editor) a server keeps open at most."""
 
 PROVIDERS = {
     "textDocument/definition": "definitionProvider",
@@ -86,34 +84,6 @@ def _section(settings: Any, section: Optional[str]) -> Any:
     return node
 
 
-@dataclass
-class _Document:
-    text: str
-    version: int
-    from_editor: bool
-    editor_version: Optional[int] = None
-    """The editor's version of the buffer this text is (None: the file on disk)."""
-    stamp: Optional[tuple[int, int]] = None
-    """(mtime_ns, size) of the file when read from disk."""
-
-
-Stamp = Optional[tuple[int, int]]
-
-
-def _read_changed(files: dict[Path, Stamp]) -> dict[Path, tuple[Stamp, Optional[str]]]:
-    """For each file whose stamp differs from the one given: its new stamp and text (None, None when gone)."""
-    out: dict[Path, tuple[Stamp, Optional[str]]] = {}
-    for path, old in files.items():
-        try:
-            st = path.stat()
-            stamp = (st.st_mtime_ns, st.st_size)
-            if stamp != old:
-                out[path] = (stamp, path.read_text(encoding="utf-8", errors="replace"))
-        except OSError:
-            out[path] = (None, None)
-    return out
-
-
 class Server:
     """One language server process for (`root`, `name`). `on_exit(server, returncode)` when it ends on its own."""
 
@@ -125,11 +95,10 @@ class Server:
         self.state = "new"  # new -> starting -> running -> stopped
         self.methods: set[str] = set()
         self.encoding = "utf-16"
-        self.documents: dict[Path, _Document] = {}
+        self.documents = Documents(self._notify)
         self.stderr: deque[str] = deque(maxlen=20)
         self._starting: Optional[asyncio.Task] = None
         self._drain_task: Optional[asyncio.Task] = None
-        self._sync_lock = asyncio.Lock()
         self._tasks: list[asyncio.Task] = []
         self._closing = False
 
@@ -338,7 +307,7 @@ class Server:
     async def ask(self, method: str, params: dict[str, Any], path: Optional[Path], timeout: float) -> Any:
         """A LANGUAGE_METHODS request with positions in characters, answered with positions in characters."""
         uri = path.as_uri() if path else None
-        texts = Texts({p: d.text for p, d in self.documents.items()})
+        texts = Texts(self.documents.texts())
         if self.encoding != "utf-32":
             params = await asyncio.to_thread(convert, params, uri, self.encoding, texts, True)
         result = await self.request(method, params, timeout)
@@ -355,58 +324,12 @@ class Server:
             document = change.get("textDocument") if isinstance(change, dict) else None
             path = uri_path(document["uri"]) if isinstance(document, dict) and "uri" in document else None
             if path is not None:
-                doc = self.documents.get(path.resolve())
-                document["version"] = doc.editor_version if doc is not None and doc.from_editor else None
+                document["version"] = self.documents.editor_version(path.resolve())
 
-    # ---- documents ---------------------------------------------------------------------------------------
+    async def sync(self, editor: Buffers, asked: Optional[Path], language: str) -> None:
+        """Make the server see the editor's buffers and the files on disk as they are now (documents.py)."""
+        await self.documents.sync(editor, asked, language)
 
-    async def sync(self, editor: dict[Path, tuple[str, str, Optional[int]]], asked: Optional[Path],
-                   language: str) -> None:
-        """Make the server see the editor's buffers `editor` ({path: (languageId, text, version)}) as they are, the
-        files it was shown from disk as they are now, and `asked` (from disk unless the editor has it open)."""
-        async with self._sync_lock:
-            for path, (language_id, text, version) in editor.items():
-                doc = self.documents.get(path)
-                if doc is None:
-                    self._open(path, language_id, text, from_editor=True)
-                elif doc.text != text:
-                    self._change(path, text)
-                self.documents[path].from_editor = True
-                self.documents[path].stamp = None
-                self.documents[path].editor_version = version
-            for path in [p for p, d in self.documents.items() if d.from_editor and p not in editor]:
-                self._close(path)  # closed in the editor: the server goes back to the file on disk
-            on_disk = {p: d.stamp for p, d in self.documents.items() if not d.from_editor}
-            if asked is not None and asked not in self.documents:
-                on_disk[asked] = None
-            if not on_disk:
-                return
-            for path, (stamp, text) in (await asyncio.to_thread(_read_changed, on_disk)).items():
-                if text is None:
-                    if path in self.documents:
-                        self._close(path)
-                elif path not in self.documents:
-                    self._open(path, language, text, from_editor=False)
-                elif self.documents[path].text != text:
-                    self._change(path, text)
-                if path in self.documents and text is not None:
-                    self.documents[path].stamp = stamp
-            read = [p for p, d in self.documents.items() if not d.from_editor and p != asked]
-            for path in read[: max(0, len(read) - DISK_DOCUMENTS)]:  # the oldest first
-                self._close(path)
-
-    def _open(self, path: Path, language_id: str, text: str, from_editor: bool) -> None:
-        self.documents[path] = _Document(text=text, version=1, from_editor=from_editor)
-        self.client.plain.notify("textDocument/didOpen", {"textDocument": {  # type: ignore[union-attr]
-            "uri": path.as_uri(), "languageId": language_id, "version": 1, "text": text}})
-
-    def _change(self, path: Path, text: str) -> None:
-        doc = self.documents[path]
-        doc.text, doc.version = text, doc.version + 1
-        self.client.plain.notify("textDocument/didChange", {  # type: ignore[union-attr]
-            "textDocument": {"uri": path.as_uri(), "version": doc.version}, "contentChanges": [{"text": text}]})
-
-    def _close(self, path: Path) -> None:
-        del self.documents[path]
-        self.client.plain.notify("textDocument/didClose",  # type: ignore[union-attr]
-                                 {"textDocument": {"uri": path.as_uri()}})
+    def _notify(self, method: str, params: Any) -> None:
+        if self.client is not None:
+            self.client.plain.notify(method, params)
