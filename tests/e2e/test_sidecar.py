@@ -253,16 +253,18 @@ async def test_a_server_that_cannot_start_is_tried_twice_then_withdrawn(workspac
 
 
 async def test_a_silent_server_times_out_and_a_cancelled_caller_leaves_nothing_pending(workspace):
-    sidecar = Sidecar(workspace, {"fake": {"command": [sys.executable, FAKE], "languages": ["python"]}},
-                      timeout=1.0)
+    sidecar = Sidecar(workspace, {"fake": {"command": [sys.executable, FAKE], "languages": ["python"]}})
     port, path = sidecar.port, workspace / "app.py"
 
     async def records() -> list[str]:
         return [s["name"] for s in await port.request("workspace/symbol", {"query": ""})]
 
     try:
-        with pytest.raises(LanguageFeatureError) as caught:  # the timeout must fire here
+        await records()  # started
+        port.timeout = 1.0  # the timeout must fire here; a ceiling again afterwards
+        with pytest.raises(LanguageFeatureError) as caught:
             await port.request("textDocument/hover", sidecar.at("app.py", 0, 0), path)
+        port.timeout = 30.0
         assert str(caught.value) == "language server `fake` did not answer textDocument/hover within 1 s"
         assert port.pending() == 0
 
