@@ -79,10 +79,7 @@ class SidecarLanguageFeatures:
             raise LanguageFeatureError(f"{path} is outside the workspace folders")
         candidates = [c for c in self._candidates(path) if method in self._supported(*c)]
         if not candidates:
-            configured = [n for _, n in self._candidates(path)]
-            if configured:
-                raise LanguageFeatureError(f"language server {_names(configured)} does not support {method}")
-            raise LanguageFeatureError(f"no language server is configured for {path.name}")
+            raise LanguageFeatureError(self._why_none(path, method))
         for root, name in candidates:
             server = await self._ready(root, name)
             if method in server.methods:
@@ -122,6 +119,19 @@ class SidecarLanguageFeatures:
         language = self._editor_language(path)
         return [(root, name) for name, config in self._configs.items()
                 if self._usable(root, name) and serves(config, path, language)]
+
+    def _why_none(self, path: Path, method: str) -> str:
+        """Why no server answers `method` for `path`, naming the servers concerned."""
+        configured = [n for _, n in self._candidates(path)]
+        if configured:
+            return f"language server {_names(configured)} does not support {method}"
+        language = self._editor_language(path)
+        for name, config in self._configs.items():
+            if serves(config, path, language):
+                if name in self._missing:
+                    return f"language server `{name}`: command `{config.command[0]}` was not found"
+                return f"language server `{name}` stopped twice and was withdrawn"
+        return f"no language server is configured for {path.name}"
 
     def _usable(self, root: Path, name: str) -> bool:
         return name not in self._missing and (root, name) not in self._withdrawn

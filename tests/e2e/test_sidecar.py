@@ -214,8 +214,11 @@ async def test_a_missing_command_is_a_warning_and_offers_nothing(workspace):
     assert sidecar.warnings == ["agent-lsp: language server `ghost`: command `no-such-language-server` was not "
                                 "found; its tools are not offered."]
     assert sidecar.port.methods(workspace / "app.py") == {} and sidecar.port.methods() == {}
-    with pytest.raises(LanguageFeatureError, match="no language server is configured for app.py"):
+    with pytest.raises(LanguageFeatureError) as caught:
         await sidecar.port.request("textDocument/definition", sidecar.at("app.py", *LOAD_IN_APP))
+    assert str(caught.value) == "language server `ghost`: command `no-such-language-server` was not found"
+    with pytest.raises(LanguageFeatureError, match="no language server is configured for notes.txt"):
+        await sidecar.port.request("textDocument/definition", sidecar.at("notes.txt", 0, 0))
     await sidecar.port.close()
 
 
@@ -234,7 +237,7 @@ async def test_a_killed_server_restarts_once_then_is_withdrawn_with_a_warning(je
     assert jedi.warnings == [f"agent-lsp: language server `jedi` ({JEDI}) stopped again (exit code -9) in "
                              f"{jedi.root}; its tools are withdrawn."]
     assert jedi.port.methods(app) == {} and jedi.port.running() == {}
-    with pytest.raises(LanguageFeatureError, match="no language server is configured for app.py"):
+    with pytest.raises(LanguageFeatureError, match="language server `jedi` stopped twice and was withdrawn"):
         await jedi.port.request("textDocument/definition", jedi.at("app.py", *LOAD_IN_APP), app)
 
 
