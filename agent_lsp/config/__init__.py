@@ -48,6 +48,10 @@ class Settings:
     """Shell hooks by event (sessions/shell_hooks.py), already checked."""
     mcp_servers: Mapping[str, Any] = field(default_factory=dict)
     """MCP servers by name (config/mcp_servers.py ServerConfig), already checked; the layers' servers add up."""
+    language_servers: Mapping[str, Any] = field(default_factory=dict)
+    """Language servers agent-lsp runs itself, by name (config/language_servers.py LanguageServerConfig)."""
+    language_timeout: float = 5.0
+    """Seconds a language request (definition, references...) may take before it fails naming the server."""
 
 
 def _described(schema: dict[str, Any]):
@@ -108,6 +112,25 @@ def _mcp_servers(value: Any) -> Mapping[str, Any]:
     return parse_servers(value)
 
 
+@_described({"type": "object", "description": "Language servers agent-lsp runs itself, by name "
+                                             "(docs/language-servers.md)",
+              "additionalProperties": {"type": "object", "required": ["command", "languages"], "properties": {
+                  "command": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
+                  "languages": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
+                  "initializationOptions": {}, "settings": {"type": "object"}}}})
+def _language_servers(value: Any) -> Mapping[str, Any]:
+    from agent_lsp.config.language_servers import parse_language_servers
+
+    return parse_language_servers(value)
+
+
+@_described({"type": "number", "minimum": 1, "maximum": 120})
+def _language_timeout(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1 <= value <= 120:
+        raise ValueError("must be a number of seconds from 1 to 120")
+    return float(value)
+
+
 @_described({"anyOf": [{"type": "object", "properties": {"budgetTokens": {"type": "integer", "minimum": 1024}},
                                  "required": ["budgetTokens"]}, {"const": "adaptive"}, {"const": False}]})
 def _thinking(value: Any) -> Thinking:
@@ -150,8 +173,10 @@ FIELDS = {
     "memoryFile": ("memory_file", _choice(MEMORY_FILES)),
     "hooks": ("hooks", _hooks),
     "mcpServers": ("mcp_servers", _mcp_servers),
+    "languageServers": ("language_servers", _language_servers),
+    "languageTimeout": ("language_timeout", _language_timeout),
 }
-GATED = ("hooks", "baseUrl", "mcpServers")
+GATED = ("hooks", "baseUrl", "mcpServers", "languageServers")
 """Keys of the workspace file that run commands or send code elsewhere: used only once the user trusted it."""
 WORKSPACE_FILE = Path(".agent-lsp") / "settings.json"
 ADDED_UP = ("mcp_servers",)

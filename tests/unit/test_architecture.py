@@ -74,3 +74,11 @@ def test_a_chat_is_composed_in_one_place_below_the_front_ends():
                     if any(isinstance(n, ast.Call) and getattr(n.func, "id", None) == "ChatRequest"
                            for n in ast.walk(ast.parse(p.read_text()))))
     assert makers == ["sessions/assembly.py"]
+
+
+@pytest.mark.parametrize("path", modules("core") + modules("tools") + modules("sessions") + modules("models"),
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_nothing_below_the_front_ends_imports_the_sidecar(path):
+    """agent_lsp.sidecar (language servers of its own, on pygls's client) is an adapter at the edge like lsp/: it is
+    handed in as a LanguageFeatures port."""
+    assert [m for m in imports(path) if m == "agent_lsp.sidecar" or m.startswith("agent_lsp.sidecar.")] == []

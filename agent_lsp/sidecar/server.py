@@ -1,0 +1,335 @@
+"""One language server agent-lsp runs for one workspace folder: started, initialized, fed the documents it must
+see, asked, stopped.
+
+The child runs with SIGKILL as its parent-death signal (Linux), in its own process group: a SIGKILLed agent-lsp
+leaves no server behind, and `stop` takes the group down if the server does not leave on `exit`. Its environment is
+agent-lsp's without the provider keys and credentials, as for run_command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import shutil
+import signal
+import sys
+import uuid
+from collections import deque
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from pygls.exceptions import JsonRpcException
+
+from agent_lsp.config.language_servers import LanguageServerConfig
+from agent_lsp.core.ports import LANGUAGE_METHODS, LanguageFeatureError
+from agent_lsp.sidecar.client import SidecarClient
+from agent_lsp.sidecar.documents import Buffers, Documents
+from agent_lsp.sidecar.positions import Texts, convert, uri_path
+from agent_lsp.tools.run_command import command_env
+
+log = logging.getLogger(__name__)
+
+# exec the server with SIGKILL as its parent-death signal (prctl 1 = PR_SET_PDEATHSIG), unless we are gone already
+# (the same launcher as sessions/mcp.py's)
+_LAUNCH = ("import ctypes,os,sys\nppid=int(sys.argv[1])\nctypes.CDLL(None).prctl(1,9)\n"
+           "os.getppid()==ppid or os._exit(1)\nos.execvp(sys.argv[2],sys.argv[2:])")
+STOP_WAIT = 2.0
+"""Seconds a server has to answer `shutdown`, then to leave after `exit`, before it is killed."""
+
+PROVIDERS = {
+    "textDocument/definition": "definitionProvider",
+    "textDocument/typeDefinition": "typeDefinitionProvider",
+    "textDocument/implementation": "implementationProvider",
+    "textDocument/references": "referencesProvider",
+    "textDocument/hover": "hoverProvider",
+    "textDocument/documentSymbol": "documentSymbolProvider",
+    "workspace/symbol": "workspaceSymbolProvider",
+    "textDocument/prepareCallHierarchy": "callHierarchyProvider",
+    "callHierarchy/incomingCalls": "callHierarchyProvider",
+    "callHierarchy/outgoingCalls": "callHierarchyProvider",
+    "textDocument/rename": "renameProvider",
+}
+_SYMBOL_KINDS = {"valueSet": list(range(1, 27))}
+
+
+def methods_of(capabilities: dict[str, Any]) -> set[str]:
+    """The LANGUAGE_METHODS a server's capabilities promise."""
+    found = {m for m, key in PROVIDERS.items() if capabilities.get(key) not in (None, False)}
+    rename = capabilities.get("renameProvider")
+    if isinstance(rename, dict) and rename.get("prepareProvider"):
+        found.add("textDocument/prepareRename")
+    return found
+
+
+def find_command(name: str, root: Path) -> Optional[str]:
+    """The executable `name` runs: on PATH, or a path (relative ones from the workspace folder)."""
+    if os.sep in name or (os.altsep and os.altsep in name):
+        path = (root / name) if not os.path.isabs(name) else Path(name)
+        return str(path) if path.is_file() and os.access(path, os.X_OK) else None
+    return shutil.which(name)
+
+
+def _section(settings: Any, section: Optional[str]) -> Any:
+    """The part of `settings` a workspace/configuration item asks for ("python.analysis" nests, or is one key)."""
+    if not section:
+        return settings
+    if isinstance(settings, dict) and section in settings:
+        return settings[section]
+    node = settings
+    for part in section.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+class Server:
+    """One language server process for (`root`, `name`). `on_exit(server, returncode)` when it ends on its own."""
+
+    def __init__(self, name: str, config: LanguageServerConfig, root: Path, encodings: tuple[str, ...],
+                 on_exit: Callable[["Server", Optional[int]], None]) -> None:
+        self.name, self.config, self.root, self.encodings = name, config, root, encodings
+        self._on_exit = on_exit
+        self.client: Optional[SidecarClient] = None
+        self.state = "new"  # new -> starting -> running -> stopped
+        self.methods: set[str] = set()
+        self.encoding = "utf-16"
+        self.documents = Documents(self._notify)
+        self.stderr: deque[str] = deque(maxlen=20)
+        self._starting: Optional[asyncio.Task] = None
+        self._drain_task: Optional[asyncio.Task] = None
+        self._tasks: list[asyncio.Task] = []
+        self._closing = False
+
+    @property
+    def pid(self) -> Optional[int]:
+        process = self.client.process if self.client else None
+        return process.pid if process and process.returncode is None else None
+
+    def describe(self) -> str:
+        return f"`{self.name}` ({self.config.describe()})"
+
+    # ---- start and stop ----------------------------------------------------------------------------------
+
+    async def ensure_started(self, timeout: float) -> None:
+        """Start and initialize the server unless it runs; LanguageFeatureError when it cannot. A caller cancelled
+        meanwhile leaves the start going on for the next one."""
+        if self.state == "new":
+            self.state = "starting"
+            self._starting = asyncio.create_task(self._start_or_kill(timeout))
+            self._starting.add_done_callback(lambda t: t.cancelled() or t.exception())
+        if self.state == "starting" and self._starting is not None:
+            await asyncio.shield(self._starting)
+        if self.state != "running":
+            raise LanguageFeatureError(f"language server {self.describe()} is not running{self._last_words()}")
+
+    async def _start_or_kill(self, timeout: float) -> None:
+        try:
+            await self._start(timeout)
+        except BaseException:
+            await self._kill()
+            self.state = "stopped"
+            raise
+        self.state = "running"
+
+    async def _start(self, timeout: float) -> None:
+        executable = find_command(self.config.command[0], self.root)
+        if executable is None:
+            raise LanguageFeatureError(f"language server `{self.name}`: command `{self.config.command[0]}` "
+                                       "was not found")
+        command, args = executable, list(self.config.command[1:])
+        if sys.platform.startswith("linux"):
+            command, args = sys.executable, ["-I", "-S", "-c", _LAUNCH, str(os.getpid()), executable, *args]
+        self.client = client = SidecarClient(self._exited)
+        self._register(client)
+        await client.start_io(command, *args, cwd=str(self.root), start_new_session=True,
+                              env=command_env(dict(os.environ)))
+        assert client.process is not None and client.process.stderr is not None
+        self._drain_task = asyncio.create_task(self._drain(client.process.stderr))
+        self._tasks.append(self._drain_task)
+        root_uri = self.root.as_uri()
+        result = await self.request("initialize", {
+            "processId": os.getpid(),
+            "clientInfo": {"name": "agent-lsp"},
+            "rootUri": root_uri,
+            "rootPath": str(self.root),
+            "workspaceFolders": [{"uri": root_uri, "name": self.root.name}],
+            "initializationOptions": self.config.initialization_options,
+            "capabilities": self._capabilities(),
+        }, timeout)
+        capabilities = (result or {}).get("capabilities") or {}
+        encoding = capabilities.get("positionEncoding") or "utf-16"
+        self.encoding = encoding if encoding in ("utf-8", "utf-16", "utf-32") else "utf-16"
+        self.methods |= methods_of(capabilities)
+        client.plain.notify("initialized", {})
+        if self.config.settings:
+            client.plain.notify("workspace/didChangeConfiguration", {"settings": self.config.settings})
+        log.info("language server %s started for %s (%s)", self.describe(), self.root, self.encoding)
+
+    def _capabilities(self) -> dict[str, Any]:
+        return {
+            "general": {"positionEncodings": list(self.encodings)},
+            "workspace": {
+                "configuration": True, "workspaceFolders": True, "applyEdit": False,
+                "symbol": {"symbolKind": _SYMBOL_KINDS},
+                "workspaceEdit": {"documentChanges": True, "resourceOperations": ["create", "rename", "delete"]},
+            },
+            "textDocument": {
+                "synchronization": {"didSave": False, "willSave": False},
+                "definition": {"linkSupport": False}, "typeDefinition": {"linkSupport": False},
+                "implementation": {"linkSupport": False}, "references": {},
+                "hover": {"contentFormat": ["markdown", "plaintext"]},
+                "documentSymbol": {"hierarchicalDocumentSymbolSupport": True, "symbolKind": _SYMBOL_KINDS},
+                "callHierarchy": {}, "rename": {"prepareSupport": True},
+            },
+        }
+
+    def _register(self, client: SidecarClient) -> None:
+        """The requests a server may send its client, answered."""
+
+        @client.feature("workspace/configuration")
+        def configuration(params: Any) -> list[Any]:
+            items = params.get("items", []) if isinstance(params, dict) else []
+            return [_section(self.config.settings, item.get("section") if isinstance(item, dict) else None)
+                    for item in items]
+
+        @client.feature("workspace/workspaceFolders")
+        def folders(params: Any) -> list[dict[str, str]]:
+            return [{"uri": self.root.as_uri(), "name": self.root.name}]
+
+        @client.feature("client/registerCapability")
+        def register(params: Any) -> None:
+            for reg in (params or {}).get("registrations", []):
+                method = reg.get("method")
+                if method == "textDocument/prepareCallHierarchy":
+                    self.methods |= {method, "callHierarchy/incomingCalls", "callHierarchy/outgoingCalls"}
+                elif method in LANGUAGE_METHODS:
+                    self.methods.add(method)
+                    options = reg.get("registerOptions") or {}
+                    if method == "textDocument/rename" and options.get("prepareProvider"):
+                        self.methods.add("textDocument/prepareRename")
+
+        @client.feature("client/unregisterCapability")
+        def unregister(params: Any) -> None:
+            for reg in (params or {}).get("unregisterations", []):
+                self.methods.discard(reg.get("method"))
+
+        for method in ("window/workDoneProgress/create", "window/showMessageRequest", "window/showDocument",
+                       "workspace/semanticTokens/refresh", "workspace/codeLens/refresh",
+                       "workspace/inlayHint/refresh", "workspace/inlineValue/refresh",
+                       "workspace/diagnostic/refresh", "workspace/foldingRange/refresh"):
+            client.feature(method)(lambda params: None)
+
+        @client.feature("workspace/applyEdit")
+        def apply_edit(params: Any) -> dict[str, Any]:  # edits go through the agent's own tools, never the server
+            return {"applied": False, "failureReason": "agent-lsp applies no edits for a language server"}
+
+    async def _drain(self, stream: asyncio.StreamReader) -> None:
+        """Read the server's stderr (a full pipe would stall it), keeping its last lines."""
+        while line := await stream.readline():
+            text = line.decode("utf-8", "replace").rstrip()
+            if text:
+                self.stderr.append(text)
+                log.debug("%s: %s", self.name, text)
+
+    async def _stderr_read(self) -> None:
+        """Wait (briefly) for the rest of a dead server's stderr: its last words explain why."""
+        if self._drain_task is not None:
+            await asyncio.wait([self._drain_task], timeout=1.0)
+
+    def _last_words(self) -> str:
+        return f" (it said: {self.stderr[-1][:200]})" if self.stderr else ""
+
+    def _exited(self, returncode: Optional[int]) -> None:
+        self.state = "stopped"
+        if not self._closing:
+            log.info("language server %s exited with %s%s", self.describe(), returncode, self._last_words())
+            self._on_exit(self, returncode)
+
+    async def stop(self) -> None:
+        """shutdown and exit, then kill what is left; nothing pending afterwards."""
+        self._closing = True
+        if self._starting is not None and not self._starting.done():
+            self._starting.cancel()
+            await asyncio.gather(self._starting, return_exceptions=True)
+        process = self.client.process if self.client else None
+        if process is not None and process.returncode is None and self.state == "running":
+            try:
+                await self.request("shutdown", None, STOP_WAIT)
+                self.client.plain.notify("exit", None)  # type: ignore[union-attr]
+                await asyncio.wait_for(process.wait(), STOP_WAIT)
+            except (LanguageFeatureError, asyncio.TimeoutError):
+                pass
+        await self._kill()
+        self.state = "stopped"
+
+    async def _kill(self) -> None:
+        process = self.client.process if self.client else None
+        if process is not None and process.returncode is None:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                process.kill()
+            await process.wait()
+        if self.client is not None:
+            await self.client.finished()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    # ---- requests ----------------------------------------------------------------------------------------
+
+    async def request(self, method: str, params: Any, timeout: float) -> Any:
+        """One request, bounded by `timeout`; a timeout or a cancelled caller sends $/cancelRequest."""
+        assert self.client is not None
+        if self.state == "stopped":  # gone between its start and this request: nothing would answer
+            raise LanguageFeatureError(f"language server `{self.name}` stopped{self._last_words()}")
+        protocol = self.client.plain
+        msg_id = str(uuid.uuid4())
+        future = asyncio.wrap_future(protocol.send_request(method, params, msg_id=msg_id))
+        try:
+            return await asyncio.wait_for(future, timeout)
+        except asyncio.TimeoutError:
+            raise LanguageFeatureError(f"language server `{self.name}` did not answer {method} "
+                                       f"within {timeout:g} s") from None
+        except JsonRpcException as e:
+            raise LanguageFeatureError(f"language server `{self.name}` answered {method} with an error: "
+                                       f"{e.message}") from None
+        except RuntimeError:  # pygls: the process exited with the request pending
+            await self._stderr_read()
+            raise LanguageFeatureError(f"language server `{self.name}` stopped while answering {method}"
+                                       f"{self._last_words()}") from None
+        finally:
+            if future.cancelled() or not future.done():
+                protocol.abandon(msg_id)
+
+    async def ask(self, method: str, params: dict[str, Any], path: Optional[Path], timeout: float) -> Any:
+        """A LANGUAGE_METHODS request with positions in characters, answered with positions in characters."""
+        uri = path.as_uri() if path else None
+        texts = Texts(self.documents.texts())
+        if self.encoding != "utf-32":
+            params = await asyncio.to_thread(convert, params, uri, self.encoding, texts, True)
+        result = await self.request(method, params, timeout)
+        if result is not None and self.encoding != "utf-32":
+            result = await asyncio.to_thread(convert, result, uri, self.encoding, texts, False)
+        if method == "textDocument/rename" and isinstance(result, dict):
+            self._editor_versions(result)
+        return result
+
+    def _editor_versions(self, edit: dict[str, Any]) -> None:
+        """A rename's document versions are the server's count of what it was sent: given as the editor's version
+        of the buffer the edit was computed on (null for a file not open in the editor), as the editor would."""
+        for change in edit.get("documentChanges") or []:
+            document = change.get("textDocument") if isinstance(change, dict) else None
+            path = uri_path(document["uri"]) if isinstance(document, dict) and "uri" in document else None
+            if path is not None:
+                document["version"] = self.documents.editor_version(path.resolve())
+
+    async def sync(self, editor: Buffers, asked: Optional[Path], language: str) -> None:
+        """Make the server see the editor's buffers and the files on disk as they are now (documents.py)."""
+        await self.documents.sync(editor, asked, language)
+
+    def _notify(self, method: str, params: Any) -> None:
+        if self.client is not None:
+            self.client.plain.notify(method, params)
