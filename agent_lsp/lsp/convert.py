@@ -56,7 +56,7 @@ def lsp_character(line: str, column: int, encoding: str) -> int:
     return len(head) + sum(1 for ch in head if ord(ch) > 0xFFFF) + extra
 
 
-path: Path, raw: dict[str, Any], lines: Optional[list[str]] = None,
+def lsp_diagnostic(path: Path, raw: dict[str, Any], lines: Optional[list[str]] = None,
                    encoding: str = "utf-16") -> Diagnostic:
     """A core diagnostic from an LSP Diagnostic dict (0-based → 1-based, column in characters). `lines` are the
     document's, to count the column in characters whatever position encoding was negotiated."""
