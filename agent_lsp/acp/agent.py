@@ -52,6 +52,8 @@ class AcpAgent:
         self.editors: dict[str, Any] = {}
         self.converters: dict[str, Any] = {}
         self.cancelled: set[str] = set()
+        self.prompting: Optional[str] = None
+        """The session whose prompt runs now (the last one to start)."""
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -77,8 +79,17 @@ class AcpAgent:
         if self._assembly is None:
             from agent_lsp.sessions.assembly import ChatAssembly
 
-            self._assembly = ChatAssembly(self.layers, self.data_dir, self._warn, self.user_file)
+            self._assembly = ChatAssembly(self.layers, self.data_dir, self._warn, self.user_file,
+                                          language_servers=self._language_servers)
         return self._assembly
+
+    def _language_servers(self) -> Any:
+        """agent-lsp's own language servers: ACP clients cannot answer language requests (the editor of the
+        prompt running, if any, gives them its buffers)."""
+        from agent_lsp.sidecar import SidecarPool
+
+        return SidecarPool(lambda: self.editors.get(self.prompting) if self.prompting else None,
+                           lambda message: self._warn([message]))
 
     def _warn(self, messages: list[str]) -> None:
         """Settings warnings: on stderr now, and in the next prompt's reply."""
@@ -230,6 +241,7 @@ class AcpAgent:
         except SessionBusy:
             raise invalid("sessionId", f"a prompt is already running in session {session_id}") from None
         self.cancelled.discard(session_id)
+        self.prompting = session_id
         try:
             request = await self.assembly.compose(checked)
             self._show_warnings(session_id)

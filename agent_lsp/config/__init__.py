@@ -179,7 +179,7 @@ FIELDS = {
 GATED = ("hooks", "baseUrl", "mcpServers", "languageServers")
 """Keys of the workspace file that run commands or send code elsewhere: used only once the user trusted it."""
 WORKSPACE_FILE = Path(".agent-lsp") / "settings.json"
-ADDED_UP = ("mcp_servers",)
+ADDED_UP = ("mcp_servers", "language_servers")
 """Settings whose entries add up across the layers rather than the highest layer replacing the whole value."""
 
 

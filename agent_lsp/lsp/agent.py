@@ -10,6 +10,7 @@ from lsprotocol import types
 
 from agent_lsp.core.events import AgentUpdate
 from agent_lsp.lsp.editor import LspEditor
+from agent_lsp.lsp.language import EditorLanguageFeatures
 from agent_lsp.lsp.progress import ChatProgress
 from agent_lsp.lsp.updates import UpdateStream
 from agent_lsp.models.registry import build_model
@@ -34,7 +35,8 @@ class Agent:
             store, warning = open_store(server.data_dir)
             server.warn([warning] if warning else [])
         self.sessions = Sessions(build_model, self.emit, store)
-        self.assembly = ChatAssembly(server.layers, server.data_dir, server.warn, server.user_file)
+        self.assembly = ChatAssembly(server.layers, server.data_dir, server.warn, server.user_file,
+                                     language_servers=self._language_servers)
         self.streams: dict[str, UpdateStream] = {}
         self.progress: dict[str, ChatProgress] = {}
         self.current: Optional[str] = None
@@ -55,6 +57,15 @@ class Agent:
 
     def editor(self) -> LspEditor:
         return LspEditor(self.server, client_diagnostics=self.server.agent_caps["diagnostics"])
+
+    def language(self, editor: LspEditor) -> EditorLanguageFeatures:
+        """The editor's own language servers, through agent/languageFeature (none unless the client declared it)."""
+        return EditorLanguageFeatures(self.server, editor)
+
+    def _language_servers(self) -> Any:
+        from agent_lsp.sidecar import SidecarPool  # only when a chat's settings name language servers
+
+        return SidecarPool(self.editor, lambda message: self.server.warn([message]))
 
     async def _choose(self, message: str, titles: list[str]) -> Optional[str]:
         """The title the user chose in a window/showMessageRequest; None when dismissed or not answered."""

@@ -133,7 +133,8 @@ def chat_inputs(agent: Agent, editor: LspEditor, p: ChatParams, session_id: str)
         message=p.message, editor=editor, session_id=session_id, mentions=mentions, output_schema=p.output_schema,
         chat_settings={"permission_mode": p.permission_mode, "max_turns": p.max_turns, "model": p.model},
         active_path=active_path, active_label=active if active and active_path is None else None,
-        selection=(selection.start.line, selection.end.line) if selection else None, ask_trust=agent.ask_trust)
+        selection=(selection.start.line, selection.end.line) if selection else None, ask_trust=agent.ask_trust,
+        language=agent.language(editor))
 
 
 async def agent_chat(ls: Any, params: Any) -> dict:
@@ -174,8 +175,10 @@ async def agent_chat(ls: Any, params: Any) -> dict:
 async def agent_tools(ls: Any, params: Any) -> dict:
     parse(ToolsParams, params)
     agent = agent_of(ls)
-    roots = agent.editor().roots
-    offered = await agent.assembly.tools(await agent.assembly.settings(roots, agent.ask_trust), roots)
+    editor = agent.editor()
+    settings = await agent.assembly.settings(editor.roots, agent.ask_trust)
+    language = agent.assembly.language(settings, editor.roots, agent.language(editor))
+    offered = await agent.assembly.tools(settings, editor.roots, language=language)
     return ToolsResult(tools=[ToolInfo(name=t.name, kind=t.kind, origin=getattr(t, "origin", "builtin"),
                                        read_only=t.kind in ("read", "search"), description=t.description)
                               for t in offered]).wire()

@@ -14,7 +14,7 @@ import os
 import platform
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional, Protocol
 
 from agent_lsp import tools
 from agent_lsp.config import Layers, Settings
@@ -23,6 +23,7 @@ from agent_lsp.core.messages import UserMessage
 from agent_lsp.core.ports import Editor, LanguageFeatures
 from agent_lsp.core.prompt import Environment, editor_context, project_instructions, system_prompt
 from agent_lsp.core.tool import Tool, ToolContext
+from agent_lsp.sessions.language import combined
 from agent_lsp.sessions.mcp import McpServers
 from agent_lsp.sessions.mentions import BadMention, Mention, expand_mentions
 from agent_lsp.sessions.runtime import ChatRequest
@@ -37,6 +38,14 @@ from agent_lsp.tools.remember import Remember
 MAX_LISTED_BUFFERS = 20
 Warn = Callable[[list[str]], None]
 Substitute = Callable[[Tool], Tool]
+
+
+class LanguageServers(Protocol):
+    """Language servers agent-lsp runs itself for the `languageServers` setting (sidecar/ SidecarPool)."""
+
+    def get(self, configs: Mapping[str, Any], roots: list[Path], timeout: float) -> Optional[LanguageFeatures]: ...
+
+    async def close(self) -> None: ...
 
 
 class BadInput(ValueError):
@@ -90,8 +99,12 @@ class ChatAssembly:
     answers, MCP servers), and the one place that composes a chat from them."""
 
     def __init__(self, layers: Layers, data_dir: Optional[Path], warn: Warn,
-                 user_file: Optional[UserSettingsFile] = None) -> None:
+                 user_file: Optional[UserSettingsFile] = None,
+                 language_servers: Optional[Callable[[], LanguageServers]] = None) -> None:
         self.layers = layers
+        self._make_language_servers = language_servers
+        """Makes the front end's sidecar, on the first chat whose settings name language servers."""
+        self._language_servers: Optional[LanguageServers] = None
         self.data_dir = data_dir
         self.warn = warn
         self.user_file = user_file or UserSettingsFile()
@@ -114,13 +127,24 @@ class ChatAssembly:
         self.warn(warnings)
         return self.layers.resolve(chat)
 
+    def language(self, settings: Settings, roots: list[Path],
+                 editor: Optional[LanguageFeatures] = None) -> Optional[LanguageFeatures]:
+        """Language intelligence for a chat: the editor's language servers first, then agent-lsp's own (the
+        `languageServers` setting), per method."""
+        own = None
+        if settings.language_servers and self._make_language_servers is not None:
+            if self._language_servers is None:
+                self._language_servers = self._make_language_servers()
+            own = self._language_servers.get(settings.language_servers, roots, settings.language_timeout)
+        return combined(editor, own)
+
     async def tools(self, settings: Settings, roots: list[Path], substitute: Substitute = lambda tool: tool,
                     language: Optional[LanguageFeatures] = None) -> list[Tool]:
-        """Every tool a chat with these settings is offered: built-in (as the front end reaches them), memory, MCP
-        (each server started on first need)."""
+        """Every tool a chat with these settings is offered: built-in (as the front end reaches them), language
+        tools (what `language` can answer), memory, MCP (each server started on first need)."""
         memory = memory_file(settings.memory_file, roots, self.data_dir)
         mcp = await self.mcp.tools(settings.mcp_servers) if settings.mcp_servers else []
-        return [*(substitute(t) for t in tools.ALL), *_memory_tools(memory), *mcp]
+        return [*(substitute(t) for t in tools.ALL), *tools.language_tools(language), *_memory_tools(memory), *mcp]
 
     async def check(self, inputs: ChatInputs) -> CheckedChat:
         """BadInput naming the field when the chat cannot start: an invalid outputSchema, a mention that cannot
@@ -147,19 +171,22 @@ class ChatAssembly:
         env = await environment(inputs)
         memory = memory_file(settings.memory_file, roots, self.data_dir)
         context = "\n\n".join(part for part in (editor_context(env), inputs.attached, checked.mentioned) if part)
-        offered = await self.tools(settings, roots, inputs.substitute, inputs.language)
+        language = self.language(settings, roots, inputs.language)
+        offered = await self.tools(settings, roots, inputs.substitute, language)
         return ChatRequest(
             message=UserMessage(text=inputs.message, context=context or None), settings=settings,
             system=system_prompt(env, project_instructions(roots),
                                  read_memory(memory) if memory and not memory.in_workspace else None),
             tools=[*offered, *checked.finish],
-            ctx=ToolContext(editor=inputs.editor, secret_env=settings.secret_env, language=inputs.language),
+            ctx=ToolContext(editor=inputs.editor, secret_env=settings.secret_env, language=language),
             ends_with="finish" if inputs.output_schema is not None else None,
             hooks=[ShellHooks(settings.hooks, inputs.session_id, roots[0] if roots else None)] if settings.hooks else [])
 
     async def close(self) -> None:
-        """Stop what the chats started (MCP servers)."""
+        """Stop what the chats started (MCP servers, language servers)."""
         await self.mcp.close()
+        if self._language_servers is not None:
+            await self._language_servers.close()
 
 
 def _memory_tools(memory: Optional[MemoryFile]) -> list[Tool]:
