@@ -30,7 +30,7 @@ export type { DiagnosticsParams } from './generated/agent-diagnostics.params';
 export type { DiagnosticsResult, FileDiagnostics } from './generated/agent-diagnostics.result';
 export type { HistoryMessage, HistoryResult, HistoryToolCall } from './generated/agent-history.result';
 export type { SessionInfo, SessionsResult } from './generated/agent-sessions.result';
-export type { ClientAgentCapabilities } from './generated/initialize.experimental.agent.client';
+import type { ClientAgentCapabilities as GeneratedClientAgentCapabilities } from './generated/initialize.experimental.agent.client';
 export type {
   ConfirmationRequest, Notice, ToolCall, ToolCallUpdate, UpdateParams, Usage,
 } from './generated/agent-update.params';
@@ -56,6 +56,16 @@ export const RevertRequest = new RequestType<RevertParams, RevertResult, void>('
 // server → client
 export const UpdateNotification = new NotificationType<UpdateParams>('agent/update');
 export const DiagnosticsRequest = new RequestType<DiagnosticsParams, DiagnosticsResult, void>('agent/diagnostics');
+/** agent/languageFeature (protocol 1.2, §9): a standard LSP request for the editor's other language servers;
+ * the result is that request's result shape, or null. */
+export const LanguageFeatureRequest = new RequestType<LanguageFeatureParams, unknown, void>('agent/languageFeature');
+
+/** agent/languageFeature's params (§9). */
+export interface LanguageFeatureParams { method: string; params: unknown }
+
+/** capabilities.experimental.agent: the schema's fields, and §9's `languageFeatures` (standard LSP method names
+ * this client answers through agent/languageFeature) until the schema has it. */
+export type ClientAgentCapabilities = GeneratedClientAgentCapabilities & { languageFeatures?: string[] };
 
 /** agent/models (protocol 1.1, §8; the server lists "models" in `features`). */
 export interface ModelsResult {
