@@ -20,7 +20,6 @@ import type {
   LocationLink, Middleware, Position, Range, SymbolInformation, SymbolKind, SymbolTag, TextEdit, WorkspaceEdit,
 } from 'vscode-languageclient';
 import { type CancellationToken, ResponseError } from 'vscode-jsonrpc';
-import type { LanguageFeatureParams } from './protocol';
 
 /** The standard LSP requests this client answers, declared as `experimental.agent.languageFeatures`. */
 export const LANGUAGE_METHODS = [
@@ -333,7 +332,8 @@ async function withoutDeclaration(own: OwnProviders, uri: vscode.Uri, position: 
   return references.filter((r) => !declared.some((d) => d.uri === r.uri && sameStart(d.range, r.range)));
 }
 
-async function answer(request: LanguageFeatureParams, own: OwnProviders): Promise<unknown> {
+/** The answer to agent/languageFeature's `{method, params}` (params checked here, field by field). */
+async function answer(request: { method: string; params: unknown }, own: OwnProviders): Promise<unknown> {
   const { method, params } = request;
   switch (method as LanguageMethod) {
     case 'textDocument/definition':

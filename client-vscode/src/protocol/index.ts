@@ -14,6 +14,7 @@ import type { DeleteSessionResult } from './generated/agent-deleteSession.result
 import type { DiagnosticsParams } from './generated/agent-diagnostics.params';
 import type { DiagnosticsResult } from './generated/agent-diagnostics.result';
 import type { HistoryResult } from './generated/agent-history.result';
+import type { LanguageFeatureParams } from './generated/agent-languageFeature.params';
 import type { NewSessionParams } from './generated/agent-newSession.params';
 import type { NewSessionResult } from './generated/agent-newSession.result';
 import type { SessionsParams } from './generated/agent-sessions.params';
@@ -29,8 +30,9 @@ export type { ConfirmToolParams } from './generated/agent-confirmTool.params';
 export type { DiagnosticsParams } from './generated/agent-diagnostics.params';
 export type { DiagnosticsResult, FileDiagnostics } from './generated/agent-diagnostics.result';
 export type { HistoryMessage, HistoryResult, HistoryToolCall } from './generated/agent-history.result';
+export type { LanguageFeatureParams } from './generated/agent-languageFeature.params';
 export type { SessionInfo, SessionsResult } from './generated/agent-sessions.result';
-import type { ClientAgentCapabilities as GeneratedClientAgentCapabilities } from './generated/initialize.experimental.agent.client';
+export type { ClientAgentCapabilities } from './generated/initialize.experimental.agent.client';
 export type {
   ConfirmationRequest, Notice, ToolCall, ToolCallUpdate, UpdateParams, Usage,
 } from './generated/agent-update.params';
@@ -59,13 +61,6 @@ export const DiagnosticsRequest = new RequestType<DiagnosticsParams, Diagnostics
 /** agent/languageFeature (protocol 1.2, §9): a standard LSP request for the editor's other language servers;
  * the result is that request's result shape, or null. */
 export const LanguageFeatureRequest = new RequestType<LanguageFeatureParams, unknown, void>('agent/languageFeature');
-
-/** agent/languageFeature's params (§9). */
-export interface LanguageFeatureParams { method: string; params: unknown }
-
-/** capabilities.experimental.agent: the schema's fields, and §9's `languageFeatures` (standard LSP method names
- * this client answers through agent/languageFeature) until the schema has it. */
-export type ClientAgentCapabilities = GeneratedClientAgentCapabilities & { languageFeatures?: string[] };
 
 /** agent/models (protocol 1.1, §8; the server lists "models" in `features`). */
 export interface ModelsResult {
