@@ -240,6 +240,8 @@ try {
       { type: 'tool_use', name: 'hover', input: { path: 'src/main.ts', line: 3, column: 24 } },
     ] },
     { content: [{ type: 'text', text: '`greet` is called by `Greeter.hello` and four times in main.ts.' }] },
+    { content: [{ type: 'tool_use', name: 'rename_symbol', input: { path: 'src/greet.ts', line: 1, column: 17, newName: 'welcome' } }] },
+    { content: [{ type: 'text', text: 'Renamed greet to welcome.' }] },
   ]);
   const { dir, ws } = prepare(agentLsp);
   log('vsix installed');
@@ -572,6 +574,30 @@ try {
     assert.equal(cards[0][1].trim(), references.trim(), 'the panel shows the model\'s answer');
   });
 
+  await (features.includes('languageFeatures') && features.includes('revert') ? check : skip)('rename_symbol: '
+    + 'VS Code\'s TypeScript rename, asked once with a diff of each file, lands in both buffers; Revert undoes it', async () => {
+    await page.click('.tabs-container .tab[aria-label*="main.ts"]');
+    await until('main.ts in the editor', () => page.$('.tabs-container .tab.active[aria-label*="main.ts"]'));
+    await frame.fill('#prompt', 'Rename greet to welcome');
+    await frame.press('#prompt', 'Enter');
+    const allow = await frame.waitForSelector('.tool.status-awaiting_confirmation .confirm button[data-decision="allow_once"]', { timeout: LONG });
+    const diff = await frame.locator('.tool.kind-edit .diff').last().textContent();
+    assert.match(diff, /src\/greet\.ts[\s\S]*-export function greet\(name[\s\S]*\+export function welcome\(name/);
+    assert.match(diff, /src\/main\.ts[\s\S]*\+console\.log\(welcome\('bob'\)/);
+    assert.equal(await frame.$$eval('.tool.status-awaiting_confirmation', (ns) => ns.length), 1, 'one question for the whole rename');
+    await allow.click();
+    await frame.waitForSelector('.msg.assistant >> text=Renamed greet to welcome.', { timeout: LONG });
+    await until('the chat to end', async () => await frame.isEnabled('#send'));
+    assert.match(await frame.locator('.tool.kind-edit .tool-output').last().textContent(),
+      /^Renamed greet to welcome: 6 edits in 2 files \(src\/greet\.ts, src\/main\.ts\)/);
+    await until('the rename in main.ts\'s buffer', async () => (await editorText(page)).includes("console.log(welcome('bob')"));
+    assert.equal(fs.readFileSync(path.join(ws, 'src/main.ts'), 'utf8'), MAIN_TS, 'in the buffer, not on disk');
+    await frame.locator('.result button.revert').last().click();
+    await until('the revert\'s notice', async () => (await frame.$$eval('.notice.info', (ns) => ns.map((n) => n.textContent)))
+      .some((t) => /Reverted (greet\.ts, main\.ts|main\.ts, greet\.ts)\./.test(t)));
+    await until('main.ts\'s buffer as before', async () => (await editorText(page)).includes("console.log(greet('bob')"));
+  });
+
   await check('the extension answers agent/languageFeature with VS Code\'s TypeScript features, declares the '
     + 'methods, and keeps agent-lsp\'s own hover out (a stand-in server asks)', async () => {
     await openTypeScript();
@@ -617,7 +643,9 @@ try {
     assert.equal(a.badPosition.error.code, -32602);
     assert.match(a.badPosition.error.message, /^params\.position\.line: /);
     assert.equal(fs.readFileSync(path.join(ws, 'src/main.ts'), 'utf8'), MAIN_TS, 'answering a rename edits nothing');
-    assert.doesNotMatch(await page.$eval('.tabs-container .tab[aria-label*="main.ts"]', (n) => n.className), /\bdirty\b/);
+    await page.click('.tabs-container .tab[aria-label*="main.ts"]');
+    await until('main.ts in the editor', () => page.$('.tabs-container .tab.active[aria-label*="main.ts"]'));
+    assert.match(await editorText(page), /console\.log\(greet\('bob'\)/, 'nor the buffer');
   });
 
   await check('another program in serverCommand: the panel names what it reports, once, with the fix', async () => {
