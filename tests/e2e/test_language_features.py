@@ -210,3 +210,39 @@ async def test_tools_follow_the_methods_the_client_declared(lsp):
     bad = await lsp.start(agent={"languageFeatures": "textDocument/references"})
     assert not {t["name"] for t in await list_tools(bad)} & set(LANGUAGE_TOOLS)
     await until(lambda: any("malformed" in m.message for m in bad.messages))
+
+
+async def test_call_hierarchy_outline_and_workspace_symbols_in_characters(lsp):
+    app, lib = (lsp.workspace / "app.py"), (lsp.workspace / "lib.py")
+    app.write_text('MOOD = "😀"; from lib import load\n\ndef main(): return load("x")\n')
+    lib.write_text(LIB)
+    load = {"name": "load", "kind": 12, "uri": lib.as_uri(), "range": r(0, 0, 31), "selectionRange": r(0, 4, 8)}
+    main = {"name": "main", "kind": 12, "uri": app.as_uri(), "range": r(2, 0, 28), "selectionRange": r(2, 4, 8)}
+    emoji_main = dict(main, range=r(0, 0, 33), selectionRange=r(0, 29, 33))  # a caller after the emoji
+    answers = {
+        "textDocument/prepareCallHierarchy": [load],
+        "callHierarchy/incomingCalls": [{"from": main, "fromRanges": [r(2, 19, 23)]},
+                                        {"from": emoji_main, "fromRanges": [r(0, 29, 33)]}],
+        "textDocument/documentSymbol": [{"name": "load", "kind": 12, "range": r(0, 0, 31),
+                                         "selectionRange": r(0, 4, 8), "children": [
+                                             {"name": "name", "kind": 13, "range": r(0, 9, 13),
+                                              "selectionRange": r(0, 9, 13)}]}],
+        "workspace/symbol": [{"name": "load", "kind": 12, "location": {"uri": app.as_uri(), "range": r(0, 29, 33)},
+                              "containerName": "app"}],
+    }
+    lsp.fake_api.add(
+        tool_use("call_hierarchy", {"path": "lib.py", "line": 1, "column": 5, "direction": "incoming"}, id="toolu_c"),
+        tool_use("document_symbols", {"path": "lib.py"}, id="toolu_o"),
+        tool_use("find_symbol", {"query": "load"}, id="toolu_s"),
+        text("Done."))
+    client = await start(lsp)
+    answering(client, answers)
+    result = await chat(client, "who calls load?")
+    assert result["finalMessage"] == "Done."
+    assert [b["content"] for i in (1, 2, 3) for b in tool_results(lsp.fake_api, i)] == [
+        "app.py:1:29: main\napp.py:3:5: main", "1: function load\n  1: variable name",
+        "app.py:1:29: function load (app)"]
+    assert [r["method"] for r in client.language_requests] == [
+        "textDocument/prepareCallHierarchy", "callHierarchy/incomingCalls", "textDocument/documentSymbol",
+        "workspace/symbol"]
+    assert client.language_requests[1]["params"] == {"item": load}  # the item as the editor gave it
