@@ -13,14 +13,16 @@ import {
   RevealOutputChannelOn, type ServerOptions, type StaticFeature,
 } from 'vscode-languageclient/node';
 import { collectDiagnostics } from './diagnostics';
+import { answerLanguageFeature, LANGUAGE_METHODS, OwnProviders } from './languageFeatures';
 import type { ServerState } from './messages';
-import { type ClientAgentCapabilities, DiagnosticsRequest } from './protocol';
+import { type ClientAgentCapabilities, DiagnosticsRequest, LanguageFeatureRequest } from './protocol';
 import { identify, messages, SECTION, serverProgram, serverSettings } from './settings';
 
-/** Declares capabilities.experimental.agent in initialize: we show confirmations and answer diagnostics. */
+/** Declares capabilities.experimental.agent in initialize: we show confirmations, answer diagnostics, and answer
+ * agent/languageFeature from VS Code's other language providers. */
 class AgentCapabilitiesFeature implements StaticFeature {
   fillClientCapabilities(capabilities: ClientCapabilities): void {
-    const agent: ClientAgentCapabilities = { confirmTool: true, diagnostics: true };
+    const agent: ClientAgentCapabilities = { confirmTool: true, diagnostics: true, languageFeatures: [...LANGUAGE_METHODS] };
     capabilities.experimental = { ...(capabilities.experimental as object | undefined), agent };
   }
   initialize(): void {}
@@ -65,6 +67,7 @@ export async function startClient(output: vscode.LogOutputChannel, apiKey: strin
   // still finds ANTHROPIC_API_KEY there, or answers a chat with a clear initialization_failed error.
   const env = { ...process.env, ...(apiKey ? { ANTHROPIC_API_KEY: apiKey } : {}) };
   const stderr = new StderrTail();
+  const own = new OwnProviders();
   output.info(`starting ${[found.program, ...found.args].join(' ')}`);
   // Spawned here (not by the client) to keep the last stderr lines for the panel; the client still copies
   // stderr into the output channel.
@@ -87,6 +90,8 @@ export async function startClient(output: vscode.LogOutputChannel, apiKey: strin
     },
     // workspace/configuration gets the server's own keys only (the raw section has serverCommand, trace…).
     middleware: {
+      // agent-lsp's own providers (its hover) stay out of the answers to agent/languageFeature.
+      ...own.middleware(),
       // A code action's agent.* command runs a chat: the panel shows it like one it started.
       executeCommand: (command, args, next) => command.startsWith('agent.') && agentCommand
         ? agentCommand(command, args, () => Promise.resolve(next(command, args)))
@@ -101,6 +106,7 @@ export async function startClient(output: vscode.LogOutputChannel, apiKey: strin
   const client = new LanguageClient('agentLsp', 'Agent LSP', serverOptions, clientOptions);
   client.registerFeature(new AgentCapabilitiesFeature());
   client.onRequest(DiagnosticsRequest, (params) => collectDiagnostics(params));
+  client.onRequest(LanguageFeatureRequest, (params, token) => answerLanguageFeature(params, own, token));
   const shown = [found.command, ...found.args].join(' ');
   let timer: NodeJS.Timeout | undefined;
   try {

@@ -3,7 +3,8 @@
 // PATH) and the fake Messages API, driven through headless Chromium like a user would. Every case runs, even
 // after a failure, and the last line is "e2e: N passed, M failed". Waits are for conditions (a DOM element, a
 // text, a file), never for a time. Saves test-results/*.png, and the panel in three themes to docs/img/.
-// Run: CODE_SERVER_DIR=<install dir> [AGENT_LSP=<path>] node test/e2e.mjs   (after `npm run package`)
+// Run: CODE_SERVER_DIR=<install dir> [AGENT_LSP=<path>] node test/e2e.mjs   (after `npm run package`);
+// E2E_ONLY=<regex> runs only the cases whose names match it (the others are counted as skipped).
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -22,6 +23,34 @@ const CODE_SERVER = path.join(process.env.CODE_SERVER_DIR ?? path.join(os.homedi
   'node_modules/.bin/code-server');
 const SOURCE = 'def greet(name):\n    return "hi " + name\n';
 const EDITED = 'def greet(name):\n    return "hello " + name\n';
+// A small TypeScript project for VS Code's built-in TypeScript features (the language intelligence cases). main.ts
+// line 3 is a type error on purpose: its squiggle says the TypeScript server has loaded the project. Line 6 has
+// an emoji (two UTF-16 units) before `greet`, so its column differs between UTF-16 and characters.
+const GREET_TS = [
+  'export function greet(name: string): string {',
+  "  return 'hi ' + name;",
+  '}',
+  '',
+  'export class Greeter implements Speaker {',
+  '  hello(): string {',
+  "    return greet('class');",
+  '  }',
+  '}',
+  '',
+  'export interface Speaker {',
+  '  hello(): string;',
+  '}',
+  '',
+].join('\n');
+const MAIN_TS = [
+  "import { greet, Greeter, type Speaker } from './greet';",
+  '',
+  "const wrong: number = greet('ann');",
+  'const speaker: Speaker = new Greeter();',
+  "console.log(greet('bob'), wrong, speaker.hello());",
+  "const emoji = '\u{1F600}'; greet(emoji);",
+  '',
+].join('\n');
 /** A generous ceiling for a wait on a loaded machine; each wait ends as soon as its condition holds. */
 const LONG = 60_000;
 
@@ -71,6 +100,10 @@ function prepare(agentLsp) {
   fs.mkdirSync(ws);
   fs.writeFileSync(path.join(ws, 'app.py'), SOURCE);
   fs.writeFileSync(path.join(ws, 'bad.json'), '{"a": 1,, }\n');
+  fs.mkdirSync(path.join(ws, 'src'));
+  fs.writeFileSync(path.join(ws, 'src/greet.ts'), GREET_TS);
+  fs.writeFileSync(path.join(ws, 'src/main.ts'), MAIN_TS);
+  fs.writeFileSync(path.join(ws, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, target: 'es2020', module: 'commonjs' }, include: ['src'] }));
   fs.mkdirSync(path.join(dir, 'other'));
   fs.mkdirSync(path.join(dir, 'ud/User'), { recursive: true });
   fs.writeFileSync(path.join(dir, 'ud/User/settings.json'), JSON.stringify({
@@ -158,8 +191,13 @@ function skip(name) {
   skipped.push(name);
   log(`skip - ${name} (the server does not offer it)`);
 }
+const ONLY = process.env.E2E_ONLY ? new RegExp(process.env.E2E_ONLY) : undefined;
 /** Runs one case; a failure is recorded and the run goes on, so every failure is reported. */
 async function check(name, fn) {
+  if (ONLY && !ONLY.test(name)) {
+    skipped.push(name);
+    return;
+  }
   try {
     await fn();
     results.push([name, true]);
@@ -195,6 +233,15 @@ try {
     { content: [{ type: 'tool_use', name: 'edit_file', input: { path: 'app.py', old_string: 'def greet', new_string: 'def welcome' } }] },
     { content: [{ type: 'text', text: 'Renamed.' }] },
     { content: [{ type: 'text', text: 'The stray comma in bad.json is the problem.' }] },  // "Fix with agent"
+    // "Who calls greet?": the language tools, answered by VS Code's TypeScript features through the extension
+    { content: [
+      { type: 'tool_use', name: 'find_references', input: { path: 'src/greet.ts', line: 1, column: 17 } },
+      { type: 'tool_use', name: 'go_to_definition', input: { path: 'src/main.ts', line: 3, column: 24 } },
+      { type: 'tool_use', name: 'hover', input: { path: 'src/main.ts', line: 3, column: 24 } },
+    ] },
+    { content: [{ type: 'text', text: '`greet` is called by `Greeter.hello` and four times in main.ts.' }] },
+    { content: [{ type: 'tool_use', name: 'rename_symbol', input: { path: 'src/greet.ts', line: 1, column: 17, newName: 'welcome' } }] },
+    { content: [{ type: 'text', text: 'Renamed greet to welcome.' }] },
   ]);
   const { dir, ws } = prepare(agentLsp);
   log('vsix installed');
@@ -484,6 +531,122 @@ try {
     }).catch((e) => { throw new Error(`${e.message}: ${text}`); });
   };
   const INSTALL = 'Install agent-lsp with "pipx install agent-lsp-server" (or "uv tool install agent-lsp-server") and set agentLsp.serverCommand to its path.';
+
+  /** Opens src/main.ts and waits for the TypeScript server to have loaded the project (its type error's squiggle). */
+  const openTypeScript = async () => {
+    await page.click('.editor-group-container');
+    await page.keyboard.press('Control+P');
+    await page.waitForSelector('.quick-input-widget .quick-input-box input');
+    await page.keyboard.type('main.ts');
+    await page.waitForSelector('.quick-input-list .monaco-list-row[aria-label*="main.ts"]');
+    await page.keyboard.press('Enter');
+    await until('main.ts in the editor', () => page.$('.tabs-container .tab.active[aria-label*="main.ts"]'));
+    await until('TypeScript\'s diagnostic in main.ts', () => page.$('.editor-instance .squiggly-error'));
+  };
+
+  await (features.includes('languageFeatures') ? check : skip)('the agent\'s find_references, go_to_definition and '
+    + 'hover are answered by VS Code\'s TypeScript features (agent/languageFeature)', async () => {
+    await openTypeScript();
+    const toolsBefore = await frame.$$eval('.tool', (ns) => ns.length);
+    await frame.fill('#prompt', 'Who calls greet?');
+    await frame.press('#prompt', 'Enter');
+    await frame.waitForSelector('.msg.assistant >> text=is called by', { timeout: LONG });
+    await until('the chat to end', async () => await frame.isEnabled('#send'));
+    const cards = (await frame.$$eval('.tool', (ns) => ns.map((n) => [n.className, n.querySelector('.tool-output')?.textContent ?? ''])))
+      .slice(toolsBefore);
+    assert.deepEqual(cards.map(([c]) => c), Array(3).fill('tool kind-read status-completed'));
+    // What the model got: the tool results of its next request, in the order of its calls.
+    const request = api.requests().find((r) => JSON.stringify(r.messages).includes('Who calls greet?')
+      && r.messages.at(-1).content.some?.((b) => b.type === 'tool_result'));
+    assert.ok(request, 'the model got the tool results');
+    const results = request.messages.at(-1).content.filter((b) => b.type === 'tool_result')
+      .map((b) => (typeof b.content === 'string' ? b.content : b.content.map((c) => c.text).join('')));
+    assert.equal(results.length, 3);
+    const [references, definition, hover] = results;
+    // Every call and the import, sorted, without the declaration (1-based lines, columns in characters: the
+    // emoji line's greet is at character 20, UTF-16 unit 21).
+    const named = [...references.matchAll(/^(src\/[\w.]+:\d+:\d+)/gm)].map((m) => m[1]);
+    assert.deepEqual(named, ['src/greet.ts:7:12', 'src/main.ts:1:10', 'src/main.ts:3:23', 'src/main.ts:5:13', 'src/main.ts:6:20'], references);
+    assert.match(references, /src\/main\.ts:5:13: .*console\.log\(greet\('bob'\)/);
+    assert.match(definition, /^src\/greet\.ts:1:17\b.*export function greet\(name: string\): string/s);
+    assert.match(hover, /greet\(name: string\): string/);
+    assert.doesNotMatch(hover, /agent-lsp\*\* wrote/);
+    assert.equal(cards[0][1].trim(), references.trim(), 'the panel shows the model\'s answer');
+  });
+
+  await (features.includes('languageFeatures') && features.includes('revert') ? check : skip)('rename_symbol: '
+    + 'VS Code\'s TypeScript rename, asked once with a diff of each file, lands in both buffers; Revert undoes it', async () => {
+    await page.click('.tabs-container .tab[aria-label*="main.ts"]');
+    await until('main.ts in the editor', () => page.$('.tabs-container .tab.active[aria-label*="main.ts"]'));
+    await frame.fill('#prompt', 'Rename greet to welcome');
+    await frame.press('#prompt', 'Enter');
+    const allow = await frame.waitForSelector('.tool.status-awaiting_confirmation .confirm button[data-decision="allow_once"]', { timeout: LONG });
+    const diff = await frame.locator('.tool.kind-edit .diff').last().textContent();
+    assert.match(diff, /src\/greet\.ts[\s\S]*-export function greet\(name[\s\S]*\+export function welcome\(name/);
+    assert.match(diff, /src\/main\.ts[\s\S]*\+console\.log\(welcome\('bob'\)/);
+    assert.equal(await frame.$$eval('.tool.status-awaiting_confirmation', (ns) => ns.length), 1, 'one question for the whole rename');
+    await allow.click();
+    await frame.waitForSelector('.msg.assistant >> text=Renamed greet to welcome.', { timeout: LONG });
+    await until('the chat to end', async () => await frame.isEnabled('#send'));
+    assert.match(await frame.locator('.tool.kind-edit .tool-output').last().textContent(),
+      /^Renamed greet to welcome: 6 edits in 2 files \(src\/greet\.ts, src\/main\.ts\)/);
+    await until('the rename in main.ts\'s buffer', async () => (await editorText(page)).includes("console.log(welcome('bob')"));
+    assert.equal(fs.readFileSync(path.join(ws, 'src/main.ts'), 'utf8'), MAIN_TS, 'in the buffer, not on disk');
+    await frame.locator('.result button.revert').last().click();
+    await until('the revert\'s notice', async () => (await frame.$$eval('.notice.info', (ns) => ns.map((n) => n.textContent)))
+      .some((t) => /Reverted (greet\.ts, main\.ts|main\.ts, greet\.ts)\./.test(t)));
+    await until('main.ts\'s buffer as before', async () => (await editorText(page)).includes("console.log(greet('bob')"));
+  });
+
+  await check('the extension answers agent/languageFeature with VS Code\'s TypeScript features, declares the '
+    + 'methods, and keeps agent-lsp\'s own hover out (a stand-in server asks)', async () => {
+    await openTypeScript();
+    const probe = path.join(ROOT, 'test/fixtures/language-probe.py');
+    const out = path.join(dir, 'data/probe.json');
+    fs.rmSync(out, { force: true });
+    await setServerCommand(probe);
+    const { capabilities, answers: a, hoverRequests } = JSON.parse(await until('the probe\'s answers', () =>
+      fs.existsSync(out) && fs.readFileSync(out, 'utf8')));
+    const uri = (f) => `file://${ws}/src/${f}`;
+    const at = (f, l1, c1, l2, c2) => ({ uri: uri(f), range: { start: { line: l1, character: c1 }, end: { line: l2, character: c2 } } });
+    const pos = (loc) => `${loc.uri.split('/').at(-1)}:${loc.range.start.line}:${loc.range.start.character}`;
+    assert.deepEqual(capabilities.languageFeatures, ['textDocument/definition', 'textDocument/typeDefinition',
+      'textDocument/implementation', 'textDocument/references', 'textDocument/hover', 'textDocument/documentSymbol',
+      'workspace/symbol', 'textDocument/prepareCallHierarchy', 'callHierarchy/incomingCalls', 'callHierarchy/outgoingCalls',
+      'textDocument/prepareRename', 'textDocument/rename']);
+    assert.equal(a.definition.length, 1);
+    assert.equal(a.definition[0].targetUri ?? a.definition[0].uri, uri('greet.ts'));
+    assert.deepEqual(a.definition[0].targetSelectionRange ?? a.definition[0].range, at('greet.ts', 0, 16, 0, 21).range);
+    const sorted = (locs) => locs.map(pos).sort();
+    assert.deepEqual(sorted(a.references), ['greet.ts:6:11', 'main.ts:0:9', 'main.ts:2:22', 'main.ts:4:12', 'main.ts:5:20']);
+    assert.deepEqual(sorted(a.referencesWithDeclaration), ['greet.ts:0:16', ...sorted(a.references)].sort());
+    assert.equal(a.hover.contents.kind, 'markdown');
+    assert.match(a.hover.contents.value, /greet\(name: string\): string/);
+    assert.doesNotMatch(a.hover.contents.value, /probe hover/, 'agent-lsp\'s own hover is not in the answer');
+    assert.deepEqual(hoverRequests, [], 'its hover provider was not even asked');
+    assert.deepEqual(a.documentSymbol.map((s) => [s.name, s.kind, (s.children ?? []).map((c) => [c.name, c.kind])]),
+      [['greet', 12, []], ['Greeter', 5, [['hello', 6]]], ['Speaker', 11, [['hello', 6]]]]);
+    assert.ok(a.workspaceSymbol.some((s) => s.name === 'Greeter' && s.kind === 5 && s.location.uri === uri('greet.ts')), JSON.stringify(a.workspaceSymbol));
+    assert.deepEqual(a.implementation.map((l) => pos({ uri: l.targetUri ?? l.uri, range: l.targetSelectionRange ?? l.range })), ['greet.ts:5:2']);
+    assert.deepEqual(a.typeDefinition.map((l) => pos({ uri: l.targetUri ?? l.uri, range: l.targetSelectionRange ?? l.range })), ['greet.ts:10:17']);
+    assert.deepEqual(a.prepareCallHierarchy.map((i) => [i.name, i.kind, pos({ uri: i.uri, range: i.selectionRange })]), [['greet', 12, 'greet.ts:0:16']]);
+    assert.deepEqual(a.incomingCalls.map((c) => [c.from.name, c.fromRanges.map((r) => `${r.start.line}:${r.start.character}`)]).sort(),
+      [['hello', ['6:11']], ['main.ts', ['2:22', '4:12', '5:20']]]);
+    assert.deepEqual(a.outgoingCalls.map((c) => [c.to.name, pos({ uri: c.to.uri, range: c.to.selectionRange })]), [['greet', 'greet.ts:0:16']]);
+    assert.deepEqual(a.prepareRename, { range: at('greet.ts', 0, 16, 0, 21).range, placeholder: 'greet' });
+    assert.equal(a.prepareRenameNothing?.error?.code, -32803, JSON.stringify(a.prepareRenameNothing));
+    assert.deepEqual(Object.keys(a.rename.changes).sort(), [uri('greet.ts'), uri('main.ts')]);
+    assert.deepEqual(a.rename.changes[uri('main.ts')].map((e) => [e.range.start.line, e.range.start.character, e.newText]).sort(),
+      [[0, 9, 'welcome'], [2, 22, 'welcome'], [4, 12, 'welcome'], [5, 20, 'welcome']]);
+    assert.equal(a.unknownMethod.error.code, -32602);
+    assert.match(a.unknownMethod.error.message, /^method: textDocument\/completion is not one this client answers/);
+    assert.equal(a.badPosition.error.code, -32602);
+    assert.match(a.badPosition.error.message, /^params\.position\.line: /);
+    assert.equal(fs.readFileSync(path.join(ws, 'src/main.ts'), 'utf8'), MAIN_TS, 'answering a rename edits nothing');
+    await page.click('.tabs-container .tab[aria-label*="main.ts"]');
+    await until('main.ts in the editor', () => page.$('.tabs-container .tab.active[aria-label*="main.ts"]'));
+    assert.match(await editorText(page), /console\.log\(greet\('bob'\)/, 'nor the buffer');
+  });
 
   await check('another program in serverCommand: the panel names what it reports, once, with the fix', async () => {
     const other = path.join(ROOT, 'test/fixtures/not-agent-lsp.py');

@@ -14,6 +14,7 @@ import type { DeleteSessionResult } from './generated/agent-deleteSession.result
 import type { DiagnosticsParams } from './generated/agent-diagnostics.params';
 import type { DiagnosticsResult } from './generated/agent-diagnostics.result';
 import type { HistoryResult } from './generated/agent-history.result';
+import type { LanguageFeatureParams } from './generated/agent-languageFeature.params';
 import type { NewSessionParams } from './generated/agent-newSession.params';
 import type { NewSessionResult } from './generated/agent-newSession.result';
 import type { SessionsParams } from './generated/agent-sessions.params';
@@ -29,6 +30,7 @@ export type { ConfirmToolParams } from './generated/agent-confirmTool.params';
 export type { DiagnosticsParams } from './generated/agent-diagnostics.params';
 export type { DiagnosticsResult, FileDiagnostics } from './generated/agent-diagnostics.result';
 export type { HistoryMessage, HistoryResult, HistoryToolCall } from './generated/agent-history.result';
+export type { LanguageFeatureParams } from './generated/agent-languageFeature.params';
 export type { SessionInfo, SessionsResult } from './generated/agent-sessions.result';
 export type { ClientAgentCapabilities } from './generated/initialize.experimental.agent.client';
 export type {
@@ -56,6 +58,9 @@ export const RevertRequest = new RequestType<RevertParams, RevertResult, void>('
 // server → client
 export const UpdateNotification = new NotificationType<UpdateParams>('agent/update');
 export const DiagnosticsRequest = new RequestType<DiagnosticsParams, DiagnosticsResult, void>('agent/diagnostics');
+/** agent/languageFeature (protocol 1.2, §9): a standard LSP request for the editor's other language servers;
+ * the result is that request's result shape, or null. */
+export const LanguageFeatureRequest = new RequestType<LanguageFeatureParams, unknown, void>('agent/languageFeature');
 
 /** agent/models (protocol 1.1, §8; the server lists "models" in `features`). */
 export interface ModelsResult {
