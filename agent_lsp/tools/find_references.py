@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from pydantic import Field
 
+from agent_lsp.core.ports import LanguageFeatureError
 from agent_lsp.core.tool import ToolContext, ToolError, ToolOutput, bound
-from agent_lsp.tools.language import MAX_LINE_CHARS, LanguageTool, Places, PositionInput, ask, locations, target
+from agent_lsp.tools.language import (
+    MAX_LINE_CHARS,
+    LanguageTool,
+    Places,
+    PositionInput,
+    Target,
+    ask,
+    locations,
+    target,
+    uri_path,
+)
 
 
 class FindReferencesInput(PositionInput):
@@ -27,9 +40,36 @@ class FindReferences(LanguageTool):
     async def run(self, ctx: ToolContext, input: FindReferencesInput) -> ToolOutput:
         t = target(ctx, input)
         params = {**t.params, "context": {"includeDeclaration": input.includeDeclaration}}
-        found = locations(await ask(ctx, "textDocument/references", params, t.path))
+        references = ask(ctx, "textDocument/references", params, t.path)
+        if input.includeDeclaration or not _own_server(ctx, t):
+            found = locations(await references)
+        else:  # asked side by side: the declaration costs no extra wait
+            answer, declared = await asyncio.gather(references, _declarations(ctx, t))
+            found = [(uri, p) for uri, p in locations(answer) if _place(uri, p) not in declared]
         if not found:
             raise ToolError(f"No references found at {t.where}: the position names no symbol, or the symbol has no "
                             f"references{'' if input.includeDeclaration else ' besides its declaration'}. The line "
                             f"reads: {t.line_text.strip()[:MAX_LINE_CHARS]}")
         return ToolOutput(bound("\n".join(await Places(ctx).lines(found, sort=True))))
+
+
+def _own_server(ctx: ToolContext, t: Target) -> bool:
+    """Whether agent-lsp's own language server answers (the editors' answers honour includeDeclaration; some
+    servers, jedi-language-server among them, list the declaration whatever it says)."""
+    origin = ctx.language.methods(t.path).get("textDocument/references", "") if ctx.language else ""
+    return origin.startswith("languageServer:")
+
+
+def _place(uri: str, position: dict) -> tuple:
+    return uri_path(uri), position.get("line"), position.get("character")
+
+
+async def _declarations(ctx: ToolContext, t: Target) -> set[tuple]:
+    """The places the symbol's definition names (nothing when the server cannot tell)."""
+    if "textDocument/definition" not in ctx.language.methods(t.path):
+        return set()
+    try:
+        return {_place(uri, p) for uri, p in locations(await ctx.language.request("textDocument/definition",
+                                                                                 t.params, t.path))}
+    except LanguageFeatureError:
+        return set()
