@@ -1,0 +1,71 @@
+;;; test_language_servers.el --- Emacs gets the language tools through agent-lsp's own language servers  -*- lexical-binding: t; -*-
+;; Run: timeout 120 emacs --batch -l client-emacs/tests/test_language_servers.el   (exit code 0 = passed)
+;; eglot runs one server per buffer, so Emacs cannot answer agent/languageFeature: the recipe of docs/emacs.md is
+;; the `languageServers' setting in the user's settings file.  Here jedi-language-server (from the test venv)
+;; answers find_references for a chat started with M-x agent-lsp-chat, the buffer's unsaved text included.
+
+(require 'cl-lib)
+(require 'json)
+(defvar test-dir (file-name-as-directory (make-temp-file "agent-lsp-emacs-ls" t)))
+(defvar test-here (file-name-directory (or load-file-name buffer-file-name)))
+(defvar test-t0 (float-time))
+
+(defun test-wait (what pred)
+  "Run the event loop until PRED holds, or fail naming WHAT (the ceiling only ends a broken test)."
+  (let ((end (+ (float-time) 90)))
+    (while (not (funcall pred))
+      (when (> (float-time) end) (error "Timed out waiting for %s" what))
+      (accept-process-output nil 0.05))))
+
+(defun test-eq (expected actual what)
+  (unless (equal expected actual)
+    (error "%s\nexpected: %S\nactual:   %S" what expected actual)))
+
+(let ((code 1))
+  (condition-case err
+      (let* ((jedi (or (executable-find "jedi-language-server")
+                       (error "jedi-language-server is not on PATH (pip install -e '.[test]')")))
+             (url nil) (script (concat test-dir "script.json")))
+        (with-temp-file (concat test-dir "a.py") (insert "def greet(name):\n    return 'hi ' + name\n"))
+        (with-temp-file (concat test-dir "b.py") (insert "from a import greet\n\nprint(greet('b'))\n"))
+        ;; The recipe: languageServers in the user's own settings file, read by every front end.
+        (make-directory (concat test-dir "config/agent-lsp") t)
+        (with-temp-file (concat test-dir "config/agent-lsp/settings.json")
+          (insert (json-encode `((languageServers . ((jedi . ((command . [,jedi]) (languages . ["python"])))))))))
+        (setenv "XDG_CONFIG_HOME" (concat test-dir "config"))
+        (with-temp-file script
+          (insert (json-encode
+                   `[((content . [((type . "tool_use") (id . "toolu_refs") (name . "find_references")
+                                   (input . ((path . "a.py") (line . 1) (column . 5))))]))
+                     ((content . [((type . "text") (text . "Two callers."))]))])))
+        (make-process :name "fake-api" :noquery t
+                      :command (list "python3" (expand-file-name "../../tests/fakes/messages_api.py" test-here)
+                                     script "--record" (concat test-dir "requests.json"))
+                      :filter (lambda (_ out) (unless url (setq url (car (split-string out "\n"))))))
+        (test-wait "the fake Messages API" (lambda () url))
+        (setenv "ANTHROPIC_API_KEY" "test")
+        (setenv "ANTHROPIC_BASE_URL" url)
+        (load (expand-file-name "../agent-lsp.el" test-here) nil t)
+        (setq agent-lsp-command (list "agent-lsp" "--data-dir" (concat test-dir "data")))
+        (find-file (concat test-dir "a.py"))
+        (apply #'eglot (eglot--guess-contact))
+        (test-wait "eglot to connect" #'eglot-current-server)
+        (goto-char (point-max))
+        (insert "\ngreet('unsaved')\n")  ; typed, not saved
+        (agent-lsp-chat "who calls greet?")
+        (test-wait "the chat" (lambda () (not agent-lsp--busy)))
+        (let* ((requests (json-read-file (concat test-dir "requests.json")))
+               (tools (mapcar (lambda (tool) (cdr (assq 'name tool))) (cdr (assq 'tools (aref requests 0)))))
+               (messages (cdr (assq 'messages (aref requests 1))))
+               (result (aref (cdr (assq 'content (aref messages (1- (length messages))))) 0)))
+          (unless (member "find_references" tools) (error "find_references not offered: %S" tools))
+          (test-eq "a.py:4:1: greet('unsaved')\nb.py:1:15: from a import greet\nb.py:3:7: print(greet('b'))"
+                   (cdr (assq 'content result)) "the references the model read"))
+        (let ((shown (with-current-buffer "*agent-lsp*" (buffer-substring-no-properties (point-min) (point-max)))))
+          (unless (string-match-p "References at a.py:1:5 \\[completed\\]" shown)
+            (error "*agent-lsp* does not show the call: %S" shown)))
+        (setq code 0))
+    (error (princ (format "%s\n" (error-message-string err)) #'external-debugging-output)))
+  (princ (format "%s - emacs language servers of agent-lsp's own (%d ms)\n" (if (= code 0) "ok" "not ok")
+                 (round (* 1000 (- (float-time) test-t0)))))
+  (kill-emacs code))
