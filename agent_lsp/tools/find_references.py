@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from pydantic import Field
-
 from agent_lsp.core.tool import ToolContext, ToolError, ToolOutput, bound
-from agent_lsp.tools.language import MAX_LINE_CHARS, LanguageTool, Places, PositionInput, ask, locations, target
+from agent_lsp.tools.language import (
+    MAX_LINE_CHARS,
+    LanguageTool,
+    Places,
+    PositionInput,
+    ask,
+    locations,
+    target,
+)
 
 
 class FindReferencesInput(PositionInput):
-    includeDeclaration: bool = Field(False)
+    includeDeclaration: bool = False
 
 
 class FindReferences(LanguageTool):

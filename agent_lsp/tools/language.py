@@ -17,8 +17,8 @@ from urllib.parse import unquote, urlparse
 
 from pydantic import Field
 
-from agent_lsp.core.ports import LanguageFeatureError, LanguageFeatures
 from agent_lsp.core.events import Location
+from agent_lsp.core.ports import LanguageFeatureError, LanguageFeatures
 from agent_lsp.core.tool import Tool, ToolContext, ToolError, ToolInput
 from agent_lsp.tools.paths import display, file_location, is_inside, resolve
 from agent_lsp.tools.read_file import read_text

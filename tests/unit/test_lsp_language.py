@@ -161,7 +161,7 @@ async def test_workspace_edits_and_call_hierarchy_ranges_convert_in_their_own_do
 
 
 async def test_utf8_and_utf32_encodings(files):
-    a, b = files
+    _, b = files
     answer = [{"uri": b.as_uri(), "range": rng(0, 22, 26)}]  # UTF-8 bytes after two 4-byte emoji
     server = FakeServer(["textDocument/references"], "utf-8", lambda params: answer)
     result = await EditorLanguageFeatures(server, Buffers({})).request(
