@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import re
-from itertools import pairwise
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Optional
 
