@@ -58,13 +58,13 @@ def line_starts(text: str) -> list[int]:
 
 def offset_of(text: str, starts: list[int], position: dict) -> int:
     """The character offset of a (character-counting) LSP position in `text`; past a line's end is its end."""
-    line, character = int(position.get("line", 0)), int(position.get("character", 0))
+    line, character = max(int(position.get("line", 0)), 0), max(int(position.get("character", 0)), 0)
     if line >= len(starts):
         return len(text)
-    start = starts[max(line, 0)]
+    start = starts[line]
     end = starts[line + 1] if line + 1 < len(starts) else len(text)
     content_end = start + len(LINE_BREAK.sub("", text[start:end]))
-    return min(start + max(character, 0), content_end)
+    return min(start + character, content_end)
 
 
 # ---- the method behind a tool, and asking it ---------------------------------------------------------------
