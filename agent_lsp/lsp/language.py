@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import uuid
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -25,8 +24,6 @@ from agent_lsp.lsp.convert import lsp_character, lsp_column, lsp_lines, lsp_uri_
 from agent_lsp.lsp.editor import LspEditor
 
 log = logging.getLogger(__name__)
-LANGUAGE_TIMEOUT = float(os.environ.get("AGENT_LSP_LANGUAGE_TIMEOUT", "5"))
-"""Seconds to wait for the editor's answer (the environment overrides it for tests)."""
 ORIGIN = "editor"
 
 Fix = Callable[[str, dict], dict]
@@ -64,16 +61,17 @@ class EditorLanguageFeatures:
     async def _send(self, method: str, params: dict[str, Any]) -> Any:
         """agent/languageFeature, bounded in time; a timeout or an abort also cancels it on the client's side."""
         protocol = self._server.protocol
+        timeout = self._server.layers.resolve().language_timeout  # the languageTimeout setting in force
         msg_id = str(uuid.uuid4())
         future = protocol.send_request_async("agent/languageFeature", {"method": method, "params": params},
                                              msg_id=msg_id)
         try:
-            return await asyncio.wait_for(future, LANGUAGE_TIMEOUT)
+            return await asyncio.wait_for(future, timeout)
         except asyncio.TimeoutError:
             protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
-            log.info("agent/languageFeature %s: no answer within %g s", method, LANGUAGE_TIMEOUT)
+            log.info("agent/languageFeature %s: no answer within %g s", method, timeout)
             raise LanguageFeatureError(f"The editor's language servers did not answer {method} within "
-                                       f"{LANGUAGE_TIMEOUT:g} s.") from None
+                                       f"{timeout:g} s.") from None
         except asyncio.CancelledError:
             protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
             raise

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 
-from pydantic import Field
-
 from agent_lsp.core.ports import LanguageFeatureError
 from agent_lsp.core.tool import ToolContext, ToolError, ToolOutput, bound
 from agent_lsp.tools.language import (
@@ -22,7 +20,7 @@ from agent_lsp.tools.language import (
 
 
 class FindReferencesInput(PositionInput):
-    includeDeclaration: bool = Field(False)
+    includeDeclaration: bool = False
 
 
 class FindReferences(LanguageTool):

@@ -17,8 +17,8 @@ from urllib.parse import unquote, urlparse
 
 from pydantic import Field
 
-from agent_lsp.core.ports import LanguageFeatureError, LanguageFeatures
 from agent_lsp.core.events import Location
+from agent_lsp.core.ports import LanguageFeatureError, LanguageFeatures
 from agent_lsp.core.tool import Tool, ToolContext, ToolError, ToolInput
 from agent_lsp.tools.paths import display, file_location, is_inside, resolve
 from agent_lsp.tools.read_file import read_text
@@ -58,13 +58,13 @@ def line_starts(text: str) -> list[int]:
 
 def offset_of(text: str, starts: list[int], position: dict) -> int:
     """The character offset of a (character-counting) LSP position in `text`; past a line's end is its end."""
-    line, character = int(position.get("line", 0)), int(position.get("character", 0))
+    line, character = max(int(position.get("line", 0)), 0), max(int(position.get("character", 0)), 0)
     if line >= len(starts):
         return len(text)
-    start = starts[max(line, 0)]
+    start = starts[line]
     end = starts[line + 1] if line + 1 < len(starts) else len(text)
     content_end = start + len(LINE_BREAK.sub("", text[start:end]))
-    return min(start + max(character, 0), content_end)
+    return min(start + character, content_end)
 
 
 # ---- the method behind a tool, and asking it ---------------------------------------------------------------

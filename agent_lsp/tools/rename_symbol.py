@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Optional
 
@@ -78,7 +79,7 @@ def text_edits(text: str, edits: list[dict], name: str) -> list[TextEdit]:
         start, end = offset_of(text, starts, where.get("start") or {}), offset_of(text, starts, where.get("end") or {})
         out.append(TextEdit(start=start, end=max(start, end), new_text=str(e.get("newText", ""))))
     out.sort(key=lambda e: (e.start, e.end))
-    if any(a.end > b.start for a, b in zip(out, out[1:])):
+    if any(a.end > b.start for a, b in pairwise(out)):
         raise ToolError(f"The language server's edits to {name} overlap; nothing was changed.")
     return out
 
@@ -114,9 +115,9 @@ class RenameSymbol(LanguageTool):
         return f"Rename {input.path}:{input.line}:{input.column} to {input.newName}"
 
     async def _plan(self, ctx: ToolContext, input: RenameSymbolInput, t: Target) -> list[FileChange]:
-        if ctx.language is not None and "textDocument/prepareRename" in ctx.language.methods(t.path):
-            if await ask(ctx, "textDocument/prepareRename", t.params, t.path) is None:
-                raise nothing_at(t, "symbol that can be renamed")
+        prepare = ctx.language is not None and "textDocument/prepareRename" in ctx.language.methods(t.path)
+        if prepare and await ask(ctx, "textDocument/prepareRename", t.params, t.path) is None:
+            raise nothing_at(t, "symbol that can be renamed")
         edit = await ask(ctx, "textDocument/rename", {**t.params, "newName": input.newName}, t.path)
         per_file = file_edits(edit) if isinstance(edit, dict) else {}
         if not per_file:

@@ -7,12 +7,10 @@ import asyncio
 from typing import Any
 
 from tests.e2e.conftest import (
-    CEILING,
     chat,
     confirm,
     open_doc,
     sent,
-    server_env,
     shape,
     text,
     tool_use,
@@ -54,9 +52,9 @@ def answering(client, answers: dict[str, Any], hang: bool = False) -> None:
         return answer(params["params"]) if callable(answer) else answer
 
 
-async def start(lsp, methods=EVERY_METHOD, timeout: float = CEILING, **kwargs):
-    env = server_env(lsp.fake_api.base_url, AGENT_LSP_LANGUAGE_TIMEOUT=str(timeout))
-    return await lsp.start(agent={"confirmTool": True, "languageFeatures": methods}, env=env, **kwargs)
+async def start(lsp, methods=EVERY_METHOD, timeout: float = 120, **kwargs):
+    return await lsp.start(agent={"confirmTool": True, "languageFeatures": methods},
+                           init_options={"languageTimeout": timeout}, **kwargs)
 
 
 def tool_results(fake_api, index: int) -> list[dict]:
@@ -174,13 +172,13 @@ async def test_rename_asks_once_with_a_diff_per_file_applies_versioned_and_rever
 async def test_a_client_that_never_answers_is_an_error_after_the_timeout_and_the_chat_goes_on(lsp):
     lsp.fake_api.add(tool_use("find_references", {"path": "app.py", "line": 1, "column": 5}, id="toolu_r"),
                      text("Fell back."))
-    client = await start(lsp, timeout=0.5)
+    client = await start(lsp, timeout=1)
     answering(client, {}, hang=True)
     result = await chat(client, "who calls greet?")
     assert result["stopReason"] == "end_turn" and result["finalMessage"] == "Fell back."
     assert tool_results(lsp.fake_api, 1) == [{
         "type": "tool_result", "tool_use_id": "toolu_r", "is_error": True,
-        "content": "The editor's language servers did not answer textDocument/references within 0.5 s."}]
+        "content": "The editor's language servers did not answer textDocument/references within 1 s."}]
     await until(lambda: len(client.language_cancelled) == 1)  # the server cancelled its request on the client
 
 

@@ -4,7 +4,6 @@ over ACP — real server processes on each wire, the real anthropic SDK against 
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 

@@ -64,6 +64,20 @@ def test_the_tools_offered_are_those_whose_methods_can_be_answered():
     assert language_tools(None) == [] and language_tools(FakeLanguageFeatures({})) == []
 
 
+def test_every_tool_definition_together_stays_under_12k_characters():
+    import json
+
+    from agent_lsp.tools import ALL
+    from agent_lsp.tools.forget import Forget
+    from agent_lsp.tools.remember import Remember
+
+    every = FakeLanguageFeatures({m: None for m in LANGUAGE_METHODS})
+    specs = [t.spec() for t in [*ALL, *language_tools(every), Remember(None), Forget(None)]]
+    size = sum(len(json.dumps({"name": s.name, "description": s.description, "input_schema": s.input_schema}))
+               for s in specs)
+    assert size < 12_000
+
+
 def test_descriptions_stay_short_and_say_when_to_prefer_them():
     every = FakeLanguageFeatures({m: None for m in LANGUAGE_METHODS})
     for tool in language_tools(every):

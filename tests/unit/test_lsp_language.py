@@ -10,6 +10,7 @@ from typing import Any, Optional
 import pytest
 
 from agent_lsp.capabilities import LANGUAGE_METHODS, client_agent_capabilities
+from agent_lsp.config import Layers
 from agent_lsp.core import ports
 from agent_lsp.core.ports import LanguageFeatureError, OpenDocument
 from agent_lsp.lsp.convert import lsp_character, lsp_column
@@ -68,6 +69,7 @@ class FakeProtocol:
 class FakeServer:
     def __init__(self, methods: list[str], encoding: str, answer) -> None:
         self.agent_caps = {"languageFeatures": methods}
+        self.layers = Layers()
         self.workspace = FakeWorkspace(encoding)
         self.protocol = FakeProtocol(answer)
 
@@ -161,7 +163,7 @@ async def test_workspace_edits_and_call_hierarchy_ranges_convert_in_their_own_do
 
 
 async def test_utf8_and_utf32_encodings(files):
-    a, b = files
+    _, b = files
     answer = [{"uri": b.as_uri(), "range": rng(0, 22, 26)}]  # UTF-8 bytes after two 4-byte emoji
     server = FakeServer(["textDocument/references"], "utf-8", lambda params: answer)
     result = await EditorLanguageFeatures(server, Buffers({})).request(
