@@ -53,6 +53,33 @@ function H.setup(opts)
   require('agent_lsp').setup(opts)
 end
 
+-- A real language server beside agent-lsp: jedi-language-server from the venv tests/run.sh installs, started
+-- as a user's configuration would (a client per call, so a test can run two), attached to the current buffer.
+-- `encoding` is the position encoding it is offered (and the only one: 0.7 does not negotiate, it is told).
+H.JEDI = (vim.env.XDG_CACHE_HOME and vim.env.XDG_CACHE_HOME ~= '' and vim.env.XDG_CACHE_HOME
+  or vim.env.HOME .. '/.cache') .. '/agent-lsp-client-tests/jedi-language-server-0.47.0/bin/jedi-language-server'
+
+function H.jedi(name, encoding)
+  local caps = vim.lsp.protocol.make_client_capabilities()
+  caps.general = { positionEncodings = { encoding } }
+  local config = { name = name, cmd = { H.JEDI }, root_dir = H.dir, capabilities = caps, offset_encoding = encoding }
+  local id
+  if vim.fn.has('nvim-0.10') == 1 then  -- start_client is deprecated there; start() attaches the buffer
+    id = vim.lsp.start(config, { reuse_client = function() return false end })
+  else
+    id = vim.lsp.start_client(config)
+    vim.lsp.buf_attach_client(0, id)
+  end
+  H.truthy(id, 'jedi-language-server did not start: ' .. H.JEDI)
+  H.wait(H.CEILING, function()
+    local c = vim.lsp.get_client_by_id(id)
+    return c and c.initialized
+  end, name .. ' to initialize')
+  local c = vim.lsp.get_client_by_id(id)
+  H.eq(encoding, c.offset_encoding, name .. '\'s position encoding')
+  return c
+end
+
 -- Every wait is for a condition; the ceiling is only there so that a broken test ends.
 H.CEILING = 30000
 

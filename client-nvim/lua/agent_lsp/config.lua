@@ -11,6 +11,9 @@ M.defaults = {
   split = 'botright vsplit',
   -- Height of the input area under the transcript.
   input_height = 5,
+  -- How long the answer to the server's agent/languageFeature waits for your other language servers (under
+  -- the server's own wait, 5 s by default, so the servers that did answer are heard).
+  language_timeout_ms = 4000,
 }
 
 M.options = vim.deepcopy(M.defaults)
