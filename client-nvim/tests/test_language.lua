@@ -2,7 +2,9 @@
 -- jedi-language-server clients beside agent-lsp): the plugin declares the methods, sends the standard request
 -- to the servers that support it, converts positions between agent-lsp's encoding (0.7: UTF-16, 0.11: UTF-8)
 -- and theirs (UTF-32), sees the buffer's unsaved text, loads a file nobody opened, and merges the answers
--- (lists de-duplicated, hover the first); null when no server supports the method; bad input is -32602.
+-- (lists de-duplicated, hover the first); null when no server supports the method; bad input is -32602. Beside
+-- a server that never answers (tests/silent_server.py), the wait is bounded, the answers that came are kept,
+-- and when none came, the error names the server.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/helpers.lua')
 
 H.run('agent/languageFeature is answered by the other language servers', function()
@@ -98,4 +100,16 @@ H.run('agent/languageFeature is answered by the other language servers', functio
   result, err = language.answer({ method = 'textDocument/hover', params = { position = at_total.position } }, me, 1000)
   H.eq({ nil, -32602, 'params.textDocument.uri: a string is required' }, { result, err.code, err.message },
     'no textDocument')
+
+  -- A server that hangs on references and call hierarchy and fails hover, attached beside the two jedi.
+  local silent = H.language_server({ name = 'silent', cmd = { H.JEDI_VENV .. '/bin/python',
+    H.plugin .. '/tests/silent_server.py' } })
+  H.eq(true, vim.lsp.buf_is_attached(vim.fn.bufnr(H.dir .. '/main.py'), silent.id), 'silent attached to main.py')
+  H.eq(expected_refs, sorted(language.answer({ method = 'textDocument/references', params = refs_params }, me, 1000)),
+    'references: jedi\'s answer, silent not waited for past the bound')
+  H.eq(range(2, col.total, 2, col.total + 5), language.answer({ method = 'textDocument/hover', params = at_total },
+    me, 1000).range, 'hover: jedi\'s, beside silent\'s error')
+  result, err = language.answer({ method = 'textDocument/prepareCallHierarchy', params = at_total }, me, 1000)
+  H.eq({ nil, -32603, 'textDocument/prepareCallHierarchy failed: silent: no answer within 1000 ms' },
+    { result, err.code, err.message }, 'only silent can answer, and does not')
 end)

@@ -429,26 +429,23 @@ local function serving(buf, self_id)
   return found
 end
 
--- The document's buffer, loaded (a file the user has not opened is read, so its language servers attach).
+-- The document's buffer, loaded (a file the user has not opened is read, so its language servers attach); nil
+-- when there is no such buffer or file.
 local function document(uri)
   local ok, fname = pcall(vim.uri_to_fname, uri)
   if not ok then
     return nil
   end
-  local buf = vim.fn.bufnr(fname)
-  if buf ~= -1 and vim.api.nvim_buf_is_loaded(buf) then
-    return buf
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) and vim.api.nvim_buf_get_name(buf) == fname then
+      return buf
+    end
   end
   if vim.fn.filereadable(fname) == 0 then
     return nil
   end
-  buf = vim.uri_to_bufnr(uri)
-  vim.fn.bufload(buf)
-  if vim.bo[buf].filetype == '' then  -- bufload reads the file without :edit's filetype detection
-    vim.api.nvim_buf_call(buf, function()
-      vim.cmd('silent! doautocmd <nomodeline> filetypedetect BufRead')
-    end)
-  end
+  local buf = vim.uri_to_bufnr(uri)
+  vim.fn.bufload(buf)  -- runs the BufRead and FileType autocmds: lspconfig's, vim.lsp.enable()'s attach servers
   return buf
 end
 
@@ -564,6 +561,9 @@ function M.answer(params, self_client, timeout_ms)
         local back = converter(encoding, self_encoding)
         if back then
           convert_result(back, method, sent, result)
+        end
+        if type(result) == 'table' and type(result.changes) == 'table' and next(result.changes) == nil then
+          result.changes = vim.empty_dict()  -- a WorkspaceEdit's map, which an empty Lua table would send as []
         end
         replies[i] = { result = result }
       end
