@@ -1,5 +1,7 @@
 """What the server advertises in `initialize` (PROTOCOL §1), as plain data: start-up imports no models."""
 
+from typing import Any
+
 from agent_lsp.config import PERMISSION_MODES
 
 PROTOCOL_VERSION = 1
@@ -14,8 +16,15 @@ TOOL_NAMES = [
     "run_command",
 ]
 """The names of `agent_lsp.tools.ALL`, in order (a test keeps the two equal)."""
-FEATURES: list[str] = ["newSession", "acp", "revert", "codeActions", "outputSchema", "hooks", "memory", "models", "mcp", "tools"]
-"""The protocol 1.1 additions this server has (PROTOCOL §8), so a client can hide what is missing."""
+FEATURES: list[str] = ["newSession", "acp", "revert", "codeActions", "outputSchema", "hooks", "memory", "models", "mcp", "tools",
+                       "languageFeatures"]
+"""The protocol 1.1 and 1.2 additions this server has (PROTOCOL §8, §9), so a client can hide what is missing."""
+LANGUAGE_METHODS = (
+    "textDocument/definition", "textDocument/typeDefinition", "textDocument/implementation", "textDocument/references",
+    "textDocument/hover", "textDocument/documentSymbol", "workspace/symbol", "textDocument/prepareCallHierarchy",
+    "callHierarchy/incomingCalls", "callHierarchy/outgoingCalls", "textDocument/prepareRename", "textDocument/rename",
+)
+"""core.ports.LANGUAGE_METHODS, without importing the core at start-up (a test keeps the two equal)."""
 
 
 def server_agent_capabilities() -> dict:
@@ -24,13 +33,21 @@ def server_agent_capabilities() -> dict:
             "features": list(FEATURES)}
 
 
-def client_agent_capabilities(experimental: object) -> tuple[dict[str, bool], bool]:
-    """The client's `experimental.agent` flags, and whether what it sent was well-formed."""
+def client_agent_capabilities(experimental: object) -> tuple[dict[str, Any], bool]:
+    """The client's `experimental.agent`: its flags, the language methods it answers (`languageFeatures`, standard
+    names only: unknown ones are left out), and whether what it sent was well-formed."""
     agent = experimental.get("agent") if isinstance(experimental, dict) else None
+    nothing = {"confirmTool": False, "diagnostics": False, "languageFeatures": []}
     if agent is None:
-        return {"confirmTool": False, "diagnostics": False}, True
+        return nothing, True
     if not isinstance(agent, dict):
-        return {"confirmTool": False, "diagnostics": False}, False
+        return nothing, False
     flags = {name: agent.get(name, False) for name in ("confirmTool", "diagnostics")}
     well_formed = all(isinstance(v, bool) for v in flags.values())
-    return {name: value is True for name, value in flags.items()}, well_formed
+    caps: dict[str, Any] = {name: value is True for name, value in flags.items()}
+    methods = agent.get("languageFeatures", [])
+    if isinstance(methods, list) and all(isinstance(m, str) for m in methods):
+        caps["languageFeatures"] = [m for m in dict.fromkeys(methods) if m in LANGUAGE_METHODS]
+    else:
+        caps["languageFeatures"], well_formed = [], False
+    return caps, well_formed

@@ -277,12 +277,22 @@ class DiagnosticsResult(WireModel):
     items: list[FileDiagnostics]
 
 
+class LanguageFeatureParams(WireModel):
+    """agent/languageFeature (server -> client) params: a standard LSP request for the editor's other language
+    servers; the result is that request's result shape (null when none answers)."""
+
+    method: str
+    params: dict[str, Any]
+
+
 class ClientAgentCapabilities(WireModel):
     """capabilities.experimental.agent of initialize."""
 
     model_config = ConfigDict(extra="ignore", defer_build=True)
     confirm_tool: bool = False
     diagnostics: bool = False
+    language_features: list[str] = []
+    """The standard LSP methods the client answers through agent/languageFeature (PROTOCOL §9)."""
 
 
 class ServerAgentCapabilities(WireModel):
@@ -320,13 +330,15 @@ SCHEMAS: dict[str, type[WireModel]] = {
     "agent-update.params": UpdateParams,
     "agent-diagnostics.params": DiagnosticsParams,
     "agent-diagnostics.result": DiagnosticsResult,
+    "agent-languageFeature.params": LanguageFeatureParams,
     "initialize.experimental.agent.client": ClientAgentCapabilities,
     "initialize.experimental.agent.server": ServerAgentCapabilities,
 }
 
 
 SERVER_TO_CLIENT = {name for name in SCHEMAS if name.endswith(".result") and name != "agent-diagnostics.result"} | {
-    "agent-update.params", "agent-diagnostics.params", "initialize.experimental.agent.server"}
+    "agent-update.params", "agent-diagnostics.params", "agent-languageFeature.params",
+    "initialize.experimental.agent.server"}
 """What the server sends (the rest is what it receives): described as sent, in serialization mode."""
 
 

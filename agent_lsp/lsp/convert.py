@@ -44,6 +44,18 @@ def lsp_column(line: str, character: int, encoding: str) -> int:
     return len(line) + max(character - units, 0)  # past the end (a diagnostic at the line's end)
 
 
+def lsp_character(line: str, column: int, encoding: str) -> int:
+    """The LSP `character` in `encoding` units of a 0-based column counted in characters (the inverse of
+    lsp_column); a column past the line's end stays that far past it."""
+    if encoding == "utf-32" or column <= 0:
+        return max(column, 0)
+    head = line[:column]
+    extra = column - len(head)
+    if encoding == "utf-8":
+        return len(head.encode("utf-8", errors="surrogatepass")) + extra
+    return len(head) + sum(1 for ch in head if ord(ch) > 0xFFFF) + extra
+
+
 def lsp_diagnostic(path: Path, raw: dict[str, Any], lines: Optional[list[str]] = None,
                    encoding: str = "utf-16") -> Diagnostic:
     """A core diagnostic from an LSP Diagnostic dict (0-based → 1-based, column in characters). `lines` are the

@@ -24,6 +24,7 @@ from agent_lsp.core.prompt import Environment, editor_context, project_instructi
 from agent_lsp.core.tool import ToolContext
 from agent_lsp.lsp.convert import lsp_folder_uri, lsp_uri_to_path
 from agent_lsp.lsp.editor import LspEditor
+from agent_lsp.lsp.language import EditorLanguageFeatures
 from agent_lsp.lsp.progress import ChatProgress
 from agent_lsp.lsp.server import AgentServer
 from agent_lsp.lsp.trust import workspace_file_layer
@@ -218,7 +219,7 @@ async def available_tools(ls: AgentServer, agent: "Agent", editor: LspEditor, se
     server started on first need)."""
     memory = memory_file(settings.memory_file, editor.roots, ls.data_dir)
     mcp = await agent.mcp.tools(settings.mcp_servers) if settings.mcp_servers else []
-    return [*tools.ALL, *memory_tools(memory), *mcp]
+    return [*tools.ALL, *tools.language_tools(EditorLanguageFeatures(ls, editor)), *memory_tools(memory), *mcp]
 
 
 def memory_tools(memory: Optional[MemoryFile]) -> list:
@@ -278,7 +279,8 @@ async def chat_request(ls: AgentServer, agent: Agent, editor: LspEditor, p: Chat
                        system=system_prompt(env, project_instructions(editor.roots),
                                             read_memory(memory) if memory and not memory.in_workspace else None),
                        tools=[*await available_tools(ls, agent, editor, settings), *finish],
-                       ctx=ToolContext(editor=editor, secret_env=settings.secret_env),
+                       ctx=ToolContext(editor=editor, secret_env=settings.secret_env,
+                                       language=EditorLanguageFeatures(ls, editor)),
                        ends_with="finish" if p.output_schema is not None else None,
                        hooks=[ShellHooks(settings.hooks, session.id, root)] if settings.hooks else [])
 

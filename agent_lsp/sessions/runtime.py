@@ -8,7 +8,7 @@ import os
 import sqlite3
 import time
 import uuid
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional
 
@@ -320,7 +320,7 @@ class Sessions:
         state.compaction = session.compaction
         permit = make_permit(mode, session.grants, ask or self.asker(session))
         checkpoint = Checkpoint(chat=session.chat_count, message=request.message.text)
-        ctx = ToolContext(editor=RecordingEditor(request.ctx.editor, checkpoint), report=request.ctx.report)
+        ctx = replace(request.ctx, editor=RecordingEditor(request.ctx.editor, checkpoint))  # keeps language, secretEnv
 
         async def drive() -> None:
             async for update in run_chat(model, request.message, state, config, ctx, permit):

@@ -1,12 +1,23 @@
-"""The model-facing tools, one file each; `ALL` lists them in the order the model sees them."""
+"""The model-facing tools, one file each; `ALL` lists the built-in ones in the order the model sees them,
+`language_tools` those a language server answers."""
 
+from typing import Optional
+
+from agent_lsp.core.ports import LanguageFeatures
 from agent_lsp.core.tool import Tool
 from agent_lsp.tools import (
+    call_hierarchy,
+    document_symbols,
     edit_file,
+    find_references,
+    find_symbol,
     get_diagnostics,
+    go_to_definition,
+    hover,
     list_files,
     list_open_buffers,
     read_file,
+    rename_symbol,
     run_command,
     search,
     write_file,
@@ -23,3 +34,21 @@ ALL: list[Tool] = [
     run_command.TOOL,
 ]
 BY_NAME: dict[str, Tool] = {t.name: t for t in ALL}
+
+LANGUAGE_TOOLS = (
+    find_symbol.FindSymbol,
+    go_to_definition.GoToDefinition,
+    find_references.FindReferences,
+    hover.Hover,
+    document_symbols.DocumentSymbols,
+    call_hierarchy.CallHierarchy,
+    rename_symbol.RenameSymbol,
+)
+"""The tools of PROTOCOL §9 "Language intelligence", in the order the model sees them."""
+
+
+def language_tools(features: Optional[LanguageFeatures]) -> list[Tool]:
+    """The language tools whose methods `features` can answer somewhere in the workspace, each with the origin of
+    its first method ("editor", "languageServer:<name>")."""
+    methods = features.methods() if features is not None else {}
+    return [cls(origin=methods[cls.needs[0]]) for cls in LANGUAGE_TOOLS if all(m in methods for m in cls.needs)]

@@ -6,4 +6,5 @@
 export interface ClientAgentCapabilities {
   confirmTool?: boolean;
   diagnostics?: boolean;
+  languageFeatures?: string[];
 }

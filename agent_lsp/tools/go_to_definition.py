@@ -1,0 +1,26 @@
+"""go_to_definition: where the symbol at a position is defined, `path:line:col: text`."""
+
+from __future__ import annotations
+
+from agent_lsp.core.tool import ToolContext, ToolOutput, bound
+from agent_lsp.tools.language import LanguageTool, Places, PositionInput, ask, locations, nothing_at, target
+
+
+class GoToDefinition(LanguageTool):
+    name = "go_to_definition"
+    needs = ("textDocument/definition",)
+    description = (
+        "Where the symbol at path:line:column is defined (imports and aliases resolved). Prefer it over search to "
+        "find a definition."
+    )
+    Input = PositionInput
+
+    def title(self, input: PositionInput) -> str:
+        return f"Definition at {input.path}:{input.line}:{input.column}"
+
+    async def run(self, ctx: ToolContext, input: PositionInput) -> ToolOutput:
+        t = target(ctx, input)
+        found = locations(await ask(ctx, "textDocument/definition", t.params, t.path))
+        if not found:
+            raise nothing_at(t, "definition")
+        return ToolOutput(bound("\n".join(await Places(ctx).lines(found))))

@@ -1,0 +1,246 @@
+"""What the language tools share: the method behind each, positions from the model's 1-based line and column,
+locations shown as `path:line:col: text`, symbol kinds by name.
+
+Positions the LanguageFeatures port takes and answers count characters, 0-based (as LSP, in code points); the model
+counts lines and columns from 1. Only this module converts between the two.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Iterable, Optional
+from urllib.parse import unquote, urlparse
+
+from pydantic import Field
+
+from agent_lsp.core.ports import LanguageFeatureError, LanguageFeatures
+from agent_lsp.core.events import Location
+from agent_lsp.core.tool import Tool, ToolContext, ToolError, ToolInput
+from agent_lsp.tools.paths import display, file_location, is_inside, resolve
+from agent_lsp.tools.read_file import read_text
+
+MAX_LINE_CHARS = 300
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+"""Where LSP ends a line (and nothing else)."""
+
+SYMBOL_KINDS = (
+    "file", "module", "namespace", "package", "class", "method", "property", "field", "constructor", "enum",
+    "interface", "function", "variable", "constant", "string", "number", "boolean", "array", "object", "key",
+    "null", "enum_member", "struct", "event", "operator", "type_parameter",
+)
+"""LSP's SymbolKind 1..26, as the model reads and names them."""
+
+
+class PositionInput(ToolInput):
+    path: str = Field(description="Workspace-relative file.")
+    line: int = Field(ge=1, description="1-based.")
+    column: int = Field(ge=1, description="1-based, in characters, on the name.")
+
+
+def kind_name(kind: Any) -> str:
+    """The name of an LSP SymbolKind number."""
+    return SYMBOL_KINDS[kind - 1] if isinstance(kind, int) and 1 <= kind <= len(SYMBOL_KINDS) else "symbol"
+
+
+def split_lines(text: str) -> list[str]:
+    """A text's lines as LSP counts them."""
+    return LINE_BREAK.split(text)
+
+
+def line_starts(text: str) -> list[int]:
+    """The character offset where each LSP line of `text` starts."""
+    return [0, *(m.end() for m in LINE_BREAK.finditer(text))]
+
+
+def offset_of(text: str, starts: list[int], position: dict) -> int:
+    """The character offset of a (character-counting) LSP position in `text`; past a line's end is its end."""
+    line, character = int(position.get("line", 0)), int(position.get("character", 0))
+    if line >= len(starts):
+        return len(text)
+    start = starts[max(line, 0)]
+    end = starts[line + 1] if line + 1 < len(starts) else len(text)
+    content_end = start + len(LINE_BREAK.sub("", text[start:end]))
+    return min(start + max(character, 0), content_end)
+
+
+# ---- the method behind a tool, and asking it ---------------------------------------------------------------
+
+
+def port(ctx: ToolContext, method: str, path: Optional[Path] = None) -> LanguageFeatures:
+    """The port that can answer `method` (for `path`); ToolError saying so when nothing can."""
+    language = ctx.language
+    if language is None or method not in language.methods(path):
+        where = f" for {display(ctx.editor.roots, path)}" if path is not None else ""
+        raise ToolError(f"No language server answers {method}{where}; use search and read_file instead.")
+    return language
+
+
+async def ask(ctx: ToolContext, method: str, params: dict[str, Any], path: Optional[Path] = None) -> Any:
+    """The language server's answer; its failure (a timeout, an error) is a ToolError the model reads."""
+    language = port(ctx, method, path)
+    try:
+        return await language.request(method, params, path)
+    except LanguageFeatureError as e:
+        raise ToolError(str(e)) from None
+
+
+# ---- the model's position ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    """The place the model named: its file, the 1-based line and column, and how that line reads."""
+
+    path: Path
+    name: str
+    """The path as the model sees it."""
+    line: int
+    column: int
+    line_text: str
+
+    @property
+    def where(self) -> str:
+        return f"{self.name}:{self.line}:{self.column}"
+
+    @property
+    def document(self) -> dict[str, Any]:
+        return {"textDocument": {"uri": self.path.as_uri()}}
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The TextDocumentPositionParams of the place (0-based, characters)."""
+        return {**self.document, "position": {"line": self.line - 1, "character": self.column - 1}}
+
+
+def target(ctx: ToolContext, input: PositionInput) -> Target:
+    """The model's 1-based line and column in a file of the workspace, checked against its text (the open
+    buffer's, else the file's)."""
+    roots = ctx.editor.roots
+    path = resolve(roots, input.path)
+    name = display(roots, path)
+    text, _ = read_text(ctx, path)
+    lines = split_lines(text)
+    if input.line > len(lines):
+        raise ToolError(f"{name} has {len(lines)} lines; line {input.line} is past its end.")
+    line_text = lines[input.line - 1]
+    if input.column > len(line_text) + 1:
+        raise ToolError(f"Line {input.line} of {name} has {len(line_text)} characters; column {input.column} is "
+                        f"past its end. The line reads: {line_text.strip()[:MAX_LINE_CHARS]}")
+    return Target(path, name, input.line, input.column, line_text)
+
+
+def nothing_at(t: Target, what: str) -> ToolError:
+    """The error for a position where the language server found nothing."""
+    return ToolError(f"No {what} at {t.where}: the position names no symbol the language server knows. The line "
+                     f"reads: {t.line_text.strip()[:MAX_LINE_CHARS]}")
+
+
+# ---- locations as the model reads them ---------------------------------------------------------------------
+
+
+def uri_path(uri: str) -> Optional[Path]:
+    """The real path of a file: URI; None for other schemes."""
+    parsed = urlparse(uri)
+    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+        return None
+    return Path(os.path.realpath(unquote(parsed.path)))
+
+
+def locations(result: Any) -> list[tuple[str, dict]]:
+    """(uri, start position) of each Location or LocationLink in a definition/references answer."""
+    items = result if isinstance(result, list) else [result] if isinstance(result, dict) else []
+    found = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        uri = item.get("targetUri", item.get("uri"))
+        where = item.get("targetSelectionRange") or item.get("targetRange") or item.get("range")
+        if isinstance(uri, str) and isinstance(where, dict) and isinstance(where.get("start"), dict):
+            found.append((uri, where["start"]))
+    return found
+
+
+class Places:
+    """Shows places as `path:line:col` (1-based, columns in characters) with the line's text: the open buffer's
+    unsaved text when open, else the file's; files outside the workspace are named but not read."""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self._ctx = ctx
+        self._lines: dict[Path, Optional[list[str]]] = {}
+
+    def name(self, uri: str) -> str:
+        """The path as the model sees it (workspace-relative inside the workspace)."""
+        path = uri_path(uri)
+        return uri if path is None else display(self._ctx.editor.roots, path)
+
+    def where(self, uri: str, position: dict) -> str:
+        return f"{self.name(uri)}:{int(position.get('line', 0)) + 1}:{int(position.get('character', 0)) + 1}"
+
+    def sort_key(self, uri: str, position: dict) -> tuple:
+        return self.name(uri), int(position.get("line", 0)), int(position.get("character", 0))
+
+    async def load(self, uris: Iterable[str]) -> None:
+        """Read the texts of these files once: open buffers now, the others' files off the event loop."""
+        roots = self._ctx.editor.roots
+        on_disk = []
+        for path in {p for p in map(uri_path, uris) if p is not None} - self._lines.keys():
+            doc = self._ctx.editor.open_document(path)
+            if doc is not None:
+                self._lines[path] = split_lines(doc.text)
+            elif any(is_inside(path, root) for root in roots):
+                on_disk.append(path)
+            else:
+                self._lines[path] = None
+
+        def read() -> dict[Path, Optional[list[str]]]:
+            texts = {}
+            for path in on_disk:
+                try:
+                    texts[path] = split_lines(path.read_text(encoding="utf-8", errors="replace"))
+                except OSError:
+                    texts[path] = None
+            return texts
+
+        if on_disk:
+            self._lines.update(await asyncio.to_thread(read))
+
+    def text(self, uri: str, line: int) -> Optional[str]:
+        """The text of a (0-based) line of a loaded file; None when it is not known."""
+        path = uri_path(uri)
+        lines = self._lines.get(path) if path is not None else None
+        if lines is None or not 0 <= line < len(lines):
+            return None
+        return lines[line].strip()[:MAX_LINE_CHARS]
+
+    async def lines(self, places: list[tuple[str, dict]], sort: bool = False) -> list[str]:
+        """One `path:line:col: text` line per distinct place."""
+        await self.load(uri for uri, _ in places)
+        seen, out = set(), []
+        ordered = sorted(places, key=lambda p: self.sort_key(*p)) if sort else places
+        for uri, position in ordered:
+            where = self.where(uri, position)
+            if where in seen:
+                continue
+            seen.add(where)
+            text = self.text(uri, int(position.get("line", 0)))
+            out.append(f"{where}: {text}" if text is not None else where)
+        return out
+
+
+class LanguageTool(Tool):
+    """A tool answered by a language server: offered when something can answer `needs`; `origin` says what
+    ("editor" or "languageServer:<name>", as `agent/tools` lists it)."""
+
+    kind = "read"
+    needs: ClassVar[tuple[str, ...]]
+
+    def __init__(self, origin: str = "editor") -> None:
+        self.origin = origin
+
+    def locations(self, ctx: ToolContext, input: ToolInput) -> Optional[list[Location]]:
+        raw = getattr(input, "path", None)
+        return file_location(ctx.editor.roots, raw) if raw else None
