@@ -4,7 +4,7 @@
 -- and theirs (UTF-32), sees the buffer's unsaved text, loads a file nobody opened, and merges the answers
 -- (lists de-duplicated, hover the first); null when no server supports the method; bad input is -32602. Beside
 -- a server that never answers (tests/silent_server.py), the wait is bounded, the answers that came are kept,
--- and when none came, the error names the server.
+-- and when none came, the error names the server; the wait follows the server's languageTimeout setting.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/helpers.lua')
 
 H.run('agent/languageFeature is answered by the other language servers', function()
@@ -22,6 +22,12 @@ H.run('agent/languageFeature is answered by the other language servers', functio
   local language = require('agent_lsp.language')
   H.eq(language.methods, me.config.capabilities.experimental.agent.languageFeatures, 'declared languageFeatures')
   H.eq(12, #language.methods, 'the twelve methods of PROTOCOL §9')
+  local config = require('agent_lsp.config')
+  H.eq(4000, config.language_timeout_ms(), 'the wait: 80% of the server\'s default 5 s')
+  config.options.settings.languageTimeout = 10
+  H.eq(8000, config.language_timeout_ms(), 'the wait: 80% of languageTimeout')
+  config.options.language_timeout_ms = 1234
+  H.eq(1234, config.language_timeout_ms(), 'the wait: language_timeout_ms')
 
   -- Columns in agent-lsp's encoding: `total` after the emoji on main.py:3 is character 14 (UTF-32), 15 in
   -- UTF-16 units, byte 17; `RATE` on shop.py:5 is character 11, 12, byte 14.

@@ -139,7 +139,7 @@ local function start()
       end,
       ['agent/languageFeature'] = function(_, params, ctx)
         return require('agent_lsp.language').answer(params, vim.lsp.get_client_by_id(ctx.client_id),
-          config.options.language_timeout_ms)
+          config.language_timeout_ms())
       end,
     },
     on_init = on_init,

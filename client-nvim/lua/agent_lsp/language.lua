@@ -532,7 +532,8 @@ function M.answer(params, self_client, timeout_ms)
     return vim.NIL
   end
 
-  local deadline = vim.loop.now() + (timeout_ms or 4000)
+  timeout_ms = timeout_ms or 4000
+  local deadline = vim.loop.now() + timeout_ms
   -- A server attached just now may still be initializing.
   wait_until(function()
     for _, client in ipairs(clients) do
@@ -583,7 +584,7 @@ function M.answer(params, self_client, timeout_ms)
     if not reply then
       pcall(call, client, 'cancel_request', pending[i])  -- no pending request left behind
       replies[i] = { err = { message = 'timed out' } }
-      table.insert(failures, { name = client.name, why = 'no answer within ' .. (timeout_ms or 4000) .. ' ms' })
+      table.insert(failures, { name = client.name, why = 'no answer within ' .. timeout_ms .. ' ms' })
     elseif reply.err then
       table.insert(failures, { name = client.name, why = tostring(reply.err.message or vim.inspect(reply.err)) })
     else
