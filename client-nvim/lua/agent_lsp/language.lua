@@ -2,7 +2,7 @@
 -- language servers answer to that standard request: sent to every client attached to the document (not
 -- agent-lsp itself) that supports it, positions converted between agent-lsp's position encoding and each
 -- server's, the answers merged (lists concatenated and de-duplicated; hover, prepareRename and rename: the
--- first answer; null when none answers).
+-- first answer; null when none answers; prepareRename's default behaviour when a server renames without one).
 local M = {}
 
 -- The standard methods the plugin answers: the capabilities list them as experimental.agent.languageFeatures.
@@ -515,6 +515,12 @@ function M.answer(params, self_client, timeout_ms)
       return vim.NIL  -- no such file: nothing answers
     end
     clients = other_clients(buf, method, self_id)
+    if method == 'textDocument/prepareRename' and #clients == 0
+      and #other_clients(buf, 'textDocument/rename', self_id) > 0 then
+      -- Servers that rename without a prepareRename (jedi-language-server): as Neovim's own rename does, go
+      -- ahead; null would say there is nothing to rename.
+      return { defaultBehavior = true }
+    end
     if method:find('^callHierarchy/') and origins[item_key(p.item)] then
       local origin = origins[item_key(p.item)]
       clients = vim.tbl_filter(function(c) return c.id == origin end, clients)
