@@ -97,6 +97,9 @@ H.run('agent/languageFeature is answered by the other language servers', functio
   H.eq({ { name = 'total', kind = 12, containerName = 'shop.total', location = { uri = shop, range = range(0, 4, 0, 9) } } },
     ask('workspace/symbol', { query = 'total' }), 'workspace symbols')
 
+  -- jedi renames without a prepareRename: go ahead, as Neovim's own rename does.
+  H.eq({ defaultBehavior = true }, ask('textDocument/prepareRename', at_total), 'prepareRename')
+
   -- jedi has no call hierarchy: nothing answers.
   H.eq(vim.NIL, ask('textDocument/prepareCallHierarchy', at_total), 'a method no server supports')
 
