@@ -63,6 +63,9 @@ H.run('agent/languageFeature is answered by the other language servers', functio
     context = { includeDeclaration = true } }
   H.eq(expected_refs, sorted(ask('textDocument/references', refs_params)),
     'references: both servers\' answers, each once')
+  -- A null inside a list, as decoded JSON holds it (vim.NIL), is copied along.
+  H.eq(expected_refs, sorted(ask('textDocument/references', vim.tbl_extend('force', refs_params,
+    { workDoneToken = vim.NIL, extra = { vim.NIL } }))), 'references, params with nulls')
 
   -- As the server's request arrives on 0.11 (in a coroutine, which the answer yields in): the same answer.
   local from_coroutine

@@ -99,6 +99,19 @@ local function clients_of(buf)
   return vim.tbl_values(vim.lsp.buf_get_clients(buf))
 end
 
+-- A copy of decoded JSON to convert in place: 0.7's vim.deepcopy refuses vim.NIL (a null in a list); the
+-- metatable that marks vim.empty_dict() is kept.
+local function copy(value)
+  if type(value) ~= 'table' then
+    return value
+  end
+  local out = {}
+  for k, v in pairs(value) do
+    out[k] = copy(v)
+  end
+  return setmetatable(out, getmetatable(value))
+end
+
 local function by_id(list)
   table.sort(list, function(a, b) return a.id < b.id end)
   return list
@@ -554,7 +567,7 @@ function M.answer(params, self_client, timeout_ms)
   for i, client in ipairs(clients) do
     local encoding = client.offset_encoding or 'utf-16'
     local conv = converter(self_encoding, encoding)
-    local sent = vim.deepcopy(p)
+    local sent = copy(p)
     if conv then
       convert_params(conv, method, sent)
     end
@@ -577,7 +590,7 @@ function M.answer(params, self_client, timeout_ms)
       pending[i] = nil
     end, buf)
     if ok then
-      pending[i] = request_id
+      pending[i] = not replies[i] and request_id or nil
     else
       replies[i] = { err = { message = 'the server is not running' } }
     end
@@ -589,7 +602,7 @@ function M.answer(params, self_client, timeout_ms)
     local reply = replies[i]
     if not reply then
       pcall(call, client, 'cancel_request', pending[i])  -- no pending request left behind
-      replies[i] = { err = { message = 'timed out' } }
+      replies[i] = { err = { message = 'timed out' } }  -- so a late answer is dropped
       table.insert(failures, { name = client.name, why = 'no answer within ' .. timeout_ms .. ' ms' })
     elseif reply.err then
       table.insert(failures, { name = client.name, why = tostring(reply.err.message or vim.inspect(reply.err)) })
