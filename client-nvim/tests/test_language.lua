@@ -121,6 +121,8 @@ H.run('agent/languageFeature is answered by the other language servers', functio
     'references: jedi\'s answer, silent not waited for past the bound')
   H.eq(range(2, col.total, 2, col.total + 5), language.answer({ method = 'textDocument/hover', params = at_total },
     me, 1000).range, 'hover: jedi\'s, beside silent\'s error')
+  H.eq({ vim.NIL }, { language.answer({ method = 'textDocument/hover', params = { textDocument = { uri = main },
+    position = { line = 1, character = 0 } } }, me, 1000) }, 'hover on an empty line: jedi\'s null, beside silent\'s error')
   result, err = language.answer({ method = 'textDocument/prepareCallHierarchy', params = at_total }, me, 1000)
   H.eq({ nil, -32603, 'textDocument/prepareCallHierarchy failed: silent: no answer within 1000 ms' },
     { result, err.code, err.message }, 'only silent can answer, and does not')

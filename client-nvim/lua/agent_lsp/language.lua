@@ -597,7 +597,7 @@ function M.answer(params, self_client, timeout_ms)
   end
   wait_until(function() return next(pending) == nil end, deadline)
 
-  local answers, failures = {}, {}
+  local answers, answered, failures = {}, 0, {}
   for i, client in ipairs(clients) do
     local reply = replies[i]
     if not reply then
@@ -607,13 +607,16 @@ function M.answer(params, self_client, timeout_ms)
     elseif reply.err then
       table.insert(failures, { name = client.name, why = tostring(reply.err.message or vim.inspect(reply.err)) })
     else
-      table.insert(answers, reply.result)
+      answered = answered + 1  -- null included: "nothing here" is an answer
+      if reply.result ~= nil and reply.result ~= vim.NIL then
+        table.insert(answers, reply.result)
+      end
       if method == 'textDocument/prepareCallHierarchy' then
         remember_items(reply.result, client.id)
       end
     end
   end
-  if #answers == 0 and #failures > 0 then
+  if answered == 0 and #failures > 0 then
     return nil, { code = -32603, message = method .. ' failed: ' .. describe(failures) }  -- InternalError
   end
   return merge(method, answers, uri)
