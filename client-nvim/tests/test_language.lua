@@ -2,7 +2,8 @@
 -- jedi-language-server clients beside agent-lsp): the plugin declares the methods, sends the standard request
 -- to the servers that support it, converts positions between agent-lsp's encoding (0.7: UTF-16, 0.11: UTF-8)
 -- and theirs (UTF-32), sees the buffer's unsaved text, loads a file nobody opened, and merges the answers
--- (lists de-duplicated, hover the first); null when no server supports the method; bad input is -32602. Beside
+-- (lists de-duplicated, mixed shapes made one, hover the first); null when no server supports the method; bad
+-- input is -32602. Beside
 -- a server that never answers (tests/silent_server.py), the wait is bounded, the answers that came are kept,
 -- and when none came, the error names the server; the wait follows the server's languageTimeout setting.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/helpers.lua')
@@ -112,6 +113,24 @@ H.run('agent/languageFeature is answered by the other language servers', functio
   result, err = language.answer({ method = 'textDocument/hover', params = { position = at_total.position } }, me, 1000)
   H.eq({ nil, -32602, 'params.textDocument.uri: a string is required' }, { result, err.code, err.message },
     'no textDocument')
+
+  -- Shapes that need two different servers: one's LocationLink[] beside another's Location[] (Locations), one's
+  -- DocumentSymbol[] beside another's SymbolInformation[] (flat).
+  local link = { targetUri = shop, targetRange = range(0, 0, 1, 22), targetSelectionRange = range(0, 4, 0, 9) }
+  H.eq({ { uri = shop, range = range(0, 4, 0, 9) }, { uri = main, range = range(3, 4, 3, 9) } },
+    language._merge('textDocument/definition', { { link }, { uri = main, range = range(3, 4, 3, 9) } }, main),
+    'definition: links beside a location')
+  H.eq({ link }, language._merge('textDocument/definition', { { link }, { link } }, main), 'links alone stay links')
+  local tree = { name = 'Cart', kind = 5, range = range(0, 0, 3, 0), selectionRange = range(0, 6, 0, 10),
+    children = { { name = 'add', kind = 6, range = range(1, 4, 2, 0), selectionRange = range(1, 8, 1, 11) } } }
+  local info = { name = 'TAX', kind = 13, location = { uri = shop, range = range(4, 0, 4, 3) } }
+  H.eq({
+    { name = 'Cart', kind = 5, location = { uri = shop, range = range(0, 0, 3, 0) } },
+    { name = 'add', kind = 6, containerName = 'Cart', location = { uri = shop, range = range(1, 4, 2, 0) } },
+    info,
+  }, language._merge('textDocument/documentSymbol', { { tree }, { info } }, shop), 'document symbols, mixed')
+  H.eq({ contents = 'second' }, language._merge('textDocument/hover',
+    { { contents = { kind = 'markdown', value = '' } }, { contents = 'second' } }, main), 'hover: the first non-empty')
 
   -- A server that hangs on references and call hierarchy and fails hover, attached beside the two jedi.
   local silent = H.language_server({ name = 'silent', cmd = { H.JEDI_VENV .. '/bin/python',

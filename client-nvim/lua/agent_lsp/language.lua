@@ -390,6 +390,8 @@ local function merge(method, answers, uri)
   return merged
 end
 
+M._merge = merge  -- for the tests: shapes no pair of real servers gives
+
 -- ---- the request -----------------------------------------------------------------------------------------
 
 -- callHierarchy items by the client that made them, so incoming/outgoing calls go back to it.
