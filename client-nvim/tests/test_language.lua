@@ -3,9 +3,9 @@
 -- to the servers that support it, converts positions between agent-lsp's encoding (0.7: UTF-16, 0.11: UTF-8)
 -- and theirs (UTF-32), sees the buffer's unsaved text, loads a file nobody opened, and merges the answers
 -- (lists de-duplicated, mixed shapes made one, hover the first); null when no server supports the method; bad
--- input is -32602. Beside
--- a server that never answers (tests/silent_server.py), the wait is bounded, the answers that came are kept,
--- and when none came, the error names the server; the wait follows the server's languageTimeout setting.
+-- input is -32602. Beside a server that never answers (tests/silent_server.py), the wait is bounded, the
+-- answers that came are kept, and when none came, the error names the server; the wait follows the server's
+-- languageTimeout setting.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/helpers.lua')
 
 H.run('agent/languageFeature is answered by the other language servers', function()
