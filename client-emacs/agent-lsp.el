@@ -105,7 +105,10 @@ language server."
 (add-to-list 'eglot-server-programs (cons agent-lsp-modes #'agent-lsp-contact))
 
 (cl-defmethod eglot-client-capabilities :around ((_server agent-lsp-server))
-  "Declare that this client answers confirmations itself (agent/confirmTool)."
+  "Declare that this client answers confirmations itself (agent/confirmTool).
+Not languageFeatures: eglot runs one server per buffer, agent-lsp here, so
+there is no other server to ask; the `languageServers' setting gives the
+language tools instead (docs/language-servers.md)."
   (let ((caps (cl-call-next-method)))
     (plist-put caps :experimental (list :agent (list :confirmTool t)))))
 

@@ -53,6 +53,40 @@ function H.setup(opts)
   require('agent_lsp').setup(opts)
 end
 
+-- Where tests/run.sh installs jedi-language-server (its venv's python has pygls, for tests/silent_server.py).
+H.JEDI_VENV = (vim.env.XDG_CACHE_HOME and vim.env.XDG_CACHE_HOME ~= '' and vim.env.XDG_CACHE_HOME
+  or vim.env.HOME .. '/.cache') .. '/agent-lsp-client-tests/jedi-language-server-0.47.0'
+H.JEDI = H.JEDI_VENV .. '/bin/jedi-language-server'
+
+-- Start a language server beside agent-lsp, as a user's configuration would (a client per call, so a test can
+-- run two of one kind), attached to the current buffer; returns its client once initialized.
+function H.language_server(config)
+  config.root_dir = H.dir
+  local id
+  if vim.fn.has('nvim-0.10') == 1 then  -- start_client is deprecated there; start() attaches the buffer
+    id = vim.lsp.start(config, { reuse_client = function() return false end })
+  else
+    id = vim.lsp.start_client(config)
+    vim.lsp.buf_attach_client(0, id)
+  end
+  H.truthy(id, config.name .. ' did not start: ' .. table.concat(config.cmd, ' '))
+  H.wait(H.CEILING, function()
+    local c = vim.lsp.get_client_by_id(id)
+    return c and c.initialized
+  end, config.name .. ' to initialize')
+  return vim.lsp.get_client_by_id(id)
+end
+
+-- A real language server: jedi-language-server, offered only `encoding` as its position encoding (0.7 does not
+-- negotiate one: it is told).
+function H.jedi(name, encoding)
+  local caps = vim.lsp.protocol.make_client_capabilities()
+  caps.general = { positionEncodings = { encoding } }
+  local c = H.language_server({ name = name, cmd = { H.JEDI }, capabilities = caps, offset_encoding = encoding })
+  H.eq(encoding, c.offset_encoding, name .. '\'s position encoding')
+  return c
+end
+
 -- Every wait is for a condition; the ceiling is only there so that a broken test ends.
 H.CEILING = 30000
 

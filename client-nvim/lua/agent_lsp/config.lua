@@ -11,12 +11,22 @@ M.defaults = {
   split = 'botright vsplit',
   -- Height of the input area under the transcript.
   input_height = 5,
+  -- How long the answer to the server's agent/languageFeature waits for your other language servers. nil:
+  -- 80% of the server's own bound (settings.languageTimeout, 5 s by default), so the answers that came in time
+  -- reach it before it gives up.
+  language_timeout_ms = nil,
 }
 
 M.options = vim.deepcopy(M.defaults)
 
 function M.set(opts)
   M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts or {})
+end
+
+-- The agent/languageFeature wait, in ms.
+function M.language_timeout_ms()
+  local seconds = tonumber(M.options.settings.languageTimeout) or 5
+  return M.options.language_timeout_ms or math.floor(seconds * 800)
 end
 
 -- The settings table as it must go on the wire: an empty Lua table would encode as a JSON array.
