@@ -25,12 +25,14 @@ def server_agent_capabilities() -> dict:
 
 
 def client_agent_capabilities(experimental: object) -> tuple[dict[str, bool], bool]:
-    """The client's `experimental.agent` flags, and whether what it sent was well-formed."""
+    """The client's `experimental.agent` flags, and whether what it sent was well-formed. `updates`: the client
+    declared an `experimental.agent` object at all, so it shows `agent/update`; a client that declares none is a
+    plain LSP client, shown each chat's answer with window/showMessage (and showDocument) instead."""
     agent = experimental.get("agent") if isinstance(experimental, dict) else None
     if agent is None:
-        return {"confirmTool": False, "diagnostics": False}, True
+        return {"confirmTool": False, "diagnostics": False, "updates": False}, True
     if not isinstance(agent, dict):
-        return {"confirmTool": False, "diagnostics": False}, False
+        return {"confirmTool": False, "diagnostics": False, "updates": False}, False
     flags = {name: agent.get(name, False) for name in ("confirmTool", "diagnostics")}
     well_formed = all(isinstance(v, bool) for v in flags.values())
-    return {name: value is True for name, value in flags.items()}, well_formed
+    return {**{name: value is True for name, value in flags.items()}, "updates": True}, well_formed
