@@ -169,10 +169,7 @@ async def agent_chat(ls: Any, params: Any) -> dict:
         agent.progress.pop(session.id, None)
     if progress:
         progress.end(summary(result))
-    answer = result.wire()
-    if not ls.agent_caps["updates"]:  # a plain client shows neither agent/update nor this result
-        await plain.show_answer(ls, session, answer, {row.id for row in agent.sessions.all()})
-    return answer
+    return result.wire()
 
 
 async def agent_tools(ls: Any, params: Any) -> dict:

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from agent_lsp.core.ports import DiagnosticsReport
+from agent_lsp.lsp import plain
 from agent_lsp.lsp.code_actions import EXPLAIN, FIX
 from agent_lsp.lsp.convert import lsp_uri_to_path
 from agent_lsp.lsp.agent import agent_of
@@ -102,7 +103,11 @@ async def execute_command(ls: Any, params: types.ExecuteCommandParams) -> dict:
         chat["sessionId"] = session_id
     if params.work_done_token is not None:
         chat["workDoneToken"] = params.work_done_token
-    return await agent_chat(ls, chat)
+    result = await agent_chat(ls, chat)
+    if not ls.agent_caps["updates"]:  # a plain client draws no agent/update and drops this result: show it
+        await plain.show_answer(ls, agent.sessions.get(result["sessionId"]), result,
+                                {row.id for row in agent.sessions.all()})
+    return result
 
 
 def hover(ls: Any, params: types.HoverParams) -> Optional[types.Hover]:
