@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from tests.fakes.messages_api import FakeMessagesAPI  # noqa: E402
 
-CEILING = 20.0
+CEILING = 60.0
 SOURCE = "def greet(name):\n    return 'hi ' + (name\n"
 SCRIPT = [
     # "Fix with agent" on line 2: an edit (allowed), then the answer
