@@ -70,7 +70,11 @@ class Agent:
 
         async def ask(request):
             await plain.show_change(self.server, session_id, request)
-            title = await self._choose(plain.question(request), list(CONFIRM_ACTIONS))
+            try:
+                title = await self._choose(plain.question(request), list(CONFIRM_ACTIONS))
+            except Exception as e:  # a client that cannot ask (no showMessageRequest): nothing runs unasked
+                log.info("window/showMessageRequest failed: %r; the call is rejected", e)
+                title = None
             return CONFIRM_ACTIONS.get(title, "reject_once"), None
 
         return ask
