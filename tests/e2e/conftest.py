@@ -111,6 +111,8 @@ def make_client() -> LanguageClient:
     def on_message_request(ls: LanguageClient, params: types.ShowMessageRequestParams):
         ls.message_requests.append(params)
         ls.shown_before_questions.append([d.uri for d in ls.shown_documents])
+        if ls.message_answer is Exception:  # a client that cannot ask: it answers with an error
+            raise RuntimeError("window/showMessageRequest is not supported")
         return types.MessageActionItem(title=ls.message_answer) if ls.message_answer else None
 
     return client

@@ -120,6 +120,39 @@ async def test_the_question_shows_the_change_and_opens_the_diff_before_asking(ls
     assert client.docs[uri][1] == long_text and not (lsp.workspace / "ran.txt").exists()
 
 
+async def test_fix_on_a_plain_line_lists_the_editors_diagnostics_there_when_declared(lsp):
+    lsp.fake_api.add(text("Renamed it."))
+    client = await lsp.start(agent={"diagnostics": True})
+    uri = open_doc(client, lsp.workspace / "app.py", "def greet(name):\n    return 'hi ' + nme\n")
+    at = lambda line: {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 3}}  # noqa: E731
+    client.editor_diagnostics = {"items": [{"uri": uri, "diagnostics": [
+        {"range": at(1), "message": "undefined name 'nme'", "severity": 1, "source": "pyflakes"},
+        {"range": at(0), "message": "missing docstring", "severity": 3}]}]}
+    (fix,) = await code_actions(client, uri, line_range(1))
+    await run(client, fix)
+    assert client.diagnostics_requests == [{"uris": [uri]}]
+    (asked,) = [b["text"] for b in sent(lsp.fake_api, 0)[0]["content"] if b["text"].startswith("Fix")]
+    assert asked == ("Fix this problem in app.py, line 2:\n- line 2: undefined name 'nme' (pyflakes)\nMake the "
+                     "smallest change that fixes it, then check the diagnostics.")
+    assert client.messages == []  # it declared experimental.agent: it shows the chat itself
+
+
+async def test_a_clean_line_says_nothing_was_found_and_a_question_answered_with_an_error_rejects(lsp):
+    lsp.fake_api.add(tool_use("write_file", {"path": "new.py", "content": "x = 2\n"}), text("Could not write."))
+    client = await lsp.start(capabilities=capabilities(show_document=False))
+    client.message_answer = Exception
+    uri = open_doc(client, lsp.workspace / "app.py", "x = 1\n")
+    (fix,) = await code_actions(client, uri, line_range(0))
+    result = await run(client, fix)
+    (asked,) = [b["text"] for b in sent(lsp.fake_api, 0)[0]["content"] if b["text"].startswith("Fix")]
+    assert asked == ("Fix the problem in app.py, line 1 (the server's syntax check finds nothing there, and the "
+                     "editor's diagnostics were not available): read the code, find what is wrong, make the "
+                     "smallest change that fixes it, then check the diagnostics.")
+    assert len(client.message_requests) == 1 and result["metadata"]["deniedToolCalls"] == 1
+    assert not (lsp.workspace / "new.py").exists()
+    assert [m.message.split(" (the whole")[0] for m in client.messages] == ["agent-lsp: Could not write."]
+
+
 async def test_a_client_without_show_document_gets_the_answer_as_a_bounded_message(lsp):
     long_answer = "word " * 300
     lsp.fake_api.add(text(long_answer))
