@@ -18,4 +18,6 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 command -v agent-lsp >/dev/null || { echo "agent-lsp is not on PATH: pip install -e . first"; echo "0 passed, 1 failed"; exit 1; }
 echo "== $(emacs --version | head -1), lsp-mode $(dpkg-query -W -f '${Version}' elpa-lsp-mode), $(agent-lsp --version)"
-timeout 300 python tests/plain-clients/drive.py </dev/null
+python=$(dirname "$(command -v agent-lsp)")/python  # agent-lsp's own venv (the fake API needs nothing more)
+[ -x "$python" ] || python=python3
+timeout 300 "$python" tests/plain-clients/drive.py </dev/null
