@@ -11,7 +11,7 @@ import logging
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from lsprotocol import types
 
@@ -29,7 +29,7 @@ MAX_FILE = 200_000
 """Characters of a transcript or diff file (a transcript keeps its end, a diff its start)."""
 MAX_OUTPUT = 2_000
 """Characters of one tool call's output in the transcript."""
-_fallback: Optional[Path] = None
+_fallback: Path | None = None
 
 
 def bounded_diff(diff: str, limit: int = MAX_DIFF_LINES) -> str:

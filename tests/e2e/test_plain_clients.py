@@ -124,7 +124,7 @@ async def test_fix_on_a_plain_line_lists_the_editors_diagnostics_there_when_decl
     lsp.fake_api.add(text("Renamed it."))
     client = await lsp.start(agent={"diagnostics": True})
     uri = open_doc(client, lsp.workspace / "app.py", "def greet(name):\n    return 'hi ' + nme\n")
-    at = lambda line: {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 3}}  # noqa: E731
+    at = lambda line: {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 3}}
     client.editor_diagnostics = {"items": [{"uri": uri, "diagnostics": [
         {"range": at(1), "message": "undefined name 'nme'", "severity": 1, "source": "pyflakes"},
         {"range": at(0), "message": "missing docstring", "severity": 3}]}]}
