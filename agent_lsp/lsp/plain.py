@@ -122,7 +122,7 @@ def transcript(session: Any) -> str:
                 body = body if len(body) <= MAX_OUTPUT else body[:MAX_OUTPUT] + "\n…"
                 parts.append("\n  ```\n" + "\n".join("  " + line for line in body.splitlines()) + "\n  ```")
         if entry.content.strip():
-            parts.append("\n" + entry.content.strip() + "\n")
+            parts.append(("\n" if entry.tool_calls else "") + entry.content.strip() + "\n")
     text = "\n".join(parts) + "\n"
     return text if len(text) <= MAX_FILE else "…\n" + text[-MAX_FILE:]
 
