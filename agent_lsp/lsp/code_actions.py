@@ -1,5 +1,6 @@
-"""Code actions that hand a problem to the agent (PROTOCOL §8): "Fix with agent" on each diagnostic, "Explain
-with agent" and "Refactor with agent…" on a selection.
+"""Code actions that hand a problem to the agent (PROTOCOL §8): "Fix with agent" on each diagnostic of the
+request's context, or once on the line or selection when the context holds none (most clients send a server only
+its own diagnostics, and agent-lsp publishes none), "Explain with agent" and "Refactor with agent…" on a selection.
 
 Built from the request alone, so answering `textDocument/codeAction` stays cheap: nothing here loads the agent
 stack, a model or an SDK. The chat starts only when the user picks an action (`workspace/executeCommand`).
@@ -36,6 +37,11 @@ def code_actions(params: types.CodeActionParams, unstructure: Callable[[Any], An
     actions: list[types.CodeAction] = []
     if _wanted(types.CodeActionKind.QuickFix, only):
         diagnostics = list(params.context.diagnostics)
+        if not diagnostics:  # "fix this" on any line: the chat gathers the diagnostics there itself
+            argument = {"uri": uri, "range": unstructure(params.range)}
+            actions.append(types.CodeAction(
+                title="Fix with agent", kind=types.CodeActionKind.QuickFix,
+                command=types.Command(title="Fix with agent", command=FIX, arguments=[argument])))
         for diagnostic in diagnostics:
             argument = {"uri": uri, "range": unstructure(diagnostic.range), "diagnostics": [unstructure(diagnostic)]}
             actions.append(types.CodeAction(

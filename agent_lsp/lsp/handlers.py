@@ -13,6 +13,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from agent_lsp import tools
 from agent_lsp.core.events import Usage
+from agent_lsp.lsp import plain
 from agent_lsp.lsp.agent import Agent, agent_of
 from agent_lsp.lsp.convert import lsp_folder_uri, lsp_uri_to_path
 from agent_lsp.lsp.editor import LspEditor
@@ -159,7 +160,7 @@ async def agent_chat(ls: Any, params: Any) -> dict:
         progress = await ChatProgress.open(ls, p.work_done_token, lambda: agent.sessions.abort(session.id))
         if progress:
             agent.progress[session.id] = progress
-        ask = None if ls.agent_caps["confirmTool"] else agent.ask_by_message()
+        ask = None if ls.agent_caps["confirmTool"] else agent.ask_by_message(session.id)
         result = chat_result(await agent.sessions.chat(session, request, ask))
     finally:
         agent.sessions.release(session)
@@ -237,6 +238,7 @@ def agent_delete_session(ls: Any, params: Any) -> dict:
     agent = agent_of(ls)
     session = session_of(agent, parse(SessionParams, params).session_id)
     agent.sessions.delete(session.id)
+    plain.forget(ls, session.id)
     return DeleteSessionResult().wire()
 
 

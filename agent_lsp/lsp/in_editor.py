@@ -9,6 +9,8 @@ from lsprotocol import types
 from pydantic import ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
+from agent_lsp.core.ports import DiagnosticsReport
+from agent_lsp.lsp import plain
 from agent_lsp.lsp.code_actions import EXPLAIN, FIX
 from agent_lsp.lsp.convert import lsp_uri_to_path
 from agent_lsp.lsp.agent import agent_of
@@ -37,12 +39,21 @@ async def agent_revert(ls: Any, params: Any) -> dict:
                         refused=[RefusedRevert(uri=path.as_uri(), reason=why) for path, why in refused]).wire()
 
 
-def command_message(command: str, argument: CommandArgument, name: str) -> str:
-    """What a code action asks the agent, in the user's words."""
+def command_message(command: str, argument: CommandArgument, name: str,
+                    found: Optional[DiagnosticsReport] = None) -> str:
+    """What a code action asks the agent, in the user's words; `found`: the diagnostics gathered at the range for
+    a "Fix with agent" that came without any."""
     first, last = argument.range.start.line + 1, argument.range.end.line + 1
     where = f"{name}, line {first}" if first == last else f"{name}, lines {first}-{last}"
     if command == FIX:
         problems = [str(d.get("message", "")).strip() for d in argument.diagnostics or [] if isinstance(d, dict)]
+        if found is not None and not argument.diagnostics:
+            problems = [f"line {d.line}: {d.message}" + (f" ({d.source})" if d.source else "") for d in found.items]
+            if not problems:
+                seen = ("the editor reports no diagnostic there" if found.from_editor else "the server's syntax "
+                        "check finds nothing there, and the editor's diagnostics were not available")
+                return (f"Fix the problem in {where} ({seen}): read the code, find what is wrong, make the "
+                        "smallest change that fixes it, then check the diagnostics.")
         listed = "\n".join(f"- {p}" for p in problems if p) or "- (the diagnostic at that place)"
         return (f"Fix this problem in {where}:\n{listed}\nMake the smallest change that fixes it, then check the "
                 "diagnostics.")
@@ -80,13 +91,23 @@ async def execute_command(ls: Any, params: types.ExecuteCommandParams) -> dict:
                 session_id = None
         except UnknownSession:
             session_id = None
-    chat = {"message": command_message(params.command, argument, display(editor.roots, path)),
+    found = None
+    if params.command == FIX and not argument.diagnostics:  # "fix this" on a plain line: what is known there
+        report = await editor.diagnostics([path])
+        first, last = argument.range.start.line + 1, argument.range.end.line + 1
+        found = DiagnosticsReport(items=[d for d in report.items if first <= d.line <= last],
+                                  from_editor=report.from_editor)
+    chat = {"message": command_message(params.command, argument, display(editor.roots, path), found),
             "context": {"activeUri": argument.uri, "selection": argument.range.wire()}}
     if session_id:
         chat["sessionId"] = session_id
     if params.work_done_token is not None:
         chat["workDoneToken"] = params.work_done_token
-    return await agent_chat(ls, chat)
+    result = await agent_chat(ls, chat)
+    if not ls.agent_caps["updates"]:  # a plain client draws no agent/update and drops this result: show it
+        await plain.show_answer(ls, agent.sessions.get(result["sessionId"]), result,
+                                {row.id for row in agent.sessions.all()})
+    return result
 
 
 def hover(ls: Any, params: types.HoverParams) -> Optional[types.Hover]:

@@ -99,6 +99,12 @@ class AgentProtocol(LanguageServerProtocol):
         if msg_id not in self._request_futures:  # answered already (a sync handler, an unknown method)
             self._methods.pop(msg_id, None)
 
+    def _handle_cancel_notification(self, msg_id):
+        if msg_id not in self._request_futures:  # answered already: clients send these routinely (no warning)
+            log.debug("$/cancelRequest for %s, which is no longer running", msg_id)
+            return
+        super()._handle_cancel_notification(msg_id)
+
     def _send_handler_result(self, future, *, msg_id):
         method = self._methods.pop(msg_id, "a request")
         error = None if future.cancelled() else future.exception()
@@ -147,7 +153,7 @@ class AgentServer(LanguageServer):
         self.user_file = UserSettingsFile()
         self.pending_warnings += self.user_file.refresh()
         self.layers = Layers(environment=layer, user_file=self.user_file.layer)
-        self.agent_caps = {"confirmTool": False, "diagnostics": False}
+        self.agent_caps = {"confirmTool": False, "diagnostics": False, "languageFeatures": [], "updates": False}
         self.agent: Any = None
         """The agent state (`lsp/agent.py` Agent), made on the first agent/* request."""
 

@@ -74,6 +74,7 @@ def make_client() -> LanguageClient:
     client.editor_diagnostics = {"items": []}
     client.diagnostics_requests = []
     client.message_requests = []
+    client.shown_before_questions = []  # per showMessageRequest: the documents shown (showDocument) before it
     client.message_answer = None
     client.apply_gate = None  # an asyncio.Event: applyEdit is answered only once the test sets it (a slow editor)
     client.apply_answers = 0  # applyEdit requests answered (or given up on the server's $/cancelRequest)
@@ -109,6 +110,9 @@ def make_client() -> LanguageClient:
     @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
     def on_message_request(ls: LanguageClient, params: types.ShowMessageRequestParams):
         ls.message_requests.append(params)
+        ls.shown_before_questions.append([d.uri for d in ls.shown_documents])
+        if ls.message_answer is Exception:  # a client that cannot ask: it answers with an error
+            raise RuntimeError("window/showMessageRequest is not supported")
         return types.MessageActionItem(title=ls.message_answer) if ls.message_answer else None
 
     return client

@@ -60,7 +60,16 @@ async def test_code_actions_are_offered_without_loading_the_agent(lsp):
     selection = types.Range(types.Position(0, 0), types.Position(1, 0))
     on_selection = await client.text_document_code_action_async(action_request(uri, selection, []))
     assert [(a.title, a.kind, a.command.command) for a in on_selection] == [
-        ("Explain with agent", "refactor", "agent.explain"), ("Refactor with agent…", "refactor", "agent.refactor")]
+        ("Fix with agent", "quickfix", "agent.fix"), ("Explain with agent", "refactor", "agent.explain"),
+        ("Refactor with agent…", "refactor", "agent.refactor")]
+    assert [list(a.command.arguments) for a in on_selection] == [[{"uri": uri, "range": {
+        "start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}}}]] * 3
+    # a plain line, no diagnostics in the context (a client sends a server only its own, and agent-lsp has none)
+    (on_line,) = await client.text_document_code_action_async(action_request(uri, CURSOR, []))
+    assert (on_line.title, on_line.kind, on_line.command.command, on_line.diagnostics) == (
+        "Fix with agent", "quickfix", "agent.fix", None)
+    assert list(on_line.command.arguments) == [{"uri": uri, "range": {"start": {"line": 1, "character": 21},
+                                                                "end": {"line": 1, "character": 21}}}]
     only_fixes = await client.text_document_code_action_async(types.CodeActionParams(
         text_document=types.TextDocumentIdentifier(uri=uri), range=selection,
         context=types.CodeActionContext(diagnostics=[DIAGNOSTIC], only=[types.CodeActionKind.QuickFix])))
