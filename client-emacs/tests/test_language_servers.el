@@ -4,28 +4,12 @@
 ;; the `languageServers' setting in the user's settings file.  Here jedi-language-server (from the test venv)
 ;; answers find_references for a chat started with M-x agent-lsp-chat, the buffer's unsaved text included.
 
-(require 'cl-lib)
-(require 'json)
-(defvar test-dir (file-name-as-directory (make-temp-file "agent-lsp-emacs-ls" t)))
-(defvar test-here (file-name-directory (or load-file-name buffer-file-name)))
-(defvar test-t0 (float-time))
-
-(defun test-wait (what pred)
-  "Run the event loop until PRED holds, or fail naming WHAT (the ceiling only ends a broken test)."
-  (let ((end (+ (float-time) 90)))
-    (while (not (funcall pred))
-      (when (> (float-time) end) (error "Timed out waiting for %s" what))
-      (accept-process-output nil 0.05))))
-
-(defun test-eq (expected actual what)
-  (unless (equal expected actual)
-    (error "%s\nexpected: %S\nactual:   %S" what expected actual)))
+(load (expand-file-name "helpers.el" (file-name-directory (or load-file-name buffer-file-name))) nil t)
 
 (let ((code 1))
   (condition-case err
-      (let* ((jedi (or (executable-find "jedi-language-server")
-                       (error "jedi-language-server is not on PATH (pip install -e '.[test]')")))
-             (url nil) (script (concat test-dir "script.json")))
+      (let ((jedi (or (executable-find "jedi-language-server")
+                      (error "jedi-language-server is not on PATH (pip install -e '.[test]')"))))
         (with-temp-file (concat test-dir "a.py") (insert "def greet(name):\n    return 'hi ' + name\n"))
         (with-temp-file (concat test-dir "b.py") (insert "from a import greet\n\nprint(greet('b'))\n"))
         ;; The recipe: languageServers in the user's own settings file, read by every front end.
@@ -33,18 +17,10 @@
         (with-temp-file (concat test-dir "config/agent-lsp/settings.json")
           (insert (json-encode `((languageServers . ((jedi . ((command . [,jedi]) (languages . ["python"])))))))))
         (setenv "XDG_CONFIG_HOME" (concat test-dir "config"))
-        (with-temp-file script
-          (insert (json-encode
-                   `[((content . [((type . "tool_use") (id . "toolu_refs") (name . "find_references")
-                                   (input . ((path . "a.py") (line . 1) (column . 5))))]))
-                     ((content . [((type . "text") (text . "Two callers."))]))])))
-        (make-process :name "fake-api" :noquery t
-                      :command (list "python3" (expand-file-name "../../tests/fakes/messages_api.py" test-here)
-                                     script "--record" (concat test-dir "requests.json"))
-                      :filter (lambda (_ out) (unless url (setq url (car (split-string out "\n"))))))
-        (test-wait "the fake Messages API" (lambda () url))
-        (setenv "ANTHROPIC_API_KEY" "test")
-        (setenv "ANTHROPIC_BASE_URL" url)
+        (test-fake-api
+         `[((content . [((type . "tool_use") (id . "toolu_refs") (name . "find_references")
+                         (input . ((path . "a.py") (line . 1) (column . 5))))]))
+           ((content . [((type . "text") (text . "Two callers."))]))])
         (load (expand-file-name "../agent-lsp.el" test-here) nil t)
         (setq agent-lsp-command (list "agent-lsp" "--data-dir" (concat test-dir "data")))
         (find-file (concat test-dir "a.py"))
