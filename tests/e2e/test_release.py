@@ -53,9 +53,14 @@ def test_release_builds_every_artifact_with_one_version(tmp_path):
             manifest = json.loads(vsix.read("extension/package.json"))
             assert manifest["version"] == v
             files = vsix.namelist()
+        # what is the same for every Python once, the compiled modules per Python
+        assert {"extension/bundled/libs/shared/agent_lsp/__main__.py", "extension/bundled/libs/shared/bin/rg",
+                f"extension/bundled/libs/shared/agent_lsp_server-{v}.dist-info/METADATA"} <= set(files)
         for py in ("3.11", "3.12", "3.13"):
-            assert f"extension/bundled/libs/py{py}/agent_lsp/__main__.py" in files
-            assert any(f.startswith(f"extension/bundled/libs/py{py}/pydantic_core/") for f in files)
+            tag = py.replace(".", "")
+            assert f"extension/bundled/libs/py{py}/pydantic_core/_pydantic_core.cpython-{tag}-x86_64-linux-gnu.so" \
+                in files
+        assert not (ROOT / "client-vscode" / "bundled").exists()  # removed once packaged
 
 
 def test_the_editors_manifests_state_the_servers_version():
