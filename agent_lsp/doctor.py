@@ -46,8 +46,9 @@ def user_settings_file(env: Mapping[str, str] = os.environ) -> Path:
 
 
 def read_settings(cli_model: Optional[str], env: Mapping[str, str] = os.environ) -> tuple[Settings, list[str]]:
-    """The settings the server would start with outside any editor (the environment, then the user settings
-    file over it), and a warning for each thing that could not be read. The one place doctor reads settings."""
+    """The settings the server would start with outside any editor (the user settings file, then the environment
+    and --model over it), and a warning for each thing that could not be read. The one place doctor reads
+    settings: config.py's loader of the user settings file replaces it."""
     path = user_settings_file(env)
     warnings: list[str] = []
     raw: Any = {}
