@@ -17,9 +17,11 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="agent-lsp",
         description="A coding agent served over the Language Server Protocol. "
-        "`agent-lsp` serves on stdio; `agent-lsp demo` runs an offline session and prints it.",
+        "`agent-lsp` serves on stdio; `agent-lsp demo` runs an offline session and prints it; "
+        "`agent-lsp doctor` checks the installation and says how to fix what fails.",
     )
-    p.add_argument("command", nargs="?", choices=["demo"], help="demo: run the offline demo session")
+    p.add_argument("command", nargs="?", choices=["demo", "doctor"],
+                   help="demo: run the offline demo session; doctor: check the installation (exit 1 on a problem)")
     p.add_argument("--version", action="version", version=f"{DISTRIBUTION} {__version__} (protocol {PROTOCOL_VERSION})")
     p.add_argument("--stdio", action="store_true", help="serve on stdio (the default)")
     p.add_argument("--acp", action="store_true", help="serve the Agent Client Protocol on stdio instead of LSP")
@@ -30,11 +32,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir", type=Path, help="where sessions are stored (default $XDG_STATE_HOME/agent-lsp)")
     p.add_argument("--log-file", type=Path, help="write logs to this file (never to stdout: it is the wire)")
     p.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="default WARNING")
+    p.add_argument("--json", action="store_true", help="doctor: print the report as one JSON object")
     return p
 
 
 SERVE_ONLY = ("stdio", "tcp", "host", "port", "model", "data_dir", "log_file", "log_level")
 """Options of serving; the demo runs its own server (stdio, demo model, a scratch store) and takes none."""
+DOCTOR_TAKES = ("model", "data_dir")
+"""Serving options doctor checks with (which provider, which data directory); it refuses the others."""
 
 
 def main(argv: Optional[list[str]] = None) -> None:
@@ -48,6 +53,16 @@ def main(argv: Optional[list[str]] = None) -> None:
         from agent_lsp.demo.run import main as demo
 
         sys.exit(demo())
+    if args.command == "doctor":
+        given = [f"--{name.replace('_', '-')}" for name in SERVE_ONLY
+                 if name not in DOCTOR_TAKES and getattr(args, name) not in (None, False)]
+        if given:
+            p.error(f"doctor takes only --json, --model and --data-dir ({', '.join(given)} given).")
+        from agent_lsp.doctor import main as doctor
+
+        sys.exit(doctor(args.data_dir, args.model, args.json))
+    if args.json:
+        p.error("--json applies only to `agent-lsp doctor`")
     if args.tcp and args.stdio:
         p.error("--tcp and --stdio exclude each other")
     if not args.tcp and (args.host is not None or args.port is not None):

@@ -77,6 +77,17 @@ run "unit (vitest)" '[0-9]+ passed' '[0-9]+ failed' npx vitest run src
 run "contract (node:test, real server)" '^# pass [0-9]+' '^# fail [0-9]+' node --test test/contract.test.mjs
 run "webview (Chromium)" '^# pass [0-9]+' '^# fail [0-9]+' node --test test/webview.test.mjs
 run "end to end (code-server)" 'e2e: [0-9]+ passed' 'e2e: [0-9]+ passed, [0-9]+ failed' node test/e2e.mjs
+# The release .vsix, the server inside it (python -m release; its pip downloads are cached after the first run),
+# installed with no agent-lsp on PATH. AGENT_LSP_SKIP_BUNDLED=1 skips it (about 3 min on the CI machine).
+if [ "${AGENT_LSP_SKIP_BUNDLED:-}" != 1 ]; then
+  release_out=$(mktemp -d)
+  step "python -m release (the .vsix with the server bundled)" bash -c \
+    "cd .. && python -m release --out '$release_out' && cd '$release_out' && sha256sum -c SHA256SUMS"
+  run "end to end, bundled server (code-server)" 'e2e-bundled: [0-9]+ passed' 'e2e-bundled: [0-9]+ passed, [0-9]+ failed' \
+    env AGENT_LSP_VSIX="$release_out/agent-lsp-vscode-$(node -p 'require("./package.json").version')-linux-x64.vsix" \
+    node test/e2e-bundled.mjs
+  rm -rf "$release_out"
+fi
 
 echo "client-vscode: $((SECONDS - started)) s; .vsix $(du -k dist/agent-lsp.vsix 2>/dev/null | cut -f1) KB"
 echo "$passed passed, $failed failed"

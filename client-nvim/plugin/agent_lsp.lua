@@ -45,6 +45,10 @@ command('AgentMemory', function()
   require('agent_lsp').memory()
 end, { desc = 'agent-lsp: open the project memory (AGENTS.md, or the private memory file)' })
 
+command('AgentInstall', function()
+  require('agent_lsp.install').run()
+end, { desc = 'agent-lsp: install the server into a virtual environment under stdpath("data")' })
+
 command('AgentHealth', function()
   require('agent_lsp').health()
 end, { desc = 'agent-lsp: check the setup' })

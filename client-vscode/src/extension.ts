@@ -90,7 +90,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     controller.attach(undefined, first);
     await old?.stop(2000).catch(() => undefined);
     const outcome = await startClient(output, await context.secrets.get(KEY_SECRET),
-      (command, args, run) => controller.external(commandTitle(command, args), run));
+      (command, args, run) => controller.external(commandTitle(command, args), run), context.extensionPath);
     if (!outcome.client) {
       show(outcome.server);
       controller.attach(undefined, outcome.server);

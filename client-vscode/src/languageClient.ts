@@ -12,6 +12,7 @@ import {
   type ClientCapabilities, CloseAction, ErrorAction, type FeatureState, LanguageClient, type LanguageClientOptions,
   RevealOutputChannelOn, type ServerOptions, type StaticFeature,
 } from 'vscode-languageclient/node';
+import { chooseServer, type PythonExtensionApi, pythonCandidates } from './bundled';
 import { collectDiagnostics } from './diagnostics';
 import { answerLanguageFeature, LANGUAGE_METHODS, OwnProviders } from './languageFeatures';
 import type { ServerState } from './messages';
@@ -50,10 +51,11 @@ export type StartOutcome =
 export type AgentCommandRunner = (command: string, args: unknown[], run: () => Promise<unknown>) => Promise<unknown>;
 
 export async function startClient(output: vscode.LogOutputChannel, apiKey: string | undefined,
-  agentCommand?: AgentCommandRunner): Promise<StartOutcome> {
+  agentCommand?: AgentCommandRunner, extensionPath?: string): Promise<StartOutcome> {
   const config = vscode.workspace.getConfiguration(SECTION);
   const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-  const found = serverProgram(config, cwd);
+  const found = await chooseServer(serverProgram(config, cwd), extensionPath, async () => pythonCandidates(await pythonApi()));
+  if (found.kind === 'noPython') return { server: { state: 'missing', message: found.message } };
   if (found.kind !== 'found') {
     return { server: found.kind === 'missing' ? { state: 'missing', message: messages.missing(found.command) }
       : { state: 'failed', message: messages.notExecutable(found.command, found.program ?? found.command) } };
@@ -65,7 +67,7 @@ export async function startClient(output: vscode.LogOutputChannel, apiKey: strin
   }
   // The key from SecretStorage wins over the environment VS Code was started from; without one the server
   // still finds ANTHROPIC_API_KEY there, or answers a chat with a clear initialization_failed error.
-  const env = { ...process.env, ...(apiKey ? { ANTHROPIC_API_KEY: apiKey } : {}) };
+  const env = { ...process.env, ...found.env, ...(apiKey ? { ANTHROPIC_API_KEY: apiKey } : {}) };
   const stderr = new StderrTail();
   const own = new OwnProviders();
   output.info(`starting ${[found.program, ...found.args].join(' ')}`);
@@ -133,4 +135,15 @@ export async function startClient(output: vscode.LogOutputChannel, apiKey: strin
   }
   output.info(`agent-lsp ${client.initializeResult?.serverInfo?.version ?? ''} ready; features: ${who.features.join(', ') || 'none'}`);
   return { client, features: who.features, stderr };
+}
+
+/** The Python extension's API when it is installed (activated on demand), else undefined. */
+async function pythonApi(): Promise<PythonExtensionApi | undefined> {
+  const extension = vscode.extensions.getExtension<PythonExtensionApi>('ms-python.python');
+  if (!extension) return undefined;
+  try {
+    return extension.isActive ? extension.exports : await extension.activate();
+  } catch {
+    return undefined;
+  }
 }

@@ -3,8 +3,37 @@ local config = require('agent_lsp.config')
 
 local M = {}
 
--- The checks as {level = 'ok' | 'error', message}.
-function M.results()
+M.KEYS = { 'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'OPENAI_API_KEY' }
+
+-- What the server's `doctor --json` says of its Python ("Python 3.11.2 at …; agent_lsp from …"), or nil (an older
+-- server without doctor, or one that did not answer in time).
+function M.server_python(program)
+  local out = {}
+  local ok_job, job = pcall(vim.fn.jobstart, { program, 'doctor', '--json', '--model', 'demo' }, {
+    stdout_buffered = true, stdin = 'null',
+    on_stdout = function(_, data) out = data end,
+  })
+  if not ok_job or job <= 0 then
+    return nil
+  end
+  if vim.fn.jobwait({ job }, 20000)[1] == -1 then
+    vim.fn.jobstop(job)
+    return nil
+  end
+  local ok, report = pcall(vim.fn.json_decode, table.concat(out, '\n'))
+  if not ok or type(report) ~= 'table' or type(report.checks) ~= 'table' then
+    return nil
+  end
+  for _, c in ipairs(report.checks) do
+    if c.name == 'python' then
+      return c.detail
+    end
+  end
+end
+
+-- The checks as {level = 'ok' | 'error', message}; `full` (for :checkhealth) adds the server's Python and which
+-- provider keys are set (their names only).
+function M.results(full)
   local cmd = config.options.cmd
   local settings = config.options.settings
   local results = {}
@@ -16,6 +45,10 @@ function M.results()
   local ok, said = require('agent_lsp.identity').check_version(cmd)
   if ok then
     add('ok', string.format('`%s` is %s (%s)', cmd[1], vim.fn.exepath(cmd[1]), said))
+    local python = full and M.server_python(cmd[1])
+    if python then
+      add('ok', 'the server runs on ' .. python)
+    end
   else
     add('error', said)
   end
@@ -42,6 +75,12 @@ function M.results()
       .. 'setup({ settings = { model = "demo" } })')
   end
 
+  if full then
+    local set = vim.tbl_filter(function(name) return (vim.env[name] or '') ~= '' end, M.KEYS)
+    add('ok', #set > 0 and 'provider keys set: ' .. table.concat(set, ', ')
+      or 'no provider key is set (' .. table.concat(M.KEYS, ', ') .. ')')
+  end
+
   local running = require('agent_lsp.client').get()
   add('ok', running and 'the server is running (client id ' .. running.id .. '); its log: :AgentLog'
     or 'the server is not running yet: it starts with the first :AgentChat')
@@ -55,7 +94,7 @@ function M.check()
     error = h.error or h.report_error,
   }
   ;(h.start or h.report_start)('agent-lsp')
-  for _, r in ipairs(M.results()) do
+  for _, r in ipairs(M.results(true)) do
     report[r.level](r.message)
   end
 end

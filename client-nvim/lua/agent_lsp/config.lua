@@ -19,8 +19,21 @@ M.defaults = {
 
 M.options = vim.deepcopy(M.defaults)
 
+-- The default command when `agent-lsp` is not on PATH but :AgentInstall installed it: the installed one.
+function M.use_installed()
+  if M.given_cmd or vim.fn.executable('agent-lsp') == 1 then
+    return
+  end
+  local installed = require('agent_lsp.install').program()
+  if installed then
+    M.options.cmd = { installed }
+  end
+end
+
 function M.set(opts)
   M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts or {})
+  M.given_cmd = opts ~= nil and opts.cmd ~= nil
+  M.use_installed()
 end
 
 -- The agent/languageFeature wait, in ms.
@@ -28,6 +41,8 @@ function M.language_timeout_ms()
   local seconds = tonumber(M.options.settings.languageTimeout) or 5
   return M.options.language_timeout_ms or math.floor(seconds * 800)
 end
+
+M.use_installed()
 
 -- The settings table as it must go on the wire: an empty Lua table would encode as a JSON array.
 function M.wire_settings()

@@ -1,0 +1,240 @@
+"""`agent-lsp doctor`: checks what agent-lsp needs on this machine and says how to fix what fails.
+
+Each check gives a status ("ok", "fail" or "skip"), what it found, and the fix when it failed. Nothing here writes
+outside the data directory's own probe file, nor prints a key's value: only which keys are present.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import sqlite3
+import sys
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Mapping, Optional
+from urllib.parse import urlparse
+
+from agent_lsp import DISTRIBUTION, __version__
+from agent_lsp.capabilities import PROTOCOL_VERSION
+from agent_lsp.config import Layers, Settings, clean, default_data_dir, environment_layer
+from agent_lsp.config.user_file import UserSettingsFile, user_settings_path
+
+KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY")
+CONNECT_TIMEOUT = 5.0
+"""Seconds the base URL's host may take to accept a connection before it counts as unreachable."""
+DEFAULT_URLS = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com/v1"}
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the report."""
+
+    name: str
+    status: str
+    """"ok", "fail", or "skip" (does not apply here)."""
+    detail: str
+    fix: str = ""
+
+
+def user_settings_file(env: Mapping[str, str] = os.environ) -> Path:
+    """<XDG_CONFIG_HOME or ~/.config>/agent-lsp/settings.json."""
+    return user_settings_path(env)
+
+
+def read_settings(cli_model: Optional[str], env: Mapping[str, str] = os.environ) -> tuple[Settings, list[str]]:
+    """The settings the server would start with outside any editor (the user settings file, then the environment
+    and --model over it, as config's layers stack them), and a warning for each thing that could not be read."""
+    user = UserSettingsFile(user_settings_file(env))
+    warnings = user.refresh()
+    environment, bad_env = clean(environment_layer(cli_model, env), "the environment")
+    return Layers(environment=environment, user_file=user.layer).resolve(), warnings + bad_env
+
+
+def check_python() -> Check:
+    import agent_lsp
+
+    version = ".".join(map(str, sys.version_info[:3]))
+    where = f"Python {version} at {sys.executable}; agent_lsp from {Path(agent_lsp.__file__).parent}"
+    if sys.version_info < (3, 11):
+        return Check("python", "fail", where, "agent-lsp needs Python 3.11 or newer: reinstall it with one "
+                     "(pipx install --python python3.11 agent-lsp-server).")
+    return Check("python", "ok", where)
+
+
+def check_version() -> Check:
+    return Check("version", "ok", f"{DISTRIBUTION} {__version__} (protocol {PROTOCOL_VERSION})")
+
+
+def check_settings(warnings: list[str], env: Mapping[str, str]) -> Check:
+    path = user_settings_file(env)
+    found = f"user settings {path}" if path.exists() else f"no user settings file ({path})"
+    if warnings:
+        return Check("settings", "fail", f"{found}: " + "; ".join(warnings),
+                     f"Correct {path} (a JSON object of agentLsp settings, e.g. {{\"model\": \"demo\"}}).")
+    return Check("settings", "ok", found)
+
+
+def provider_of(settings: Settings, env: Mapping[str, str]) -> Optional[str]:
+    """The provider a chat would use (as models/registry.py chooses it), or None when there is none."""
+    if settings.provider == "demo" or settings.model == "demo" or (settings.model or "").startswith("script:"):
+        return "demo"
+    if settings.provider:
+        return settings.provider
+    return "anthropic" if env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN") else None
+
+
+def check_keys(settings: Settings, env: Mapping[str, str]) -> Check:
+    present = [name for name in KEYS if env.get(name)]
+    found = f"present: {', '.join(present)}" if present else "no provider key in the environment"
+    provider = provider_of(settings, env)
+    if provider == "demo":
+        return Check("keys", "ok", f"{found}; the demo model needs none")
+    if provider == "openai" and ("OPENAI_API_KEY" in present or base_url_of(settings, "openai", env)):
+        return Check("keys", "ok", f"{found}; provider openai")
+    if provider == "anthropic" and ({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"} & set(present)):
+        return Check("keys", "ok", f"{found}; provider anthropic")
+    needed = "OPENAI_API_KEY (or the `baseUrl` setting of a local server)" if provider == "openai" \
+        else "ANTHROPIC_API_KEY"
+    return Check("keys", "fail", found,
+                 f"Set {needed} in the environment your editor starts agent-lsp with, or try the offline demo "
+                 "model (`agent-lsp demo`, or the `model` setting \"demo\").")
+
+
+def base_url_of(settings: Settings, provider: Optional[str], env: Mapping[str, str]) -> Optional[str]:
+    """The base URL the provider's SDK would be given (None: the SDK's own default)."""
+    variable = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}.get(provider or "")
+    return settings.base_url or (env.get(variable) if variable else None) or None
+
+
+def check_base_url(settings: Settings, env: Mapping[str, str]) -> Check:
+    provider = provider_of(settings, env)
+    if provider in (None, "demo"):
+        return Check("base URL", "skip", "no remote model is configured")
+    url = base_url_of(settings, provider, env) or DEFAULT_URLS[provider]
+    parsed = urlparse(url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        return Check("base URL", "fail", f"{url} is not an http(s) URL",
+                     "Set `baseUrl` (or the provider's *_BASE_URL variable) to an http(s) URL.")
+    if env.get("AGENT_LSP_OFFLINE") == "1" and not _loopback(parsed.hostname):
+        return Check("base URL", "skip", f"{url} not probed: AGENT_LSP_OFFLINE=1 allows loopback only")
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parsed.hostname, port), timeout=CONNECT_TIMEOUT):
+            pass
+    except OSError as e:
+        return Check("base URL", "fail", f"{url} cannot be reached ({e.strerror or e})",
+                     "Check the network (a proxy or firewall), or correct `baseUrl` / the *_BASE_URL variable; "
+                     "for a local server (Ollama, vLLM) start it first.")
+    return Check("base URL", "ok", f"{url} accepts connections")
+
+
+def _loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_data_dir(data_dir: Path) -> Check:
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=data_dir, prefix=".doctor-"):
+            pass
+    except OSError as e:
+        return Check("data directory", "fail", f"{data_dir} is not writable ({e.strerror or e})",
+                     "Make it a writable directory, or choose another with --data-dir (or XDG_STATE_HOME).")
+    return Check("data directory", "ok", f"{data_dir} is writable")
+
+
+def check_sessions_db(data_dir: Path) -> Check:
+    path = data_dir / "sessions.db"
+    if not path.is_file():
+        return Check("sessions database", "ok", f"{path} does not exist yet (made on the first session)")
+    try:
+        db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=5.0)
+        try:
+            rows = [r[0] for r in db.execute("PRAGMA integrity_check").fetchall()]
+        finally:
+            db.close()
+    except sqlite3.Error as e:
+        rows = [str(e)]
+    if rows == ["ok"]:
+        return Check("sessions database", "ok", f"{path} passes its integrity check")
+    return Check("sessions database", "fail", f"{path} is damaged: {'; '.join(rows[:3])}",
+                 f"Move {path} aside (agent-lsp then starts a new, empty one; the server also does this itself "
+                 "when it cannot read the file).")
+
+
+def check_ripgrep() -> Check:
+    from agent_lsp.core.tool import ToolError
+    from agent_lsp.tools.ripgrep import rg_binary
+
+    try:
+        return Check("ripgrep", "ok", f"rg at {rg_binary()}")
+    except ToolError as e:
+        return Check("ripgrep", "fail", str(e),
+                     f"Install the `ripgrep` package into agent-lsp's environment ({sys.prefix}), e.g. "
+                     "`pipx runpip agent-lsp-server install ripgrep`, or install ripgrep on PATH "
+                     "(apt install ripgrep).")
+
+
+async def _start_mcp(name: str, config: Any) -> Check:
+    from agent_lsp.sessions.mcp import McpServers
+
+    warnings: list[str] = []
+    servers = McpServers(warnings.append)
+    try:
+        tools = await servers.tools({name: config})
+    finally:
+        await servers.close()
+    if warnings:
+        return Check(f"MCP server {name}", "fail", warnings[0].removeprefix("agent-lsp: "),
+                     f"Correct `mcpServers.{name}` in your settings, or run `{config.describe()}` yourself to "
+                     "see why it does not start.")
+    return Check(f"MCP server {name}", "ok", f"{config.describe()} started with {len(tools)} tools")
+
+
+def check_mcp(settings: Settings) -> list[Check]:
+    if not settings.mcp_servers:
+        return [Check("MCP servers", "skip", "none configured")]
+
+    async def all_of() -> list[Check]:
+        return list(await asyncio.gather(*(_start_mcp(n, c) for n, c in settings.mcp_servers.items())))
+
+    return asyncio.run(all_of())
+
+
+def run_checks(data_dir: Optional[Path] = None, cli_model: Optional[str] = None,
+               env: Mapping[str, str] = os.environ) -> list[Check]:
+    """Every check, in the order they are printed."""
+    settings, warnings = read_settings(cli_model, env)
+    data_dir = data_dir or default_data_dir(env)
+    return [check_python(), check_version(), check_settings(warnings, env), check_keys(settings, env),
+            check_base_url(settings, env), check_data_dir(data_dir), check_sessions_db(data_dir),
+            check_ripgrep(), *check_mcp(settings)]
+
+
+def main(data_dir: Optional[Path], cli_model: Optional[str], as_json: bool) -> int:
+    """Print the report; 1 when a check failed, else 0."""
+    checks = run_checks(data_dir, cli_model)
+    failed = [c for c in checks if c.status == "fail"]
+    if as_json:
+        print(json.dumps({"ok": not failed, "version": __version__, "protocol": PROTOCOL_VERSION,
+                          "checks": [{k: v for k, v in asdict(c).items() if v or k != "fix"} for c in checks]},
+                         indent=2))
+    else:
+        width = max(len(c.name) for c in checks)
+        for c in checks:
+            print(f"{c.status.upper():<5} {c.name:<{width}}  {c.detail}")
+            if c.fix:
+                print(f"{'':<5} {'':<{width}}  fix: {c.fix}")
+        print(f"{len(failed)} problem{'s' if len(failed) != 1 else ''} found" if failed else "all checks passed")
+    return 1 if failed else 0

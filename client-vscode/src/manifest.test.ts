@@ -1,0 +1,31 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(__dirname, '..');
+const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+
+describe('the first-run walkthrough', () => {
+  const [walkthrough] = manifest.contributes.walkthroughs;
+  const commands = new Set(manifest.contributes.commands.map((c: { command: string }) => c.command));
+  const settings = new Set(Object.keys(manifest.contributes.configuration.properties));
+
+  it('sets the key, chooses the model, tries the demo: each step with its page and a way to complete it', () => {
+    expect(walkthrough.steps.map((s: { id: string }) => s.id)).toEqual(['key', 'model', 'demo']);
+    for (const step of walkthrough.steps) {
+      expect(fs.existsSync(path.join(ROOT, step.media.markdown)), step.media.markdown).toBe(true);
+      for (const event of step.completionEvents as string[]) {
+        const [kind, name] = event.split(':');
+        expect(kind === 'onCommand' ? commands.has(name) : settings.has(name), event).toBe(true);
+      }
+      for (const [, command] of (step.description as string).matchAll(/\(command:([\w.]+)/g)) {
+        expect(command.startsWith('workbench.') || commands.has(command), command).toBe(true);
+      }
+    }
+  });
+
+  it('never asks for the key in settings.json', () => {
+    expect(settings.has('agentLsp.apiKey')).toBe(false);
+    expect(walkthrough.steps[0].description).toContain('[Set API Key](command:agentLsp.setApiKey)');
+  });
+});

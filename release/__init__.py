@@ -1,0 +1,1 @@
+"""`python -m release`: the release artifacts of agent-lsp, built into dist/ (see release/README.md)."""

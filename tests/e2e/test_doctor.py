@@ -1,0 +1,195 @@
+"""`agent-lsp doctor` as a user runs it: a real subprocess in a scratch home, each check made to fail for real once
+(no key, a data directory that cannot be a directory, a damaged sessions.db, a Python environment without rg, an
+MCP server that exits at once), with its message, its fix and the exit status."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCTOR = [sys.executable, "-m", "agent_lsp", "doctor"]
+CEILING = 120  # a last resort: doctor bounds its own waits (a connect, an MCP server's start)
+SECRET = "sk-ant-doctor-secret-value"
+
+
+@pytest.fixture
+def home(tmp_path):
+    """A scratch home: no keys, its own config and state directories, a loopback listener as the base URL."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ANTHROPIC_", "OPENAI_", "AGENT_LSP_", "XDG_"))}
+    env.update(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_STATE_HOME=str(tmp_path / "state"),
+               AGENT_LSP_OFFLINE="1", PYTHONPATH=str(ROOT))
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        env.update(ANTHROPIC_API_KEY=SECRET, ANTHROPIC_BASE_URL=f"http://127.0.0.1:{listener.getsockname()[1]}")
+        yield tmp_path, env
+
+
+def doctor(env: dict, *args: str, python: str = sys.executable) -> tuple[int, dict]:
+    done = subprocess.run([python, "-m", "agent_lsp", "doctor", "--json", *args], env=env, cwd=env["HOME"],
+                          capture_output=True, text=True, timeout=CEILING)
+    assert SECRET not in done.stdout + done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def statuses(report: dict) -> dict[str, str]:
+    return {c["name"]: c["status"] for c in report["checks"]}
+
+
+def only_failure(report: dict) -> dict:
+    failed = [c for c in report["checks"] if c["status"] == "fail"]
+    assert len(failed) == 1, report
+    return failed[0]
+
+
+def mcp_settings(tmp_path: Path, servers: dict) -> None:
+    path = tmp_path / "config" / "agent-lsp" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"mcpServers": servers}))
+
+
+def test_all_green_and_the_json_shape(home):
+    tmp_path, env = home
+    out = tmp_path / "mcp"
+    mcp_settings(tmp_path, {"fake": {"command": sys.executable, "args": ["-m", "tests.fakes.mcp_server", str(out)],
+                                     "env": {"PYTHONPATH": str(ROOT)}}})
+    code, report = doctor(env)
+    assert code == 0 and report["ok"] is True
+    assert set(report) == {"ok", "version", "protocol", "checks"}
+    assert all(set(c) == {"name", "status", "detail"} for c in report["checks"]), report
+    assert statuses(report) == {"python": "ok", "version": "ok", "settings": "ok", "keys": "ok", "base URL": "ok",
+                                "data directory": "ok", "sessions database": "ok", "ripgrep": "ok",
+                                "MCP server fake": "ok"}
+    details = {c["name"]: c["detail"] for c in report["checks"]}
+    assert details["version"] == f"agent-lsp-server {report['version']} (protocol {report['protocol']})"
+    assert details["keys"] == "present: ANTHROPIC_API_KEY; provider anthropic"
+    assert details["MCP server fake"].endswith("started with 3 tools")
+
+
+def test_the_text_report_and_its_exit_status(home):
+    tmp_path, env = home
+    del env["ANTHROPIC_API_KEY"]
+    done = subprocess.run(DOCTOR, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=CEILING)
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert [line.split()[0] for line in lines if not line.startswith(" ")][:-1] == \
+        ["OK", "OK", "OK", "FAIL", "SKIP", "OK", "OK", "OK", "SKIP"], done.stdout
+    assert lines[-1] == "1 problem found"
+    assert any(line.strip().startswith("fix: Set ANTHROPIC_API_KEY") for line in lines), done.stdout
+
+
+def test_no_key(home):
+    _, env = home
+    del env["ANTHROPIC_API_KEY"]
+    code, report = doctor(env)
+    assert code == 1 and report["ok"] is False
+    failed = only_failure(report)
+    assert failed["name"] == "keys" and failed["detail"] == "no provider key in the environment"
+    assert failed["fix"].startswith("Set ANTHROPIC_API_KEY in the environment your editor starts agent-lsp with")
+    assert statuses(report)["base URL"] == "skip"
+
+
+def test_the_demo_model_needs_no_key(home):
+    _, env = home
+    del env["ANTHROPIC_API_KEY"]
+    code, report = doctor(env, "--model", "demo")
+    assert code == 0 and statuses(report)["keys"] == "ok"
+
+
+def test_base_url_unreachable(home):
+    _, env = home
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        env["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    code, report = doctor(env)
+    failed = only_failure(report)
+    assert code == 1 and failed["name"] == "base URL"
+    assert failed["detail"] == f"{env['ANTHROPIC_BASE_URL']} cannot be reached (Connection refused)"
+
+
+def test_data_directory_not_writable(home):
+    tmp_path, env = home
+    (tmp_path / "a-file").write_text("")  # a directory under a regular file cannot be made, even by root
+    code, report = doctor(env, "--data-dir", str(tmp_path / "a-file" / "state"))
+    assert code == 1
+    failed = [c for c in report["checks"] if c["status"] == "fail"]
+    assert [c["name"] for c in failed] == ["data directory"], report
+    assert failed[0]["detail"] == f"{tmp_path}/a-file/state is not writable (Not a directory)"
+    assert failed[0]["fix"].startswith("Make it a writable directory, or choose another with --data-dir")
+
+
+def test_damaged_sessions_database(home):
+    tmp_path, env = home
+    data = tmp_path / "data"
+    data.mkdir()
+    db = sqlite3.connect(data / "sessions.db")
+    db.execute("CREATE TABLE t (x TEXT)")
+    db.executemany("INSERT INTO t VALUES (?)", [("x" * 500,)] * 200)
+    db.commit()
+    db.close()
+    with open(data / "sessions.db", "r+b") as f:  # zero the second half of the file: pages the schema points at
+        size = f.seek(0, 2)
+        f.seek(size // 2)
+        f.write(b"\0" * (size - size // 2))
+    before = (data / "sessions.db").read_bytes()
+    code, report = doctor(env, "--data-dir", str(data))
+    failed = only_failure(report)
+    assert code == 1 and failed["name"] == "sessions database"
+    assert failed["detail"].startswith(f"{data}/sessions.db is damaged: "), failed
+    assert failed["fix"].startswith(f"Move {data}/sessions.db aside")
+    assert (data / "sessions.db").read_bytes() == before  # read-only
+
+
+def test_ripgrep_missing(home, tmp_path):
+    _, env = home
+    # A real environment without rg: a venv with no packages, importing agent-lsp and its dependencies from ours
+    # (rg lives in our venv's bin/, not in site-packages), with a PATH that has no rg either.
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", bare], check=True, timeout=CEILING)
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    env.update(PATH=str(empty), PYTHONPATH=os.pathsep.join([str(ROOT), sysconfig.get_path("purelib"),
+                                                            sysconfig.get_path("platlib")]))
+    code, report = doctor(env, python=str(bare / "bin" / "python"))
+    failed = only_failure(report)
+    assert code == 1 and failed["name"] == "ripgrep"
+    assert failed["detail"].startswith("ripgrep (`rg`) was not found next to agent-lsp's Python or on PATH")
+    assert f"into agent-lsp's environment ({bare})" in failed["fix"]
+
+
+def test_an_mcp_server_that_does_not_start(home):
+    tmp_path, env = home
+    mcp_settings(tmp_path, {"broken": {"command": sys.executable, "args": ["-c", "import sys; sys.exit(3)"]}})
+    code, report = doctor(env)
+    failed = only_failure(report)
+    assert code == 1 and failed["name"] == "MCP server broken"
+    assert failed["detail"].startswith(f"the MCP server `broken` ({sys.executable} -c import sys; sys.exit(3)) "
+                                       "did not start: "), failed
+    assert failed["fix"].startswith("Correct `mcpServers.broken` in your settings")
+
+
+def test_a_settings_file_that_is_not_json(home):
+    tmp_path, env = home
+    path = tmp_path / "config" / "agent-lsp" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text("{not json")
+    code, report = doctor(env)
+    failed = only_failure(report)
+    assert code == 1 and failed["name"] == "settings" and "is not valid JSON" in failed["detail"]
+
+
+def test_doctor_refuses_options_of_serving():
+    refused = subprocess.run([*DOCTOR, "--tcp"], capture_output=True, text=True, timeout=CEILING)
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines()[-1] == \
+        "agent-lsp: error: doctor takes only --json, --model and --data-dir (--tcp given)."
