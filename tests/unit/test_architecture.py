@@ -48,6 +48,31 @@ def test_nothing_below_the_front_ends_imports_their_wire_types(path):
     assert bad == []
 
 
+def test_no_module_of_the_package_imports_itself_through_a_circle():
+    """Lazy imports inside functions count too: a circle there is one refactoring away from an ImportError."""
+    graph = {}
+    for path in PACKAGE.rglob("*.py"):
+        name = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
+        graph[name] = {m for m in imports(path) if m.startswith("agent_lsp.")}
+    graph = {n: {m if m in graph else m.rpartition(".")[0] for m in deps} & graph.keys() - {n}
+             for n, deps in graph.items()}
+
+    def circle_from(start: str) -> list[str]:
+        stack, seen = [(start, [start])], set()
+        while stack:
+            node, trail = stack.pop()
+            for dep in graph[node]:
+                if dep == start:
+                    return trail
+                if dep not in seen:
+                    seen.add(dep)
+                    stack.append((dep, trail + [dep]))
+        return []
+
+    circles = {n: circle_from(n) for n in graph if n.startswith("agent_lsp.models")}
+    assert {n: c for n, c in circles.items() if c} == {}
+
+
 def test_starting_the_server_imports_no_sdk_and_no_models():
     code = ("import sys; from agent_lsp.lsp.server import create_server; create_server({}); "
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'anthropic', 'httpx2', 'pydantic', 'pathspec', 'acp'}))")
