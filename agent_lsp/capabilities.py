@@ -14,7 +14,8 @@ TOOL_NAMES = [
     "run_command",
 ]
 """The names of `agent_lsp.tools.ALL`, in order (a test keeps the two equal)."""
-FEATURES: list[str] = ["newSession", "acp", "revert", "codeActions", "outputSchema", "hooks", "memory", "models", "mcp", "tools"]
+FEATURES: list[str] = ["newSession", "acp", "revert", "persistentCheckpoints", "codeActions", "outputSchema", "hooks",
+                       "memory", "models", "mcp", "tools"]
 """The protocol 1.1 additions this server has (PROTOCOL §8), so a client can hide what is missing."""
 
 
