@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
 from agent_lsp.core.tool import ToolError
-from agent_lsp.tools.mcp_tool import McpTool
+from agent_lsp.tools.mcp_tool import McpTool, schema_problem
 
 log = logging.getLogger(__name__)
 MCP_JSON = ".mcp.json"
@@ -160,7 +160,7 @@ class McpServers:
                     listed = await _list_tools(session)
                 server.tools = [McpTool(server.name, t.name, t.description or t.title or "", t.input_schema,
                                         bool(t.annotations and t.annotations.read_only_hint), self._caller(server))
-                                for t in listed]
+                                for t in listed if self._usable(server, t)]
                 server.session = session
                 server.ready.set()
                 await server.stop.wait()
@@ -173,6 +173,13 @@ class McpServers:
         finally:
             server.session = None
             server.ready.set()
+
+    def _usable(self, server: _Server, tool: Any) -> bool:
+        problem = schema_problem(tool.input_schema)
+        if problem:
+            self._warn(f"agent-lsp: the tool `{tool.name}` of the MCP server `{server.name}` has an input schema "
+                       f"that is not valid JSON Schema ({problem}); it is not offered.")
+        return problem is None
 
     def _caller(self, server: _Server):
         async def call(tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:

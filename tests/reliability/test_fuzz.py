@@ -211,7 +211,7 @@ def test_named_findings(campaign):
         empty = [("agent/chat", {"message": "x", "sessionId": ""}), ("agent/history", {"sessionId": ""}),
                  ("agent/abort", {"sessionId": ""}), ("agent/deleteSession", {"sessionId": ""}),
                  ("agent/revert", {"sessionId": ""}),
-                 ("agent/confirmTool", {"sessionId": "", "toolCallId": "t", "decision": "allow"})]
+                 ("agent/confirmTool", {"sessionId": "", "toolCallId": "t", "decision": "allow_once"})]
         for method, params in empty:  # "" is no session: never a new one, never "not found"
             answer = await s.request(method, params)
             assert answer["error"]["code"] == -32602 and answer["error"]["data"]["fields"] == ["sessionId"], answer
