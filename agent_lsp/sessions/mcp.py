@@ -230,11 +230,13 @@ def _transport(config: ServerConfig) -> Any:
         return streamable_http_client(config.url, http_client=create_mcp_http_client(headers=dict(config.headers)))
     import os
 
-    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.client.stdio import StdioServerParameters
+
+    from agent_lsp.sessions.mcp_stdio import stdio_transport
 
     command, args = config.command, list(config.args)
     if shutil.which(command) is None:
         raise OSError(f"`{command}` was not found")
     if sys.platform.startswith("linux"):
         command, args = sys.executable, ["-I", "-S", "-c", _LAUNCH, str(os.getpid()), command, *args]
-    return stdio_client(StdioServerParameters(command=command, args=args, env=dict(config.env) or None))
+    return stdio_transport(StdioServerParameters(command=command, args=args, env=dict(config.env) or None))

@@ -1,5 +1,5 @@
 """MCP servers that misbehave (tests/fakes/mcp_raw.py, plain JSON-RPC over stdio): a call that never answers, a
-huge answer (5 MB; 50 MB with --long), a tool whose input schema is not JSON Schema, a server that dies in the middle of a call. Each chat
+50 MB answer, a tool whose input schema is not JSON Schema, a server that dies in the middle of a call. Each chat
 answers, the model reads what went wrong, the other tools go on, nothing crashes."""
 
 from __future__ import annotations
@@ -35,11 +35,9 @@ def warnings(server) -> list[str]:
     return [n["params"]["message"] for n in server.notifications if n["method"] == "window/showMessage"]
 
 
-async def test_misbehaving_mcp_servers(start_server, fake_api, tmp_path, long_run):
+async def test_misbehaving_mcp_servers(start_server, fake_api, tmp_path):
     out = tmp_path / "mcp"
-    # 50 MB with --long: the mcp SDK's stdio reader joins a long line chunk by chunk (quadratic), so a 50 MB
-    # answer takes over a minute on 2 busy cores; 5 MB in CI (docs/reliability.md: open findings)
-    size = (50 if long_run else 5) * 1024 * 1024
+    size = 50 * 1024 * 1024
     servers = {"schema": raw_server("schema", out), "big": raw_server("big", out, BIG_BYTES=str(size)),
                "die": raw_server("die", out), "hang": raw_server("hang", out)}
     server = await start_server(init_options={"mcpServers": servers})
