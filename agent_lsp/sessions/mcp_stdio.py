@@ -17,8 +17,9 @@ MAX_LINE_CHARS = 256 * 1024 * 1024
 
 
 @asynccontextmanager
-async def stdio_transport(server: Any) -> AsyncGenerator[Any, None]:
-    """(read stream, write stream) of a server started from `StdioServerParameters`, as `stdio_client` yields."""
+async def stdio_transport(server: Any, max_line: int = MAX_LINE_CHARS) -> AsyncGenerator[Any, None]:
+    """(read stream, write stream) of a server started from `StdioServerParameters`, as `stdio_client` yields; a
+    line over `max_line` characters arrives as a ValueError."""
     import sys
 
     import anyio
@@ -47,16 +48,16 @@ async def stdio_transport(server: Any) -> AsyncGenerator[Any, None]:
                         start = 0
                         while (end := chunk.find("\n", start)) != -1:
                             pieces.append(chunk[start:end])
-                            line, too_long = "".join(pieces), size + end - start > MAX_LINE_CHARS
+                            line, too_long = "".join(pieces), size + end - start > max_line
                             pieces, size, start = [], 0, end + 1
-                            message = (ValueError(f"an MCP message over {MAX_LINE_CHARS} characters was dropped")
+                            message = (ValueError(f"an MCP message over {max_line} characters was dropped")
                                        if too_long else sdk._parse_line(line))
                             try:
                                 await read_stream_writer.send(message)
                             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                                 return
                         rest = len(chunk) - start
-                        if size + rest <= MAX_LINE_CHARS:  # past it, the rest of the line is only counted
+                        if size + rest <= max_line:  # past it, the rest of the line is only counted
                             pieces.append(chunk[start:])
                         size += rest
                 finally:
