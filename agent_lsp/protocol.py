@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import ConfigDict, Field, field_validator
 from pydantic.json_schema import GenerateJsonSchema
@@ -21,6 +21,10 @@ from agent_lsp.sessions.results import HistoryToolCall
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 StopReason = Literal["end_turn", "max_turns", "max_tokens", "refusal", "aborted", "disabled", "error"]
 ErrorType = Literal["llm_error", "tool_error", "initialization_failed", "context_overflow"]
+
+
+SessionId = Annotated[str, Field(min_length=1)]
+"""A sessionId a client sends: "" is no session, and never a new one."""
 
 
 class Params(WireModel):
@@ -48,7 +52,7 @@ class ChatContext(Params):
 class ChatParams(Params):
     """agent/chat params."""
 
-    session_id: Optional[str] = None
+    session_id: Optional[SessionId] = None
     message: str
     context: Optional[ChatContext] = None
     permission_mode: Optional[PermissionMode] = None
@@ -101,7 +105,7 @@ class ChatResult(WireModel):
 class SessionParams(Params):
     """Params naming one session: agent/abort, agent/history, agent/deleteSession."""
 
-    session_id: str
+    session_id: SessionId
 
 
 class AbortResult(WireModel):
@@ -109,7 +113,7 @@ class AbortResult(WireModel):
 
 
 class ConfirmToolParams(Params):
-    session_id: str
+    session_id: SessionId
     tool_call_id: str
     decision: Decision
     message: Optional[str] = None
@@ -214,7 +218,7 @@ class ModelsResult(WireModel):
 class RevertParams(Params):
     """agent/revert params: undo the last chat's edits, or those of every chat after the first `toChat`."""
 
-    session_id: str
+    session_id: SessionId
     to_chat: Optional[int] = Field(None, ge=0)
 
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Mapping, Optional, Union
 
+from agent_lsp.surrogates import find_surrogate
+
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 PROVIDERS = ("anthropic", "openai", "demo")
 MEMORY_FILES = ("agents", "private")
@@ -204,6 +206,10 @@ def clean(values: Any, source: str) -> tuple[dict[str, Any], list[str]]:
     good: dict[str, Any] = {}
     warnings = []
     for name, value in values.items():
+        if (where := find_surrogate({name: value})) is not None:
+            warnings.append(f"agent-lsp: setting `{where}` from {source} contains a lone UTF-16 surrogate "
+                            "(not valid Unicode); it is ignored.")
+            continue
         if name in CLIENT_KEYS:
             continue
         if name not in FIELDS:

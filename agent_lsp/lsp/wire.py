@@ -103,7 +103,8 @@ class Dispatcher:
         if method == "initialize":
             if self.initialized:
                 return self.error(msg_id, INVALID_REQUEST, "Invalid Request: the server is already initialized.")
-        problem = params_problem(message.get("params"))
+        params = message.get("params")
+        problem = params_problem(params, surrogates=False) or params_problem(_surrogates_matter(method, params))
         if problem:
             field, why = problem
             log.info("%s: invalid params: %s: %s", method, field, why)
@@ -207,6 +208,14 @@ def params_problem(params: Any, surrogates: bool = True) -> Optional[tuple[str, 
         elif surrogates and isinstance(value, str) and not value.isascii() and _SURROGATE.search(value):
             return _printable(path or "params"), "contains a lone UTF-16 surrogate (not valid Unicode)"
     return None
+
+
+def _surrogates_matter(method: str, params: Any) -> Any:
+    """The part of a request's params where a lone surrogate is -32602: all of it, except initialize's
+    initializationOptions, whose settings config.clean checks, each bad one a warning and never a failed start."""
+    if method == "initialize" and isinstance(params, dict) and "initializationOptions" in params:
+        return {k: v for k, v in params.items() if k != "initializationOptions"}
+    return params
 
 
 def has_surrogates(value: Any) -> bool:

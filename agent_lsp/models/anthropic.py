@@ -1,4 +1,4 @@
-"""Claude through the official `anthropic` SDK: streaming text, thinking and tool use; the SDK's retries.
+"""Claude through the official `anthropic` SDK: streaming text, thinking and tool use; retries as models/retry.py says.
 
 The SDK is imported on the first call, not at start-up: `import anthropic` alone costs most of a second, and an
 editor spawns the server for every window.
@@ -6,6 +6,7 @@ editor spawns the server for every window.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, AsyncIterator, Optional
 
 from agent_lsp.core.events import Usage
@@ -28,6 +29,8 @@ from agent_lsp.core.ports import (
     TextChunk,
     ThinkingChunk,
 )
+from agent_lsp.models.clients import shared_client
+from agent_lsp.models.retry import NoAnswer, no_answer, open_with_retries, sdk_delay
 
 EPHEMERAL = {"type": "ephemeral"}
 _OVERFLOW_HINTS = ("prompt is too long", "context window", "too many tokens", "context_length")
@@ -47,15 +50,17 @@ class AnthropicModel:
             import anthropic
             import httpx2
 
-            from agent_lsp.models.registry import shared_client
-
             kwargs: dict[str, Any] = {"base_url": self.base_url} if self.base_url else {}
             # A stalled stream (no headers, or silence mid-stream) fails after read_timeout instead of holding
-            # the chat until the user presses Stop.
+            # the chat until the user presses Stop; retries are ours (models/retry.py), never of a timeout.
             kwargs["timeout"] = httpx2.Timeout(self.read_timeout, connect=min(10.0, self.read_timeout))
-            self._client = shared_client("anthropic", f"{self.base_url}|timeout={self.read_timeout:g}",
-                                         lambda: anthropic.AsyncAnthropic(**kwargs))
+            self._client = shared_client("anthropic", (self.base_url, self.read_timeout),
+                                         lambda: anthropic.AsyncAnthropic(max_retries=0, **kwargs))
         return self._client
+
+    def url(self) -> str:
+        """Where the requests go: the Messages API endpoint."""
+        return f"{str(self._sdk().base_url).rstrip('/')}/v1/messages"
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         import anthropic
@@ -63,7 +68,15 @@ class AnthropicModel:
 
         kwargs = api_request(self.name, request)
         try:
-            async with self._sdk().messages.stream(**kwargs) as stream:
+            async with contextlib.AsyncExitStack() as stack:
+                try:
+                    stream = await open_with_retries(
+                        lambda: stack.enter_async_context(self._sdk().messages.stream(**kwargs)),
+                        self.read_timeout, lambda error, retry: sdk_delay(anthropic, error, retry))
+                except NoAnswer as e:
+                    raise ModelError("llm_error", no_answer(self.url(), e.waited, e.attempts)) from None
+                except (anthropic.APITimeoutError, httpx2.TimeoutException):
+                    raise ModelError("llm_error", no_answer(self.url(), self.read_timeout, 1)) from None
                 async for event in stream:
                     if event.type == "text" and event.text:
                         yield TextChunk(event.text)
@@ -75,8 +88,12 @@ class AnthropicModel:
         except anthropic.APIStatusError as e:
             raise ModelError(_error_type(e), _status_message(e)) from None
         except (anthropic.APITimeoutError, httpx2.TimeoutException):
-            raise ModelError("llm_error", f"The model stream stalled: nothing arrived for {self.read_timeout:g} s "
-                                          "(the readTimeout setting).") from None
+            raise ModelError("llm_error", f"The model stream from {self.url()} stalled: nothing arrived for "
+                                          f"{self.read_timeout:g} s (the readTimeout setting).") from None
+        except anthropic.APIConnectionError as e:
+            cause = e.__cause__ or e
+            raise ModelError("llm_error", f"Could not reach the model API at {self.url()} "
+                                          f"({type(cause).__name__}: {cause}).") from None
         except (anthropic.APIError, httpx2.TransportError, ValueError, AssertionError) as e:
             raise ModelError("llm_error", f"{type(e).__name__}: {e}" if str(e) else type(e).__name__) from None
         if final.stop_reason is None:

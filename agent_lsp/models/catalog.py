@@ -6,9 +6,9 @@ import os
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
-from agent_lsp.config import DEFAULT_MODEL, Settings
+from agent_lsp.config import Settings
 from agent_lsp.core.ports import ModelError, ModelInfo
-from agent_lsp.models.registry import build_model, openai_endpoint
+from agent_lsp.models.registry import build_model, model_name, openai_endpoint, provider_of
 
 
 @dataclass
@@ -25,9 +25,8 @@ async def catalog(settings: Settings, env: Mapping[str, str] = os.environ) -> Ca
 
     Never raises: a failure is the configured model with `error` saying what went wrong.
     """
-    provider = settings.provider or ("anthropic" if env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN")
-                                     else None)
-    configured = settings.model or (DEFAULT_MODEL if provider == "anthropic" else "")
+    provider = provider_of(settings, env)
+    configured = model_name(settings, env)
     fallback = [ModelInfo(id=configured, provider=provider or "none")] if configured else []
     try:
         if provider == "openai" and configured != "demo" and not configured.startswith("script:"):

@@ -1,5 +1,5 @@
 """Any OpenAI-compatible chat.completions API (OpenAI, Ollama, vLLM, LM Studio, DeepSeek, OpenRouter) through
-the official `openai` SDK: streaming text, reasoning and tool calls; the SDK's retries.
+the official `openai` SDK: streaming text, reasoning and tool calls; retries as models/retry.py says.
 
 The SDK is imported on the first call, not at start-up (`import openai` costs most of a second), and one client
 is made per (base URL, key) per process, so that every chat of every session shares its connection pool.
@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Any, AsyncIterator
 
 from agent_lsp.core.ports import ModelError, ModelEvent, ModelInfo, ModelRequest
+from agent_lsp.models.clients import shared_client
 from agent_lsp.models.openai_wire import ReplyBuilder, api_request
+from agent_lsp.models.retry import NoAnswer, no_answer, open_with_retries, sdk_delay
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_KEY = "not-needed"
@@ -21,26 +23,31 @@ _OVERFLOW_HINTS = ("context length", "context_length", "context window", "maximu
 _CONTEXT_FIELDS = ("context_window", "context_length", "max_model_len", "max_context_length")
 """Where compatible servers say a model's context window in /models: Groq, OpenRouter, vLLM, LM Studio."""
 
-_clients: dict[tuple[str, str], Any] = {}
-
-
-def client_for(base_url: str, api_key: str) -> Any:
-    """The process's one `AsyncOpenAI` for this base URL and key."""
-    client = _clients.get((base_url, api_key))
-    if client is None:
+def client_for(base_url: str, api_key: str, read_timeout: float = 120.0) -> Any:
+    """The process's one `AsyncOpenAI` for this base URL, key and readTimeout (its own retries off: models/retry.py)."""
+    def make() -> Any:
+        import httpx2
         import openai
 
-        client = _clients[(base_url, api_key)] = openai.AsyncOpenAI(base_url=base_url, api_key=api_key)
-    return client
+        return openai.AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=0,
+                                  timeout=httpx2.Timeout(read_timeout, connect=min(10.0, read_timeout)))
+
+    return shared_client("openai", (base_url, api_key, read_timeout), make)
 
 
 class OpenAIModel:
-    """A chat.completions model at `base_url`."""
+    """A chat.completions model at `base_url`; `client` is an `AsyncOpenAI` to use instead of the shared one."""
 
-    def __init__(self, model: str, base_url: str, api_key: str) -> None:
+    def __init__(self, model: str, base_url: str, api_key: str, read_timeout: float = 120.0,
+                 client: Any = None) -> None:
         self.name = model
         self.base_url = base_url
         self.api_key = api_key
+        self.read_timeout = read_timeout
+        self._client = client
+
+    def client(self) -> Any:
+        return self._client or client_for(self.base_url, self.api_key, self.read_timeout)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         import httpx2
@@ -49,7 +56,13 @@ class OpenAIModel:
         kwargs = api_request(self.name, request, self.base_url)
         reply = ReplyBuilder()
         try:
-            stream = await client_for(self.base_url, self.api_key).chat.completions.create(**kwargs)
+            try:
+                stream = await open_with_retries(lambda: self.client().chat.completions.create(**kwargs),
+                                                 self.read_timeout, lambda e, retry: sdk_delay(openai, e, retry))
+            except NoAnswer as e:
+                raise ModelError("llm_error", no_answer(self._url(), e.waited, e.attempts)) from None
+            except openai.APITimeoutError:
+                raise ModelError("llm_error", no_answer(self._url(), self.read_timeout, 1)) from None
             # `async with`: a cancelled task (an abort) closes the HTTP response, which drops the connection.
             async with stream:
                 content_type = stream.response.headers.get("content-type", "")
@@ -61,6 +74,9 @@ class OpenAIModel:
                         yield event
         except openai.APIStatusError as e:
             raise status_error(e, self.name, self._url(), bool(request.tools)) from None
+        except (openai.APITimeoutError, httpx2.TimeoutException):
+            raise ModelError("llm_error", f"The model stream from {self._url()} stalled: nothing arrived for "
+                             f"{self.read_timeout:g} s (the readTimeout setting).") from None
         except openai.APIConnectionError as e:
             if reply.chunks:  # reached, then lost: not a wrong address
                 raise ModelError("llm_error", f"The model stream from {self._url()} broke off after {reply.chunks} "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from typing import Any, Callable, Mapping, Optional
+from typing import Mapping, Optional
 from urllib.parse import urlparse
 
 from agent_lsp.config import DEFAULT_MODEL, Settings
@@ -16,17 +16,18 @@ NO_PROVIDER = (
 )
 
 
-_CLIENTS: dict[tuple[str, Optional[str]], Any] = {}
+def provider_of(settings: Settings, env: Mapping[str, str] = os.environ) -> Optional[str]:
+    """The provider chats use: the `provider` setting, else anthropic when its key is in the environment."""
+    if settings.provider:
+        return settings.provider
+    return "anthropic" if env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN") else None
 
 
-def shared_client(provider: str, base_url: Optional[str], make: Callable[[], Any]) -> Any:
-    """One SDK client per provider and base URL for the whole process, made on first use: its connection pool and
-    TLS context serve every chat instead of being built again for each."""
-    key = (provider, base_url)
-    client = _CLIENTS.get(key)
-    if client is None:
-        client = _CLIENTS[key] = make()
-    return client
+def model_name(settings: Settings, env: Mapping[str, str] = os.environ) -> str:
+    """The model chats use by name: the `model` setting, else DEFAULT_MODEL for anthropic, else "" (none).
+
+    The one place the default is decided: build_model, the catalog and `initialize`'s answer all ask here."""
+    return settings.model or (DEFAULT_MODEL if provider_of(settings, env) == "anthropic" else "")
 
 
 def build_model(settings: Settings, env: Mapping[str, str] = os.environ) -> Model:
@@ -47,15 +48,16 @@ def build_model(settings: Settings, env: Mapping[str, str] = os.environ) -> Mode
                              "name as the server knows it, e.g. \"qwen2.5-coder:7b\" on Ollama or \"gpt-4.1\").")
         from agent_lsp.models.openai import OpenAIModel
 
-        return OpenAIModel(model, base_url, key)
+        return OpenAIModel(model, base_url, key, read_timeout=settings.read_timeout)
     has_key = bool(env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN"))
-    if settings.provider == "anthropic" or has_key:
+    if provider_of(settings, env) == "anthropic":
         if not has_key:
             raise ModelError("initialization_failed", "The anthropic provider needs ANTHROPIC_API_KEY. " + NO_PROVIDER)
         _refuse_paid_api_under_tests(settings.base_url or env.get("ANTHROPIC_BASE_URL"), env)
         from agent_lsp.models.anthropic import AnthropicModel
 
-        return AnthropicModel(model or DEFAULT_MODEL, base_url=settings.base_url, read_timeout=settings.read_timeout)
+        return AnthropicModel(model_name(settings, env), base_url=settings.base_url,
+                              read_timeout=settings.read_timeout)
     raise ModelError("initialization_failed", NO_PROVIDER)
 
 

@@ -4,17 +4,30 @@ clobbering what the user typed since, and a hover can say which chat changed a l
 A chat's tools see the editor through a `RecordingEditor`, which notes the text of every file before the chat
 first touched it and after its last edit. Reverting checks that each file still reads exactly as the agent left
 it; a file the user changed since is refused by name, the others are restored through the editor.
+
+Checkpoints are committed to the session store with their chat (sessions/store.py), so a revert works after a
+restart or from another window. A file over MAX_KEPT_BYTES is recorded by hash only and refused on revert.
 """
 
 from __future__ import annotations
 
 import difflib
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 from agent_lsp.core.ports import EditOutcome, FileEdit, TextEdit
+from agent_lsp.sessions.store import CheckpointRow
 from agent_lsp.tools.editing import minimal_edit
+
+MAX_KEPT_BYTES = 2 * 1024 * 1024
+"""A file whose text before or after a chat is larger than this is recorded by its hash only."""
+TOO_LARGE = "it is over 2 MB, so only its hash was kept and its earlier text cannot be restored"
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def apply_text_edits(text: str, edits: list[TextEdit]) -> str:
@@ -35,9 +48,13 @@ class FileChange:
     """The text after the chat's last edit."""
     label: str
     """The last edit's label (e.g. "agent-lsp: edit app.py"), shown on hover."""
+    hashes_only: bool = False
+    """The file was over MAX_KEPT_BYTES: `before` and `after` are their sha256 (hex), not their text."""
 
     def changed_lines(self) -> set[int]:
         """0-based lines of `after` that the chat wrote or rewrote."""
+        if self.hashes_only:
+            return set()
         old = (self.before or "").splitlines()
         new = self.after.splitlines()
         lines: set[int] = set()
@@ -55,6 +72,22 @@ class Checkpoint:
     message: str
     """The user's message that started the chat."""
     files: dict[Path, FileChange] = field(default_factory=dict)
+
+
+def to_rows(checkpoint: Checkpoint) -> tuple[CheckpointRow, ...]:
+    """The store's rows of a checkpoint, one per file."""
+    return tuple(CheckpointRow(checkpoint.chat, str(c.path), checkpoint.message, c.label, c.before, c.after,
+                               c.hashes_only) for c in checkpoint.files.values())
+
+
+def from_rows(rows: list[CheckpointRow]) -> list[Checkpoint]:
+    """The checkpoints of a session as the store has them, oldest chat first."""
+    checkpoints: dict[int, Checkpoint] = {}
+    for row in rows:
+        checkpoint = checkpoints.setdefault(row.chat, Checkpoint(chat=row.chat, message=row.message))
+        checkpoint.files[Path(row.path)] = FileChange(Path(row.path), row.before, row.after, row.label,
+                                                      row.hashes_only)
+    return sorted(checkpoints.values(), key=lambda c: c.chat)
 
 
 class RecordingEditor:
@@ -77,10 +110,17 @@ class RecordingEditor:
             after = apply_text_edits(edit.base_text, edit.edits)
             known = self.checkpoint.files.get(edit.path)
             if known is None:
-                self.checkpoint.files[edit.path] = FileChange(
+                known = self.checkpoint.files[edit.path] = FileChange(
                     edit.path, None if edit.create else edit.base_text, after, edit.label)
+            elif known.hashes_only:
+                known.after, known.label = digest(after), edit.label
             else:
                 known.after, known.label = after, edit.label
+            if not known.hashes_only and max(len(known.before or ""), len(known.after)) * 4 > MAX_KEPT_BYTES \
+                    and max(len((known.before or "").encode()), len(known.after.encode())) > MAX_KEPT_BYTES:
+                known.hashes_only = True  # a guess by length first: encoding 2 MB per edit is not free
+                known.before = None if known.before is None else digest(known.before)
+                known.after = digest(known.after)
         return outcome
 
 
@@ -105,9 +145,13 @@ def plan_revert(checkpoints: list[Checkpoint]) -> list[FilePlan]:
         for path, change in checkpoint.files.items():
             plan = plans.get(path)
             if plan is None:
-                plans[path] = FilePlan(path, change.after, change.before)
+                plan = plans[path] = FilePlan(path, change.after, change.before)
+                if change.hashes_only:
+                    plan.problem = TOO_LARGE
                 continue
-            if change.before != plan.now:
+            if change.hashes_only:
+                plan.problem = TOO_LARGE
+            elif change.before != plan.now:
                 plan.problem = "it was changed between the chats being reverted"
             plan.now = change.after
     return list(plans.values())

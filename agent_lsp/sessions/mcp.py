@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from agent_lsp.config.mcp_servers import ServerConfig
 from agent_lsp.core.tool import ToolError
-from agent_lsp.tools.mcp_tool import McpTool
+from agent_lsp.tools.mcp_tool import McpTool, schema_problem
 
 log = logging.getLogger(__name__)
 MCP_JSON = ".mcp.json"
@@ -95,7 +95,7 @@ class McpServers:
                     listed = await _list_tools(session)
                 server.tools = [McpTool(server.name, t.name, t.description or t.title or "", t.input_schema,
                                         bool(t.annotations and t.annotations.read_only_hint), self._caller(server))
-                                for t in listed]
+                                for t in listed if self._usable(server, t)]
                 server.session = session
                 server.ready.set()
                 await server.stop.wait()
@@ -108,6 +108,13 @@ class McpServers:
         finally:
             server.session = None
             server.ready.set()
+
+    def _usable(self, server: _Server, tool: Any) -> bool:
+        problem = schema_problem(tool.input_schema)
+        if problem:
+            self._warn(f"agent-lsp: the tool `{tool.name}` of the MCP server `{server.name}` has an input schema "
+                       f"that is not valid JSON Schema ({problem}); it is not offered.")
+        return problem is None
 
     def _caller(self, server: _Server):
         async def call(tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
@@ -158,11 +165,13 @@ def _transport(config: ServerConfig) -> Any:
         return streamable_http_client(config.url, http_client=create_mcp_http_client(headers=dict(config.headers)))
     import os
 
-    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.client.stdio import StdioServerParameters
+
+    from agent_lsp.sessions.mcp_stdio import stdio_transport
 
     command, args = config.command, list(config.args)
     if shutil.which(command) is None:
         raise OSError(f"`{command}` was not found")
     if sys.platform.startswith("linux"):
         command, args = sys.executable, ["-I", "-S", "-c", _LAUNCH, str(os.getpid()), command, *args]
-    return stdio_client(StdioServerParameters(command=command, args=args, env=dict(config.env) or None))
+    return stdio_transport(StdioServerParameters(command=command, args=args, env=dict(config.env) or None))

@@ -21,17 +21,25 @@ from agent_lsp.core.loop import ChatConfig, ChatState, close_aborted, run_chat
 from agent_lsp.core.messages import Message, UserMessage
 from agent_lsp.core.ports import Model, ModelError, PermissionRequest
 from agent_lsp.core.tool import Tool, ToolContext
-from agent_lsp.sessions.checkpoints import Checkpoint, RecordingEditor, plan_revert, revert_files, revert_note
+from agent_lsp.sessions.checkpoints import (
+    Checkpoint,
+    RecordingEditor,
+    from_rows,
+    plan_revert,
+    revert_files,
+    revert_note,
+    to_rows,
+)
 from agent_lsp.sessions.permissions import Ask, Grants, make_permit, offered
 from agent_lsp.sessions.results import ChatFailure, ChatOutcome
-from agent_lsp.sessions.store import ChatRecord, SessionRow, Store
+from agent_lsp.sessions.store import ChatRecord, CheckpointRow, SessionRow, Store
 from agent_lsp.tools.paths import display
 
 log = logging.getLogger(__name__)
 MAX_IDLE_SESSIONS = 16
 """Idle sessions kept in memory when there is a store; older ones are reloaded from it on demand."""
 _MESSAGE: TypeAdapter = TypeAdapter(Message)
-_PROCESS_ONLY = frozenset({"seq", "busy", "task", "grants", "pending", "checkpoints"})
+_PROCESS_ONLY = frozenset({"seq", "busy", "task", "grants", "pending"})
 """Session fields that are this process's own, kept when the session is reloaded from the store."""
 LEASE_TTL = 30.0
 """A lease whose heartbeat is older than this is taken over even when its process seems alive."""
@@ -92,7 +100,7 @@ class Session:
     chats: list[ChatRecord] = field(default_factory=list)
     """How each chat ended and what it used, oldest first."""
     checkpoints: list[Checkpoint] = field(default_factory=list)
-    """What each chat of this process changed, oldest first (chats without edits have none)."""
+    """What each chat changed, oldest first (chats without edits have none); stored with the chat."""
 
     @property
     def chat_count(self) -> int:
@@ -139,8 +147,8 @@ class Sessions:
         self._store = store
         self._sessions: dict[str, Session] = {}
         self._beat: Optional[asyncio.TimerHandle] = None
-        self._evicted: dict[str, tuple[int, Grants, list[Checkpoint]]] = {}
-        """What only this process knows of a session evicted from memory: its seq, standing answers, checkpoints."""
+        self._evicted: dict[str, tuple[int, Grants]] = {}
+        """What only this process knows of a session evicted from memory: its seq and standing answers."""
 
     def get(self, session_id: str) -> Session:
         """The session, or UnknownSession. It is (re)loaded from the store when this process has not seen it
@@ -160,14 +168,15 @@ class Sessions:
                           turns_count=row.turns_count, history=history, saved=len(history),
                           compaction=tuple(row.compaction) if row.compaction else None,
                           tool_calls=self._store.tool_calls(session_id), workspace_folders=row.workspace_folders,
-                          chats=self._store.chats(session_id))
+                          chats=self._store.chats(session_id),
+                          checkpoints=from_rows(self._store.checkpoints(session_id)))
         if cached is not None:  # refreshed in place (a caller may hold it); what lives only in this process stays
             for name in (f.name for f in fields(Session)):
                 if name not in _PROCESS_ONLY:
                     setattr(cached, name, getattr(session, name))
             return cached
         if session_id in self._evicted:
-            session.seq, session.grants, session.checkpoints = self._evicted.pop(session_id)
+            session.seq, session.grants = self._evicted.pop(session_id)
         self._evict()  # before adding it: the session asked for is never the one evicted
         self._sessions[session_id] = session
         return session
@@ -198,14 +207,15 @@ class Sessions:
         if self._store:
             self._write(lambda: self._store.delete(session_id))
 
-    def _save(self, session: Session) -> None:
-        """Commit what the chat appended, before it answers."""
+    def _save(self, session: Session, checkpoints: tuple[CheckpointRow, ...] = (),
+              reverted: tuple[tuple[int, str], ...] = ()) -> None:
+        """Commit what the chat appended (and its checkpoints, or what a revert undid), before it answers."""
         if not self._store:
             return
         bodies = [_MESSAGE.dump_json(m).decode() for m in session.history[session.saved:]]
         chats = tuple(session.chats)
         in_step = self._write(lambda: self._store.save(session.row(), session.saved, bodies, session.tool_calls,
-                                                       chats))
+                                                       chats, checkpoints, reverted))
         if in_step is None:
             self._publish(session, Notice(level="warning", message=(
                 "This chat could not be saved to the session store (see the log); it is kept in memory only.")))
@@ -261,7 +271,7 @@ class Sessions:
         idle.sort(key=lambda s: s.updated_at)
         for session in idle[:max(0, len(self._sessions) - MAX_IDLE_SESSIONS)]:
             del self._sessions[session.id]
-            self._evicted[session.id] = (session.seq, session.grants, session.checkpoints)
+            self._evicted[session.id] = (session.seq, session.grants)
 
     def abort(self, session_id: str) -> bool:
         """Cancel the running chat; False when nothing was running."""
@@ -359,7 +369,7 @@ class Sessions:
         outcome = _result(session, state, state.stop_reason or "end_turn", started)
         session.chats.append(ChatRecord(first_message=first_message, stop_reason=outcome.stop_reason,
                                         duration_ms=outcome.duration_ms, usage=outcome.usage))
-        self._save(session)
+        self._save(session, checkpoints=to_rows(checkpoint))
         return outcome
 
     async def revert(self, session: Session, to_chat: Optional[int], editor) -> tuple[list, list]:
@@ -372,15 +382,17 @@ class Sessions:
             which = "the last chat" if to_chat is None else f"the chats after the first {to_chat}"
             raise NothingToRevert(f"{which} of session {session.id} made no edits that can be reverted")
         reverted, refused = await revert_files(editor, plan_revert(chosen))
+        undone = []
         for checkpoint in chosen:  # what was restored is gone from the checkpoints; what was refused stays
             for path in reverted:
-                checkpoint.files.pop(path, None)
+                if checkpoint.files.pop(path, None) is not None:
+                    undone.append((checkpoint.chat, str(path)))
         session.checkpoints = [c for c in session.checkpoints if c.files]
         note = revert_note(sorted({c.chat for c in chosen}), [display(editor.roots, p) for p in reverted],
                            [(display(editor.roots, p), why) for p, why in refused])
         session.history.append(UserMessage(text=note, origin="revert"))
         session.updated_at = _now()
-        self._save(session)
+        self._save(session, reverted=tuple(undone))
         return reverted, refused
 
     def _publish(self, session: Session, update: AgentUpdate) -> None:

@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from agent_lsp.core.events import Usage
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 MIGRATIONS = {
     1: """
         CREATE TABLE sessions (
@@ -50,8 +50,16 @@ MIGRATIONS = {
             session_id TEXT PRIMARY KEY, owner TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL,
             heartbeat REAL NOT NULL);
     """,
+    # What agent/revert needs, per chat and file: the text before the chat's first edit (NULL: the chat created
+    # the file) and after its last one, or their sha256 when the file was over 2 MB (`hashes_only`).
+    4: """
+        CREATE TABLE checkpoints (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE, chat INTEGER NOT NULL,
+            path TEXT NOT NULL, message TEXT NOT NULL, label TEXT NOT NULL, before TEXT, after TEXT NOT NULL,
+            hashes_only INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (session_id, chat, path));
+    """,
 }
-"""Version 3: session leases (one process runs a session's chat at a time; see `acquire`)."""
+"""Version 3: session leases (one process runs a session's chat at a time; see `acquire`). Version 4: checkpoints."""
 _USAGE_COLUMNS = "input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens"
 _SELECT_SESSIONS = (
     "SELECT s.id, s.title, s.created_at, s.updated_at, s.turns_count, s.compaction, s.workspace_folders, "
@@ -82,6 +90,19 @@ class ChatRecord:
     stop_reason: str
     duration_ms: int
     usage: Usage
+
+
+@dataclass
+class CheckpointRow:
+    """One file as one chat of a session changed it (sessions/checkpoints.py FileChange, with its chat)."""
+
+    chat: int
+    path: str
+    message: str
+    label: str
+    before: Optional[str]
+    after: str
+    hashes_only: bool = False
 
 
 class StoreUnavailable(Exception):
@@ -140,6 +161,12 @@ class Store:
         rows = self._db.execute("SELECT tool_call_id, record FROM tool_calls WHERE session_id = ?", (session_id,))
         return {r[0]: json.loads(r[1]) for r in rows}
 
+    def checkpoints(self, session_id: str) -> list[CheckpointRow]:
+        """The session's checkpoints, oldest chat first."""
+        rows = self._db.execute("SELECT chat, path, message, label, before, after, hashes_only FROM checkpoints "
+                                "WHERE session_id = ? ORDER BY chat, rowid", (session_id,))
+        return [CheckpointRow(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6])) for r in rows]
+
     def create(self, row: SessionRow) -> None:
         folders = row.workspace_folders
         self._db.execute("INSERT INTO sessions (id, title, created_at, updated_at, turns_count, workspace, "
@@ -148,8 +175,10 @@ class Store:
                           folders[0] if folders else None, json.dumps(folders)))
 
     def save(self, row: SessionRow, first_position: int, bodies: list[str], tool_calls: dict[str, dict],
-             chats: tuple[ChatRecord, ...] = ()) -> bool:
-        """Append messages from `first_position`, record `chats`, and update the session, in one transaction.
+             chats: tuple[ChatRecord, ...] = (), checkpoints: tuple[CheckpointRow, ...] = (),
+             reverted: tuple[tuple[int, str], ...] = ()) -> bool:
+        """Append messages from `first_position`, record `chats` and `checkpoints`, forget the (chat, path)
+        checkpoints `reverted`, and update the session, in one transaction.
         Appends never overwrite: when the store already holds messages at those positions (another process wrote
         them), ours go after them, and False says the caller's copy is no longer the stored history."""
         with self.transaction():
@@ -168,6 +197,12 @@ class Store:
                                  [(row.id, c.first_message + end - first_position, c.stop_reason, c.duration_ms, c.usage.input_tokens,
                                    c.usage.output_tokens, c.usage.cache_read_input_tokens,
                                    c.usage.cache_creation_input_tokens) for c in chats])
+            self._db.executemany("INSERT OR REPLACE INTO checkpoints (session_id, chat, path, message, label, before, "
+                                 "after, hashes_only) VALUES (?,?,?,?,?,?,?,?)",
+                                 [(row.id, c.chat, c.path, c.message, c.label, c.before, c.after, int(c.hashes_only))
+                                  for c in checkpoints])
+            self._db.executemany("DELETE FROM checkpoints WHERE session_id = ? AND chat = ? AND path = ?",
+                                 [(row.id, chat, path) for chat, path in reverted])
         return in_step
 
     def acquire(self, session_id: str, owner: str, ttl: float) -> Optional[int]:

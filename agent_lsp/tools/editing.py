@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -50,9 +51,24 @@ def minimal_edit(old: str, new: str) -> TextEdit:
 
 def unified_diff(name: str, before: str, after: str) -> str:
     """A unified diff of the change, as `git diff` would show it."""
-    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                 fromfile=f"a/{name}", tofile=f"b/{name}")
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+    a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    # Only the changed region (and its context) is diffed: difflib counts a line repeated in over 1 % of a big
+    # file as junk, which made a one-line edit of such a file a whole-file replacement (megabytes of diff).
+    head, shortest = 0, min(len(a), len(b))
+    while head < shortest and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < shortest - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    skip, cut = max(0, head - 3), max(0, tail - 3)
+    lines = difflib.unified_diff(a[skip:len(a) - cut], b[skip:len(b) - cut], fromfile=f"a/{name}",
+                                 tofile=f"b/{name}")
+    shifted = (_HUNK.sub(lambda m: f"@@ -{int(m[1]) + skip}{m[2]} +{int(m[3]) + skip}{m[4]} @@", line, count=1)
+               if skip and line.startswith("@@") else line for line in lines)
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in shifted)
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
 
 
 async def apply(ctx: ToolContext, edit: FileEdit, summary: str, diff: str) -> ToolOutput:

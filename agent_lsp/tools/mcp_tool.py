@@ -4,7 +4,7 @@ schema, kind "read" when the tool declares `readOnlyHint` (else "execute": asked
 from __future__ import annotations
 
 import re
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Optional
 
 from pydantic import ConfigDict
 
@@ -24,6 +24,21 @@ class McpInput(ToolInput):
 def model_name(server: str, tool: str) -> str:
     """`mcp__<server>__<tool>`, in the characters and length model APIs accept for tool names."""
     return re.sub(r"[^A-Za-z0-9_-]", "_", f"mcp__{server}__{tool}")[:64]
+
+
+def schema_problem(schema: Any) -> Optional[str]:
+    """Why a tool's input schema is not a JSON Schema a model API accepts, or None: a request offering such a tool
+    would be refused whole (every chat failing), so the tool is left out instead."""
+    if not isinstance(schema, dict):
+        return "it is not an object"
+    import jsonschema  # only once an MCP server is configured (it costs half a second to import)
+
+    try:
+        jsonschema.validators.validator_for(schema).check_schema(schema)
+    except jsonschema.SchemaError as e:
+        where = "/".join(str(p) for p in e.absolute_path)
+        return f"{e.message}{f' at {where}' if where else ''}"
+    return None
 
 
 class McpTool(Tool):

@@ -14,6 +14,11 @@ H.run(':AgentModel', function()
   local chat = require('agent_lsp.chat').current()
   H.eq('end_turn', H.wait_chat(chat).stopReason, 'the first chat')
   local client = require('agent_lsp.client')
+  if client.has('models') then  -- the health check names the server's own default, not a copy of it
+    local checks = require('agent_lsp.checks').results()
+    H.truthy(checks[#checks].message:find(', chatting with claude%-sonnet%-5%-5; its log: :AgentLog$'),
+      'the health check: ' .. vim.inspect(checks))
+  end
 
   local labels
   local asked = H.stub_select({ function(items, opts)

@@ -7,7 +7,7 @@ The real `openai` SDK is pointed at `{base_url}/v1` (OPENAI_BASE_URL or the `bas
 The script is the fake Messages API's (tests/fakes/messages_api.py), so one scenario drives both providers:
   {"content": [{"type": "text"|"thinking"|"tool_use", ...}], "stop_reason": "end_turn"|"tool_use"|"max_tokens"|
    "refusal", "usage": {"input_tokens", "output_tokens", "cache_read_input_tokens"}, "delay", "cut_after", "stall",
-   "hang"}
+   "hold", "hang"}
   {"status": 429, "error": {"type": "rate_limit_error", "message": "..."}, "headers": {...}}
 plus what only this API has: a tool_use block's `arguments` (the raw argument text, e.g. malformed JSON) and
 `pieces` (how many fragments its arguments are cut into, default 3, cut mid-token); a thinking block's `field`
@@ -20,6 +20,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import select
+import socket
 import sys
 import threading
 import time
@@ -160,6 +162,11 @@ class FakeChatCompletions:
                 include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
                 try:
                     time.sleep(reply.get("stall", 0))
+                    if reply.get("hold"):  # answer nothing until the client closes the connection
+                        while True:
+                            readable, _, _ = select.select([self.connection], [], [], 0.05)
+                            if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                                raise ConnectionResetError
                     self.send_response(200)
                     self.send_header("content-type", "text/event-stream; charset=utf-8")
                     self.end_headers()

@@ -208,6 +208,15 @@ def test_named_findings(campaign):
             answer = await s.request(method, params)
             assert answer["error"]["code"] == -32602 and answer["error"]["data"]["fields"] == [field], answer
             assert "lone UTF-16 surrogate" in answer["error"]["message"]
+        empty = [("agent/chat", {"message": "x", "sessionId": ""}), ("agent/history", {"sessionId": ""}),
+                 ("agent/abort", {"sessionId": ""}), ("agent/deleteSession", {"sessionId": ""}),
+                 ("agent/revert", {"sessionId": ""}),
+                 ("agent/confirmTool", {"sessionId": "", "toolCallId": "t", "decision": "allow_once"})]
+        for method, params in empty:  # "" is no session: never a new one, never "not found"
+            answer = await s.request(method, params)
+            assert answer["error"]["code"] == -32602 and answer["error"]["data"]["fields"] == ["sessionId"], answer
+        sessions = (await s.request("agent/sessions", {}))["result"]["sessions"]
+        assert all(x["sessionId"] for x in sessions)
         answer = await s.request("agent/chat", {"message": "x", "jsonrpc": "2.0", "id": 5, "method": "exit"})
         assert answer["result"]["stopReason"] == "end_turn"
         for method in ("textDocument/hover", "workspace/executeCommand", "textDocument/completion"):
@@ -227,6 +236,6 @@ def test_named_findings(campaign):
         too_large = [m for m in s.unmatched[before:] if m["error"]["code"] == -32600]
         assert len(too_large) == 2 and "over the limit" in too_large[0]["error"]["message"]
         assert s.rss_kb() < 400_000
-        campaign.cases += len(cases) + 16
+        campaign.cases += len(cases) + len(empty) + 16
     campaign.run(go())
     assert campaign.alive()

@@ -48,6 +48,62 @@ def test_nothing_below_the_front_ends_imports_their_wire_types(path):
     assert bad == []
 
 
+def _module_imports() -> dict[str, set[str]]:
+    """Each module of agent_lsp and the modules of agent_lsp it imports, at any depth of the file (a lazy import
+    is a dependency all the same)."""
+    names = {".".join(("agent_lsp", *p.relative_to(PACKAGE).with_suffix("").parts)).removesuffix(".__init__"): p
+             for p in PACKAGE.rglob("*.py")}
+    graph = {}
+    for name, path in names.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                # `from package import module` depends on that module; `from module import name`, on the module
+                targets = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in names else node.module
+                           for a in node.names]
+            else:
+                continue
+            found |= {t for t in targets if t in names and t != name}
+        graph[name] = found
+    return graph
+
+
+def test_no_circle_inside_agent_lsp():
+    """The dependency direction holds everywhere: no two modules depend on each other, however indirectly (lazy
+    imports inside functions count too: a circle there is one refactoring away from an ImportError)."""
+    graph = _module_imports()
+    index, low, stack, on_stack, circles, counter = {}, {}, [], set(), [], [0]
+
+    def visit(node):  # Tarjan's strongly connected components
+        index[node] = low[node] = counter[0]
+        counter[0] += 1
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    assert circles == []
+
+
 def test_starting_the_server_imports_no_sdk_and_no_models():
     code = ("import sys; from agent_lsp.lsp.server import create_server; create_server({}); "
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'anthropic', 'httpx2', 'pydantic', 'pathspec', 'acp'}))")

@@ -85,3 +85,15 @@ async def test_write_file_creates_a_new_file(tmp_path):
     (edit,) = editor.applied
     assert edit.create and edit.version is None and edit.edits == [TextEdit(0, 0, "x = 1\n")]
     assert out.text.startswith("Created pkg/new.py (6 characters).\n--- a/pkg/new.py")
+
+
+def test_the_diff_of_a_one_line_edit_in_a_file_of_repeated_lines_is_one_hunk():
+    """difflib counts lines repeated over 1 % of the file as junk: the diff used to replace the whole file."""
+    from agent_lsp.tools.editing import unified_diff
+
+    big = "first line\n" + ("x" * 9 + "\n") * 500
+    assert unified_diff("big", big, big.replace("first line", "top", 1)) == (
+        "--- a/big\n+++ b/big\n@@ -1,4 +1,4 @@\n-first line\n+top\n xxxxxxxxx\n xxxxxxxxx\n xxxxxxxxx\n")
+    tail = big + "end\n" + "y\n" * 50
+    assert unified_diff("m", tail, tail.replace("end", "END")) == (
+        "--- a/m\n+++ b/m\n@@ -499,7 +499,7 @@\n xxxxxxxxx\n xxxxxxxxx\n xxxxxxxxx\n-end\n+END\n y\n y\n y\n")

@@ -178,22 +178,16 @@ def test_the_sdk_reads_the_stream_split_at_every_byte():
 
     import openai
 
-    import agent_lsp.models.openai as provider
-
-    model = OpenAIModel("m", "http://127.0.0.1:1/v1", "k")
 
     async def every_split():
-        client = openai.AsyncOpenAI(base_url=model.base_url, api_key="k",
+        client = openai.AsyncOpenAI(base_url="http://127.0.0.1:1/v1", api_key="k",
                                     http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler)))
-        provider._clients[(model.base_url, model.api_key)] = client
-        try:
-            for _ in range(1 + len(inside)):
-                events = [e async for e in model.stream(ModelRequest(system="s", messages=[], tools=[]))]
-                assert "".join(e.text for e in events if isinstance(e, TextChunk)) == "日本 ok"
-                assert events[-1].parts == [ThinkingPart(thinking="ü"), TextPart(text="日本 ok"),
-                                            ToolUsePart(id="call_1", name="read_file", input={"path": "é😀.py"})]
-        finally:
-            provider._clients.pop((model.base_url, model.api_key))
+        model = OpenAIModel("m", "http://127.0.0.1:1/v1", "k", client=client)
+        for _ in range(1 + len(inside)):
+            events = [e async for e in model.stream(ModelRequest(system="s", messages=[], tools=[]))]
+            assert "".join(e.text for e in events if isinstance(e, TextChunk)) == "日本 ok"
+            assert events[-1].parts == [ThinkingPart(thinking="ü"), TextPart(text="日本 ok"),
+                                        ToolUsePart(id="call_1", name="read_file", input={"path": "é😀.py"})]
 
     assert len(inside) == 9  # ü, 日, 本, é, 😀
     asyncio.run(every_split())
@@ -202,7 +196,6 @@ def test_the_sdk_reads_the_stream_split_at_every_byte():
 def test_a_stream_that_breaks_off_says_so_and_an_error_chunk_is_the_apis_message():
     import openai
 
-    import agent_lsp.models.openai as provider
 
     body = b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in reply_chunks({"content": [
         {"type": "text", "text": "one two"}]}, 1, "m", True)[:3])
@@ -217,20 +210,15 @@ def test_a_stream_that_breaks_off_says_so_and_an_error_chunk_is_the_apis_message
         httpx2.Response(200, headers={"content-type": "text/event-stream"},
                         content=body + b'data: {"error": {"message": "overloaded", "type": "server_error"}}\n\n'),
     ])
-    model = OpenAIModel("m", "http://127.0.0.1:2/v1", "k")
-
     async def failures() -> list[ModelError]:
-        client = openai.AsyncOpenAI(base_url=model.base_url, api_key="k", http_client=httpx2.AsyncClient(
+        client = openai.AsyncOpenAI(base_url="http://127.0.0.1:2/v1", api_key="k", http_client=httpx2.AsyncClient(
             transport=httpx2.MockTransport(lambda request: next(answers))))
-        provider._clients[(model.base_url, model.api_key)] = client
+        model = OpenAIModel("m", "http://127.0.0.1:2/v1", "k", client=client)
         errors = []
-        try:
-            for _ in range(2):
-                with pytest.raises(ModelError) as error:
-                    [e async for e in model.stream(ModelRequest(system="s", messages=[], tools=[]))]
-                errors.append(error.value)
-        finally:
-            provider._clients.pop((model.base_url, model.api_key))
+        for _ in range(2):
+            with pytest.raises(ModelError) as error:
+                [e async for e in model.stream(ModelRequest(system="s", messages=[], tools=[]))]
+            errors.append(error.value)
         return errors
 
     broke, overloaded = asyncio.run(failures())

@@ -48,6 +48,7 @@ def test_offline_refuses_a_non_loopback_api_as_for_anthropic():
 
 def test_one_sdk_client_per_base_url_and_key_for_the_whole_process():
     import agent_lsp.models.openai as provider
+    from agent_lsp.models import clients
 
     first = build_model(Settings(provider="openai", model="a", base_url="http://127.0.0.1:7/v1"), {})
     second = build_model(Settings(provider="openai", model="b", base_url="http://127.0.0.1:7/v1"), {})
@@ -59,7 +60,7 @@ def test_one_sdk_client_per_base_url_and_key_for_the_whole_process():
         assert provider.client_for(other.base_url, other.api_key) is not client
         assert (str(client.base_url), client.api_key) == ("http://127.0.0.1:7/v1/", "not-needed")
     finally:
-        provider._clients.clear()
+        clients.forget("openai")
 
 
 def test_the_openai_sdk_is_warmed_after_initialized_when_chats_would_use_it():

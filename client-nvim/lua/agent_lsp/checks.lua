@@ -81,9 +81,26 @@ function M.results(full)
       or 'no provider key is set (' .. table.concat(M.KEYS, ', ') .. ')')
   end
 
-  local running = require('agent_lsp.client').get()
-  add('ok', running and 'the server is running (client id ' .. running.id .. '); its log: :AgentLog'
-    or 'the server is not running yet: it starts with the first :AgentChat')
+  local client = require('agent_lsp.client')
+  local running = client.get()
+  if not running then
+    add('ok', 'the server is not running yet: it starts with the first :AgentChat')
+    return results
+  end
+  -- Which model chats use is the server's to decide (its default lives in one place): ask it, never guess.
+  local model = ''
+  if client.has('models') then
+    local answer, why = client.request_sync(running, 'agent/models', vim.empty_dict(), 3000)
+    if answer then
+      model = ', chatting with ' .. (answer.default ~= '' and answer.default or 'no model')
+      if answer.error then
+        add('error', 'the server could not list the models: ' .. answer.error)
+      end
+    else
+      add('error', 'agent/models did not answer: ' .. tostring(why))
+    end
+  end
+  add('ok', 'the server is running (client id ' .. running.id .. ')' .. model .. '; its log: :AgentLog')
   return results
 end
 

@@ -35,6 +35,18 @@ function M.request(client, method, params, callback)
   return ok and id or nil
 end
 
+-- The answer of a request, waiting at most timeout_ms: result, or nil and why.
+function M.request_sync(client, method, params, timeout_ms)
+  local answer, why = call(client, 'request_sync', method, params, timeout_ms)
+  if not answer then
+    return nil, why or 'no answer'
+  end
+  if answer.err then
+    return nil, answer.err.message or vim.inspect(answer.err)
+  end
+  return answer.result
+end
+
 function M.cancel(client, request_id)
   call(client, 'cancel_request', request_id)
 end

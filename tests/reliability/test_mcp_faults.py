@@ -1,0 +1,103 @@
+"""MCP servers that misbehave (tests/fakes/mcp_raw.py, plain JSON-RPC over stdio): a call that never answers, a
+50 MB answer, a tool whose input schema is not JSON Schema, a server that dies in the middle of a call. Each chat
+answers, the model reads what went wrong, the other tools go on, nothing crashes."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+from tests.e2e.conftest import text, tool_use
+from tests.reliability.conftest import tally
+from tests.reliability.rawlsp import ANSWER_CEILING
+
+AREA = "MCP servers"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def raw_server(mode: str, out: Path, **env: str) -> dict:
+    return {"command": sys.executable, "args": ["-m", "tests.fakes.mcp_raw", mode, str(out / mode)],
+            "env": {"PYTHONPATH": str(ROOT), **env}}
+
+
+def tool_results(fake_api, message: str) -> list[dict]:
+    """The tool results the model read in the chat whose user message is `message`."""
+    for n, body in enumerate(fake_api.requests):
+        texts = [b.get("text") for m in body["messages"] if m["role"] == "user" for b in m["content"]]
+        if message in texts and n + 1 < len(fake_api.requests):
+            last = fake_api.requests[n + 1]["messages"][-1]["content"]
+            return [b for b in last if b["type"] == "tool_result"]
+    return []
+
+
+def warnings(server) -> list[str]:
+    return [n["params"]["message"] for n in server.notifications if n["method"] == "window/showMessage"]
+
+
+async def test_misbehaving_mcp_servers(start_server, fake_api, tmp_path):
+    out = tmp_path / "mcp"
+    size = 50 * 1024 * 1024
+    servers = {"schema": raw_server("schema", out), "big": raw_server("big", out, BIG_BYTES=str(size)),
+               "die": raw_server("die", out), "hang": raw_server("hang", out)}
+    server = await start_server(init_options={"mcpServers": servers})
+    bypass = {"permissionMode": "bypassPermissions"}
+    problems: list[str] = []
+
+    async def chat(message: str, *replies: dict) -> dict:
+        fake_api.add(*replies)
+        return (await server.request("agent/chat", {"message": message, **bypass}))["result"]
+
+    # an invalid input schema: that tool alone is left out, with a warning naming it
+    result = await chat("schema", tool_use("mcp__schema__good", {}), text("Good."))
+    offered = [t["name"] for t in fake_api.requests[-2]["tools"] if t["name"].startswith("mcp__")]
+    if result["stopReason"] != "end_turn" or "mcp__schema__bad" in offered or "mcp__schema__good" not in offered:
+        problems.append(f"schema: {result}, offered {offered}")
+    if not any("`bad` of the MCP server `schema` has an input schema that is not valid JSON Schema" in w
+               for w in warnings(server)):
+        problems.append(f"schema: no warning: {warnings(server)}")
+    tally(AREA, cases=1)
+
+    # a huge answer: the model reads a bounded result, the server stays within bounds
+    result = await chat("big", tool_use("mcp__big__act", {}), text("Big."))
+    (big,) = tool_results(fake_api, "big") or [{}]
+    if result["stopReason"] != "end_turn" or not 0 < len(big.get("content", "")) < 100_000:
+        problems.append(f"big: {result}, result of {len(big.get('content', ''))} characters")
+    if server.rss_kb() > 1_000_000:
+        problems.append(f"big: RSS {server.rss_kb()} kB after a {size} B answer")
+    tally(AREA, cases=1)
+
+    # dies in the middle of a call: an error result naming the server, a warning, its tools offered no more
+    result = await chat("die", tool_use("mcp__die__act", {}), text("Dead."))
+    (died,) = tool_results(fake_api, "die") or [{}]
+    if result["stopReason"] != "end_turn" or not died.get("is_error") or \
+            not died.get("content", "").startswith("The MCP server `die` failed"):
+        problems.append(f"die: {result}, {died}")
+    if not any(w.startswith("agent-lsp: the MCP server `die` stopped (") for w in warnings(server)):
+        problems.append(f"die: no warning: {warnings(server)}")
+    tally(AREA, cases=1)
+
+    # a call that never answers: Stop ends it, the next chat goes on (and no longer offers the dead server's tools)
+    pending = server.request_future("agent/chat", {"message": "hang", **bypass})
+    fake_api.add(tool_use("mcp__hang__act", {}))
+    started = out / "hang" / "started"
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + ANSWER_CEILING
+    while not started.exists() and loop.time() < deadline:
+        await asyncio.sleep(0.05)
+    session_id = next(n["params"]["sessionId"] for n in server.notifications if n["method"] == "agent/update"
+                      and n["params"]["update"]["kind"] == "tool_call" and
+                      n["params"]["update"]["name"] == "mcp__hang__act")
+    await server.request("agent/abort", {"sessionId": session_id})
+    hung = (await asyncio.wait_for(pending, ANSWER_CEILING))["result"]
+    if hung["stopReason"] != "aborted":
+        problems.append(f"hang: {hung}")
+    result = await chat("after", text("Still here."))
+    offered = [t["name"] for t in fake_api.requests[-1]["tools"] if t["name"].startswith("mcp__")]
+    if result["stopReason"] != "end_turn" or any(n.startswith("mcp__die__") for n in offered):
+        problems.append(f"after: {result}, offered {offered}")
+    tally(AREA, cases=1)
+
+    assert server.proc.returncode is None
+    tally(AREA, wrong=len(problems))
+    assert not problems, "\n".join(problems)
