@@ -108,7 +108,7 @@ language server."
   "Declare that this client answers confirmations itself (agent/confirmTool).
 Not languageFeatures: eglot runs one server per buffer, agent-lsp here, so
 there is no other server to ask; the `languageServers' setting gives the
-language tools instead (docs/language-servers.md)."
+language tools instead (docs/language-features.md ("Language servers of its own"))."
   (let ((caps (cl-call-next-method)))
     (plist-put caps :experimental (list :agent (list :confirmTool t)))))
 

@@ -115,7 +115,7 @@ def _mcp_servers(value: Any) -> Mapping[str, Any]:
 
 
 @_described({"type": "object", "description": "Language servers agent-lsp runs itself, by name "
-                                             "(docs/language-servers.md)",
+                                             "(docs/language-features.md)",
               "additionalProperties": {"type": "object", "required": ["command", "languages"], "properties": {
                   "command": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
                   "languages": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},

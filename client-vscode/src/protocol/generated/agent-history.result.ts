@@ -12,6 +12,9 @@ export interface HistoryMessage {
   toolCalls?: HistoryToolCall[] | null;
   usage?: ChatUsage | null;
 }
+/**
+ * A tool call of a transcript, with how it went: also the wire shape of agent/history's tool calls.
+ */
 export interface HistoryToolCall {
   diff?: string | null;
   error?: string | null;
