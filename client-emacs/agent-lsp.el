@@ -53,8 +53,17 @@ language server."
                  (const "default") (const "acceptEdits") (const "plan") (const "bypassPermissions")))
 
 (defconst agent-lsp--install
-  "`pipx install agent-lsp-server' or `uv tool install agent-lsp-server'"
+  "M-x agent-lsp-install, `pipx install agent-lsp-server' or `uv tool install agent-lsp-server'"
   "How to install the server, for messages.")
+
+(defcustom agent-lsp-install-directory (locate-user-emacs-file "agent-lsp/venv")
+  "The virtual environment \\[agent-lsp-install] installs the server into."
+  :type 'directory)
+
+(defcustom agent-lsp-install-source "agent-lsp-server"
+  "What \\[agent-lsp-install] installs.
+The package's name (from the package index), or a wheel file."
+  :type 'string)
 
 (defclass agent-lsp-server (eglot-lsp-server) ()
   :documentation "The agent-lsp server: it asks its questions as `confirmation_request' updates.")
@@ -73,11 +82,82 @@ language server."
 
 ;;;###autoload
 (defun agent-lsp-contact (&optional _interactive)
-  "The eglot contact for agent-lsp; a missing program is one clear error."
-  (let ((program (car agent-lsp-command)))
+  "The eglot contact for agent-lsp; a missing program is one clear error.
+The default command, when `agent-lsp' is not on the PATH, is the server
+\\[agent-lsp-install] installed."
+  (let* ((installed (agent-lsp--installed-program))
+         (command (if (and installed (equal agent-lsp-command '("agent-lsp")) (not (executable-find "agent-lsp")))
+                      (list installed)
+                    agent-lsp-command))
+         (program (car command)))
     (unless (executable-find program)
       (user-error "%s" (agent-lsp--missing-message program)))
-    (cons 'agent-lsp-server agent-lsp-command)))
+    (cons 'agent-lsp-server command)))
+
+;;; Installing the server
+
+(defvar agent-lsp--install-result nil
+  "How the last \\[agent-lsp-install] ended: `ok', or the message of its failure.")
+
+(defun agent-lsp--source-argument (source)
+  "SOURCE expanded when it names a file (a wheel), else as it is (a name)."
+  (if (file-exists-p (expand-file-name source)) (expand-file-name source) source))
+
+(defun agent-lsp--installed-program ()
+  "The server \\[agent-lsp-install] installed, or nil."
+  (let ((program (expand-file-name "bin/agent-lsp" agent-lsp-install-directory)))
+    (and (file-executable-p program) program)))
+
+(defun agent-lsp--find-python ()
+  "The first Python 3.11 or newer on the PATH, or nil."
+  (cl-loop for name in '("python3" "python3.13" "python3.12" "python3.11")
+           for program = (executable-find name)
+           when (and program
+                     (eq 0 (call-process program nil nil nil "-c"
+                                         "import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)")))
+           return program))
+
+(defun agent-lsp--run-steps (steps done)
+  "Run STEPS, a list of (LABEL . ARGV), one after the other, in the background.
+Call DONE with nil when all succeeded, else with what failed and its
+output."
+  (if (null steps)
+      (funcall done nil)
+    (let ((buffer (generate-new-buffer " *agent-lsp-install*")))
+      (message "agent-lsp: %s…" (caar steps))
+      (make-process :name "agent-lsp-install" :buffer buffer :command (cdar steps) :noquery t
+                    :sentinel (lambda (process _event)
+                                (unless (process-live-p process)
+                                  (let ((output (with-current-buffer buffer (string-trim (buffer-string)))))
+                                    (kill-buffer buffer)
+                                    (if (eq 0 (process-exit-status process))
+                                        (agent-lsp--run-steps (cdr steps) done)
+                                      (funcall done (format "%s failed: %s" (caar steps) output))))))))))
+
+;;;###autoload
+(defun agent-lsp-install (&optional source)
+  "Install the server into its own virtual environment.
+The environment is `agent-lsp-install-directory'; SOURCE (interactively,
+with a prefix argument, a wheel file to choose) defaults to
+`agent-lsp-install-source'.  Runs in the background; the default
+`agent-lsp-command' then finds the server there."
+  (interactive (list (when current-prefix-arg (read-file-name "agent-lsp wheel: " nil nil t))))
+  (let ((python (agent-lsp--find-python))
+        (source (agent-lsp--source-argument (or source agent-lsp-install-source)))
+        (venv (expand-file-name agent-lsp-install-directory)))
+    (unless python
+      (user-error "agent-lsp needs Python 3.11 or newer on the PATH (e.g. apt install python3.11)"))
+    (setq agent-lsp--install-result nil)
+    (agent-lsp--run-steps
+     `(("making a virtual environment" ,python "-m" "venv" ,venv)
+       (,(format "installing %s" (file-name-nondirectory source))
+        ,(expand-file-name "bin/python" venv) "-m" "pip" "install" "--quiet" "--disable-pip-version-check"
+        "--upgrade" ,source))
+     (lambda (failure)
+       (setq agent-lsp--install-result (or failure 'ok))
+       (if failure
+           (message "agent-lsp: %s" failure)
+         (message "agent-lsp: installed in %s; M-x eglot starts it" venv))))))
 
 (defun agent-lsp--identity-error (server)
   "Nil when SERVER is agent-lsp with protocol 1 or later; else the message."
@@ -108,7 +188,8 @@ language server."
   "Declare that this client answers confirmations itself (agent/confirmTool).
 Not languageFeatures: eglot runs one server per buffer, agent-lsp here, so
 there is no other server to ask; the `languageServers' setting gives the
-language tools instead (docs/language-features.md ("Language servers of its own"))."
+language tools instead (docs/language-features.md, \"Language servers of
+its own\")."
   (let ((caps (cl-call-next-method)))
     (plist-put caps :experimental (list :agent (list :confirmTool t)))))
 

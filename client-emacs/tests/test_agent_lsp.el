@@ -29,7 +29,7 @@
         ;; The package, as a user would set it up; a missing program is one clear error.
         (load (expand-file-name "../agent-lsp.el" test-here) nil t)
         (setq agent-lsp-command '("no-such-agent-lsp"))
-        (test-eq '(user-error "agent-lsp was not found (`no-such-agent-lsp').  Install it with `pipx install agent-lsp-server' or `uv tool install agent-lsp-server', or set `agent-lsp-command' to its full path.")
+        (test-eq '(user-error "agent-lsp was not found (`no-such-agent-lsp').  Install it with M-x agent-lsp-install, `pipx install agent-lsp-server' or `uv tool install agent-lsp-server', or set `agent-lsp-command' to its full path.")
                  (condition-case e (agent-lsp-contact) (user-error e)) "a missing program")
         (find-file (concat test-dir "a.py"))
         ;; A language server that is not agent-lsp: one warning saying what it reported, and it is shut down.
@@ -42,7 +42,7 @@
             (test-wait "the other server to stop" (lambda () (and warnings (null (eglot-current-server))))))
           (test-eq `((agent-lsp ,(concat "`python3 " (expand-file-name "../../client-nvim/tests/bare_server.py" test-here)
                                          "' is not agent-lsp (it reports `bare 0, protocol none').  Install agent-lsp with "
-                                         "`pipx install agent-lsp-server' or `uv tool install agent-lsp-server' and set "
+                                         "M-x agent-lsp-install, `pipx install agent-lsp-server' or `uv tool install agent-lsp-server' and set "
                                          "`agent-lsp-command' to its path.")))
                    warnings "another language server: one warning"))
         (setq agent-lsp-command (list "agent-lsp" "--data-dir" (concat test-dir "data")))
