@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from dataclasses import replace
 from typing import AsyncIterator, Optional
 
 from agent_lsp.core.calls import run_tool_calls, unique_ids
@@ -30,6 +31,7 @@ from agent_lsp.core.messages import (
     unanswered_tool_uses,
 )
 from agent_lsp.core.ports import Model, ModelError, ModelReply, ModelRequest, TextChunk, ThinkingChunk
+from agent_lsp.core.subagent import Subagents, close_children
 from agent_lsp.core.tool import ToolContext
 
 __all__ = ["ChatConfig", "ChatState", "allow_all", "run_chat", "close_aborted", "NUDGE", "SUMMARY_REQUEST"]
@@ -82,6 +84,7 @@ async def run_chat(
         state.final_message = f"The prompt was blocked by a hook: {verdict.block}"
         state.stop_reason = "end_turn"
         return
+    ctx = replace(ctx, subagents=Subagents(model, config, permit, state, _turns))
     async for update in _turns(model, state, config, ctx, permit):
         yield update
     if config.hooks:
@@ -261,10 +264,12 @@ def close_aborted(state: ChatState) -> list[AgentUpdate]:
     """After a cancel: the terminal updates still owed, and a history every next request can build on (its usage
     counts what the cut model call used)."""
     count_streamed_usage(state)
-    updates: list[AgentUpdate] = [
+    had_children = bool(state.children)
+    updates: list[AgentUpdate] = [*close_children(state), *(
         ToolCallUpdate(tool_call_id=call_id, status="cancelled", error="Cancelled by the user.")
-        for call_id in state.open_calls
-    ]
+        for call_id in state.open_calls)]
+    if had_children:  # their usage was added to the chat's
+        updates.append(state.usage.model_copy())
     state.open_calls.clear()
     commit_partial(state)
     _answer_all(state, CANCELLED)

@@ -227,7 +227,7 @@ def agent_sessions(ls: Any, params: Any) -> dict:
 def agent_history(ls: Any, params: Any) -> dict:
     session = session_of(agent_of(ls), parse(SessionParams, params).session_id)
     entries = render_history(session.history, tools.BY_NAME, session.tool_calls, session.chats)
-    return HistoryResult(messages=[history_message(e) for e in entries]).wire()
+    return HistoryResult(messages=[history_message(e) for e in entries], plan=session.plan).wire()
 
 
 def agent_delete_session(ls: Any, params: Any) -> dict:

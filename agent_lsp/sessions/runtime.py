@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional
 from pydantic import TypeAdapter
 
 from agent_lsp.config import Settings, effective_max_turns
-from agent_lsp.core.events import AgentUpdate, Decision, Notice, ToolCall, ToolCallUpdate, Usage
+from agent_lsp.core.events import AgentUpdate, Decision, Notice, Plan, ToolCall, ToolCallUpdate, Usage
 from agent_lsp.core.hooks import Hook
 from agent_lsp.core.loop import ChatConfig, ChatState, close_aborted, run_chat
 from agent_lsp.core.messages import Message, UserMessage
@@ -93,6 +93,8 @@ class Session:
     """How each chat ended and what it used, oldest first."""
     checkpoints: list[Checkpoint] = field(default_factory=list)
     """What each chat of this process changed, oldest first (chats without edits have none)."""
+    plan: list[dict[str, str]] = field(default_factory=list)
+    """The latest plan the agent sent (`todo_write`), as {content, status} entries."""
 
     @property
     def chat_count(self) -> int:
@@ -105,7 +107,8 @@ class Session:
             usage = usage.plus(chat.usage)
         return SessionRow(id=self.id, title=self.title, created_at=self.created_at, updated_at=self.updated_at,
                           turns_count=self.turns_count, compaction=list(self.compaction) if self.compaction else None,
-                          workspace_folders=list(self.workspace_folders), usage=usage)
+                          workspace_folders=list(self.workspace_folders), usage=usage,
+                          plan=[dict(entry) for entry in self.plan])
 
     def next_seq(self) -> int:
         self.seq += 1
@@ -160,7 +163,7 @@ class Sessions:
                           turns_count=row.turns_count, history=history, saved=len(history),
                           compaction=tuple(row.compaction) if row.compaction else None,
                           tool_calls=self._store.tool_calls(session_id), workspace_folders=row.workspace_folders,
-                          chats=self._store.chats(session_id))
+                          chats=self._store.chats(session_id), plan=row.plan)
         if cached is not None:  # refreshed in place (a caller may hold it); what lives only in this process stays
             for name in (f.name for f in fields(Session)):
                 if name not in _PROCESS_ONLY:
@@ -384,8 +387,13 @@ class Sessions:
         return reverted, refused
 
     def _publish(self, session: Session, update: AgentUpdate) -> None:
-        """Send an update, and remember how tool calls went for agent/history."""
-        if isinstance(update, ToolCall):
+        """Send an update, and remember how tool calls went and the latest plan for agent/history (a subagent's
+        calls are not in the transcript: only sent)."""
+        if update.parent_tool_call_id is not None:
+            pass
+        elif isinstance(update, Plan):
+            session.plan = [entry.wire() for entry in update.entries]
+        elif isinstance(update, ToolCall):
             session.tool_calls[update.tool_call_id] = {**update.wire(), "status": "running"}
         elif isinstance(update, ToolCallUpdate) and update.tool_call_id in session.tool_calls:
             record = session.tool_calls[update.tool_call_id]

@@ -9,6 +9,8 @@ from agent_lsp.tools import (
     read_file,
     run_command,
     search,
+    task,
+    todo_write,
     write_file,
 )
 
@@ -21,5 +23,7 @@ ALL: list[Tool] = [
     edit_file.TOOL,
     write_file.TOOL,
     run_command.TOOL,
+    todo_write.TOOL,
+    task.TOOL,
 ]
 BY_NAME: dict[str, Tool] = {t.name: t for t in ALL}
