@@ -34,7 +34,7 @@ from agent_lsp.core.ports import Model, ModelError, ModelReply, ModelRequest, Te
 from agent_lsp.core.subagent import Subagents, close_children
 from agent_lsp.core.tool import ToolContext
 
-__all__ = ["ChatConfig", "ChatState", "allow_all", "run_chat", "close_aborted", "NUDGE", "SUMMARY_REQUEST"]
+__all__ = ["ChatConfig", "ChatState", "allow_all", "run_chat", "close_aborted", "compact_now", "NUDGE", "SUMMARY_REQUEST"]
 
 NUDGE = "Please do what you described; don't just describe it."
 MAX_NUDGES = 2
@@ -216,22 +216,40 @@ async def _compact_if_needed(model: Model, state: ChatState, config: ChatConfig)
     cut = cut_point(state.history, after, int(threshold_chars * KEEP_SHARE))
     if cut is None:
         return  # nothing older than the current message: the request goes as it is
-    older = view(state.history[:cut], state.compaction) if state.compaction else state.history[:cut]
-    request = ModelRequest(system=SUMMARY_SYSTEM, messages=[UserMessage(text=transcript(older))], tools=[],
-                           max_tokens=config.max_tokens)
-    summary, usage = "", None
     try:
-        async for event in model.stream(request):
-            if isinstance(event, ModelReply):
-                summary, usage = "".join(p.text for p in event.parts if isinstance(p, TextPart)), event.usage
+        older = await _summarise(model, state, config, cut)
     except ModelError as e:
         yield Notice(level="warning", message=f"Compacting the conversation failed ({e.message}); going on without.")
         return
+    yield Notice(message=f"Compacted the conversation: {older} earlier messages were summarised to stay within "
+                         "the model's context window; the full transcript is kept.")
+
+
+async def compact_now(model: Model, state: ChatState, config: ChatConfig, instructions: str = "") -> str:
+    """Summarise the whole conversation now (`/compact`), with the user's `instructions` for the summary if any;
+    what to tell the user. ModelError when the summary call fails."""
+    done = state.compaction[0] if state.compaction else 0
+    if not state.history or done >= len(state.history):
+        return "Nothing to compact: no turns since the last summary."
+    older = await _summarise(model, state, config, len(state.history), instructions)
+    return (f"Compacted the conversation: {older} earlier messages were summarised; the next chats start from the "
+            "summary, and the full transcript is kept.")
+
+
+async def _summarise(model: Model, state: ChatState, config: ChatConfig, cut: int, instructions: str = "") -> int:
+    """Replace what the model is sent before `cut` by a summary (one model call); how many messages it covers."""
+    older = view(state.history[:cut], state.compaction) if state.compaction else state.history[:cut]
+    system = f"{SUMMARY_SYSTEM}\n\nThe user asks: {instructions}" if instructions else SUMMARY_SYSTEM
+    request = ModelRequest(system=system, messages=[UserMessage(text=transcript(older))], tools=[],
+                           max_tokens=config.max_tokens)
+    summary, usage = "", None
+    async for event in model.stream(request):
+        if isinstance(event, ModelReply):
+            summary, usage = "".join(p.text for p in event.parts if isinstance(p, TextPart)), event.usage
     if usage:
         state.usage = state.usage.plus(usage)
     state.compaction = (cut, summary.strip() or "(no summary)")
-    yield Notice(message=f"Compacted the conversation: {len(older)} earlier messages were summarised to stay within "
-                         "the model's context window; the full transcript is kept.")
+    return len(older)
 
 
 def _answer_all(state: ChatState, why: str) -> None:

@@ -25,6 +25,9 @@ from agent_lsp.protocol import (
     ChatParams,
     ChatResult,
     ChatUsage,
+    CommandInfo,
+    CommandsParams,
+    CommandsResult,
     ConfirmToolParams,
     ConfirmToolResult,
     DeleteSessionResult,
@@ -179,6 +182,14 @@ async def agent_tools(ls: Any, params: Any) -> dict:
     return ToolsResult(tools=[ToolInfo(name=t.name, kind=t.kind, origin=getattr(t, "origin", "builtin"),
                                        read_only=t.kind in ("read", "search"), description=t.description)
                               for t in offered]).wire()
+
+
+async def agent_commands(ls: Any, params: Any) -> dict:
+    parse(CommandsParams, params)
+    agent = agent_of(ls)
+    found = await agent.assembly.commands(agent.editor().roots)  # listing asks nothing: a chat asks for trust
+    return CommandsResult(commands=[CommandInfo(name=c.name, description=c.description, argument_hint=c.argument_hint,
+                                                source=c.source) for c in found]).wire()
 
 
 async def shutdown(ls: Any) -> None:

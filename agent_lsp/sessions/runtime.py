@@ -15,9 +15,9 @@ from typing import Any, Callable, Optional
 from pydantic import TypeAdapter
 
 from agent_lsp.config import Settings, effective_max_turns
-from agent_lsp.core.events import AgentUpdate, Decision, Notice, Plan, ToolCall, ToolCallUpdate, Usage
+from agent_lsp.core.events import AgentUpdate, Decision, Notice, Plan, TextDelta, ToolCall, ToolCallUpdate, Usage
 from agent_lsp.core.hooks import Hook
-from agent_lsp.core.loop import ChatConfig, ChatState, close_aborted, run_chat
+from agent_lsp.core.loop import ChatConfig, ChatState, close_aborted, compact_now, run_chat
 from agent_lsp.core.messages import Message, UserMessage
 from agent_lsp.core.ports import Model, ModelError, PermissionRequest
 from agent_lsp.core.tool import Tool, ToolContext
@@ -127,6 +127,9 @@ class ChatRequest:
     ends_with: Optional[str] = None
     """A tool whose valid call ends the chat with a structured output (`finish`)."""
     hooks: list[Hook] = field(default_factory=list)
+    builtin: Optional[tuple[str, str]] = None
+    """A builtin slash command instead of a model turn: ("compact", the user's instructions) or ("memory", the
+    text to show)."""
 
 
 Emit = Callable[[Session, AgentUpdate], None]
@@ -297,6 +300,8 @@ class Sessions:
     async def chat(self, session: Session, request: ChatRequest, ask: Optional[Ask] = None) -> ChatOutcome:
         """Run one chat to its end; cancelling the caller aborts the chat, and a result is answered all the same."""
         started = time.monotonic()
+        if request.builtin is not None:
+            return await self._builtin(session, request, started)
         state = ChatState(history=session.history)
         settings = request.settings
         if settings.max_turns == 0:
@@ -364,6 +369,38 @@ class Sessions:
                                         duration_ms=outcome.duration_ms, usage=outcome.usage))
         self._save(session)
         return outcome
+
+    async def _builtin(self, session: Session, request: ChatRequest, started: float) -> ChatOutcome:
+        """Run a builtin command: `/compact` compacts the session now (one model call, abortable), `/memory`
+        shows its text. Neither adds to the transcript."""
+        state = ChatState(history=session.history, compaction=session.compaction)
+        name, argument = request.builtin
+        text = argument
+        if name == "compact":
+            try:
+                model = self._build_model(request.settings)
+                config = ChatConfig(system=request.system, tools=[], max_turns=1,
+                                    max_tokens=request.settings.max_tokens)
+                session.task = asyncio.ensure_future(compact_now(model, state, config, argument))
+                text = await session.task
+            except ModelError as e:
+                state.error = e
+                return _result(session, state, "error", started)
+            except asyncio.CancelledError:  # agent/abort, or $/cancelRequest: answered all the same
+                me = asyncio.current_task()
+                while me.cancelling():
+                    me.uncancel()
+                return _result(session, state, "aborted", started)
+            finally:
+                session.task = None
+            if state.usage != Usage():
+                self._publish(session, state.usage.model_copy())
+            session.compaction = state.compaction
+            session.updated_at = _now()
+            self._save(session)
+        self._publish(session, TextDelta(text=text))
+        state.final_message = text
+        return _result(session, state, "end_turn", started)
 
     async def revert(self, session: Session, to_chat: Optional[int], editor) -> tuple[list, list]:
         """Undo the edits of the last chat, or of every chat after the first `to_chat`; answers (reverted paths,
