@@ -2,6 +2,7 @@
 
 export interface HistoryResult {
   messages: HistoryMessage[];
+  plan: PlanEntry[];
 }
 export interface HistoryMessage {
   content: string;
@@ -33,4 +34,11 @@ export interface ChatUsage {
   cacheReadInputTokens: number;
   inputTokens: number;
   outputTokens: number;
+}
+/**
+ * One step of the agent's plan.
+ */
+export interface PlanEntry {
+  content: string;
+  status: 'pending' | 'in_progress' | 'completed';
 }
