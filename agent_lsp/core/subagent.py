@@ -73,7 +73,7 @@ def end_child(parent: ChatState, parent_id: str) -> list[Any]:
     parent.usage = parent.usage.plus(child.usage).plus(child.streaming_usage)
     child.streaming_usage = Usage()
     closed = [ToolCallUpdate(tool_call_id=call_id, status="cancelled", error=CANCELLED, parent_tool_call_id=parent_id)
-              for call_id in child.open_calls]
+              for call_id in child.open_calls.values()]
     child.open_calls.clear()
     return closed
 
