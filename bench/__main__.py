@@ -36,7 +36,8 @@ async def run(quick: bool) -> list[Row]:
             ("prompt cache", lambda: figures.prompt_cache(6 if quick else 20, root)),
             ("memory", lambda: figures.memory_over_time((1, 5, 10) if quick else (1, 100, 300), root)),
             ("abort", lambda: figures.abort(2 if quick else 5)),
-            ("find_references", lambda: language.find_references(3 if quick else 20, 1 if quick else 3, root)),
+            ("find_references", lambda: language.find_references(3 if quick else 20, 2 if quick else 4,
+                                                                   root)),
         ]
         for name, step in steps:
             started = time.perf_counter()

@@ -1,11 +1,12 @@
 """find_references on a real code base: the source tree of `click` (pinned in the [test] extra) copied to a
 scratch workspace, 20 of its functions, classes and methods picked with a fixed seed.
 
-For each symbol, jedi-language-server asked directly (its own answer, and its own answer time) beside agent-lsp's
-`find_references` through the sidecar (the `languageServers` setting) and through an editor stand-in (a client
-that declares `experimental.agent.languageFeatures` and forwards `agent/languageFeature` to its own
-jedi-language-server), and beside `search` for the name (a word-boundary regex) as the baseline. The tools run in
-a real agent-lsp driven by the fake Messages API; what the model read is taken from the fake's recorded request.
+For each symbol, jedi-language-server asked directly (its own answer, and its own answer time) beside
+agent-lsp's `find_references` through the sidecar (the `languageServers` setting) and through an editor
+stand-in (a client that declares `experimental.agent.languageFeatures` and forwards `agent/languageFeature` to
+its own jedi-language-server), and beside `search` for the name (a word-boundary regex) as the baseline. The
+tools run in a real agent-lsp driven by the fake Messages API; what the model read is taken from the fake's
+recorded request.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_lsp.demo.client import LspClient
+from agent_lsp.tools.language import uri_path
 from bench.figures import DONE, Driven, Row, env_for, median, ratio_row, tool_use
 from tests.fakes.messages_api import FakeMessagesAPI
 
@@ -55,7 +57,8 @@ def copy_codebase(root: Path) -> str:
     """The installed package's source tree copied under `root`; its name and version."""
     import click
 
-    shutil.copytree(Path(click.__file__).parent, root / CODEBASE, ignore=shutil.ignore_patterns("__pycache__"))
+    source = Path(click.__file__).parent
+    shutil.copytree(source, root / CODEBASE, ignore=shutil.ignore_patterns("__pycache__"))
     return f"{CODEBASE} {metadata.version(CODEBASE)}"
 
 
@@ -86,25 +89,31 @@ def candidates(root: Path) -> list[Symbol]:
 
 async def start_jedi(root: Path) -> LspClient:
     client = await LspClient.spawn(JEDI, env=env_for(None), stderr=asyncio.subprocess.DEVNULL)
-    await client.request("initialize", {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": {},
-                                        "workspaceFolders": [{"uri": root.as_uri(), "name": "ws"}]})
+    await client.request("initialize", {"processId": os.getpid(), "rootUri": root.as_uri(),
+                                        "workspaceFolders": [{"uri": root.as_uri(), "name": "ws"}],
+                                        "capabilities": {}})
     client.notify("initialized", {})
     return client
 
 
 def shown(root: Path, uri: str) -> str:
     """A location's file as agent-lsp shows it to the model."""
-    path = Path(os.path.realpath(uri.removeprefix("file://")))
-    return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+    path = uri_path(uri)
+    return path.relative_to(root).as_posix() if path and path.is_relative_to(root) else str(path or uri)
 
 
-async def jedi_references(client: LspClient, root: Path, s: Symbol) -> tuple[set[tuple[str, int, int]], float]:
+Place = tuple[str, int, int]
+"""(file as the model reads it, 1-based line, 1-based column)"""
+
+
+async def jedi_references(client: LspClient, root: Path, s: Symbol) -> tuple[set[Place], float]:
     """The references jedi-language-server gives (less the declaration, which it lists whatever
     includeDeclaration says), 1-based; and its answer time."""
     started = time.perf_counter()
     answer = await client.request("textDocument/references", {
         "textDocument": {"uri": (root / s.path).as_uri()},
-        "position": {"line": s.line - 1, "character": s.column - 1}, "context": {"includeDeclaration": False}})
+        "position": {"line": s.line - 1, "character": s.column - 1},
+        "context": {"includeDeclaration": False}})
     elapsed = time.perf_counter() - started
     places = {(shown(root, a["uri"]), a["range"]["start"]["line"] + 1, a["range"]["start"]["character"] + 1)
               for a in answer or []}
@@ -129,7 +138,8 @@ async def ask(d: Driven, name: str, args: dict) -> tuple[str, bool, float]:
     return text, error, d.tool_span()
 
 
-EDITOR_CAPS = {"experimental": {"agent": {"languageFeatures": ["textDocument/references", "textDocument/definition"]}}}
+EDITOR_CAPS = {"experimental": {"agent": {
+    "languageFeatures": ["textDocument/references", "textDocument/definition"]}}}
 """The editor stand-in's: it answers agent/languageFeature by forwarding to its own jedi-language-server."""
 
 
@@ -157,6 +167,8 @@ class Tally:
 
 
 async def find_references(symbols: int, rounds: int, root: Path) -> list[Row]:
+    """`symbols` questions, asked `rounds` times on each path: the first round gives the answers (and warms
+    each jedi up on every symbol), the others the times."""
     workspace = root.parent / "lang"
     workspace.mkdir()
     workspace = Path(os.path.realpath(workspace))
@@ -178,31 +190,28 @@ async def find_references(symbols: int, rounds: int, root: Path) -> list[Row]:
         async with sidecar, in_editor:
             in_editor.client.on_request["agent/languageFeature"] = \
                 lambda p: forwarded.request(p["method"], p["params"])
-            first = picked[0][0].where
-            for d in (sidecar, in_editor):  # the first question starts the sidecar and warms each jedi up
-                await ask(d, "find_references", first)
             times: dict[str, list[float]] = {"direct": [], "sidecar": [], "editor": []}
             refs, search = Tally(), Tally()
             chars = {"refs": 0, "search": 0}
             misses = []
-            for n in range(rounds):
+            for n in range(rounds):  # the first round is the answers, and the warm-up of each path (untimed)
                 for s, truth in picked:
                     _, took = await jedi_references(direct, workspace, s)
-                    times["direct"].append(took)
                     text, error, span = await ask(sidecar, "find_references", s.where)
-                    times["sidecar"].append(span)
-                    _, _, span = await ask(in_editor, "find_references", s.where)
-                    times["editor"].append(span)
+                    _, _, editor_span = await ask(in_editor, "find_references", s.where)
                     if n:
+                        times["direct"].append(took)
+                        times["sidecar"].append(span)
+                        times["editor"].append(editor_span)
                         continue
-                    got = set() if error else {(p, int(l), int(c)) for p, l, c in PLACE.findall(text)}
+                    got = set() if error else {(p, int(y), int(x)) for p, y, x in PLACE.findall(text)}
                     refs.add(got, truth)
                     if got != truth:
                         misses.append(f"{s.name}: {len(got - truth)} extra, {len(truth - got)} missing")
                     chars["refs"] += len(text)
                     found, _, _ = await ask(sidecar, "search", {"pattern": rf"\b{s.name}\b"})
-                    lines = {(p, int(l)) for p, l in HIT.findall(found)}
-                    search.add(lines, {(p, l) for p, l, _ in truth})
+                    lines = {(p, int(y)) for p, y in HIT.findall(found)}
+                    search.add(lines, {(p, y) for p, y, _ in truth})
                     chars["search"] += len(found)
     finally:
         api.stop()
@@ -213,11 +222,12 @@ async def find_references(symbols: int, rounds: int, root: Path) -> list[Row]:
     met = refs.precision == 1 and refs.recall == 1
     share = chars["refs"] / chars["search"]
     return [
-        Row(f"find_references on {n} symbols of {codebase}, vs jedi-language-server's answer: precision / recall",
-            f"{refs.precision:.2f} / {refs.recall:.2f}", f"`search` for the name: precision {search.precision:.2f}",
-            None, "1.00 / 1.00", met, "" if met else "; ".join(misses)),
-        Row("characters returned to the model per question: find_references vs search", f"{chars['refs'] / n:.0f}",
-            f"{chars['search'] / n:.0f}", share, "≤ 0.30×", share <= 0.3),
+        Row(f"find_references on {n} symbols of {codebase}, vs jedi-language-server's answer: "
+            "precision / recall", f"{refs.precision:.2f} / {refs.recall:.2f}",
+            f"`search` for the name: precision {search.precision:.2f}", None, "1.00 / 1.00", met,
+            "" if met else "; ".join(misses)),
+        Row("characters returned to the model per question: find_references vs search",
+            f"{chars['refs'] / n:.0f}", f"{chars['search'] / n:.0f}", share, "≤ 0.30×", share <= 0.3),
         latency("find_references through the sidecar (languageServers), vs jedi asked directly",
                 times["sidecar"], times["direct"], SIDECAR_WHY),
         latency("find_references through the editor (agent/languageFeature), vs jedi asked directly",
@@ -225,9 +235,9 @@ async def find_references(symbols: int, rounds: int, root: Path) -> list[Row]:
     ]
 
 
-SIDECAR_WHY = ("jedi-language-server answers one request at a time, so the textDocument/definition that leaves out "
-               "the declaration (which jedi lists whatever includeDeclaration says) waits behind the references; "
-               "and two more process hops (agent-lsp ↔ jedi) on this shared machine")
+SIDECAR_WHY = ("jedi-language-server answers one request at a time, so the textDocument/definition that "
+               "leaves out the declaration (which jedi lists whatever includeDeclaration says) waits behind "
+               "the references; and two more process hops (agent-lsp ↔ jedi) on this shared machine")
 EDITOR_WHY = "four more process hops than asking jedi directly (agent-lsp → editor → its jedi, and back)"
 
 
