@@ -14,12 +14,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
-from bench import figures  # noqa: E402
+from bench import figures, language  # noqa: E402
 from bench.figures import Row  # noqa: E402
 from bench import workflow  # noqa: E402
 
 DOC = Path(__file__).parents[1] / "docs" / "benchmarks.md"
-ROWS = 20
+ROWS = 24
 """Every run prints this many rows; fewer means a figure went missing (a failure, in CI too)."""
 
 
@@ -39,6 +39,8 @@ async def run(quick: bool) -> list[Row]:
             ("abort", lambda: figures.abort(2 if quick else 5)),
             ("subagents", lambda: workflow.parallel_tasks(1 if quick else 5, root)),
             ("plan update", lambda: workflow.plan_update(20 if quick else 500)),
+            ("find_references", lambda: language.find_references(3 if quick else 20, 2 if quick else 4,
+                                                                   root)),
         ]
         for name, step in steps:
             started = time.perf_counter()

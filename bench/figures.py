@@ -73,12 +73,13 @@ def env_for(api: Optional[FakeMessagesAPI]) -> dict[str, str]:
 
 
 async def start(command: list[str], root: Optional[Path], env: dict[str, str], caps: Optional[dict] = None,
-                notifications: Optional[dict] = None) -> LspClient:
+                notifications: Optional[dict] = None, options: Optional[dict] = None) -> LspClient:
     client = await LspClient.spawn(*command, env=env, stderr=asyncio.subprocess.DEVNULL)
     client.on_notification.update(notifications or {})
     folders = [{"uri": root.as_uri(), "name": "ws"}] if root else None
     await client.request("initialize", {"processId": os.getpid(), "rootUri": root.as_uri() if root else None,
-                                        "workspaceFolders": folders, "capabilities": caps or {}})
+                                        "workspaceFolders": folders, "capabilities": caps or {},
+                                        "initializationOptions": options})
     client.notify("initialized", {})
     return client
 
@@ -243,14 +244,16 @@ async def first_chat_and_stream(runs: int, quick: bool, root: Path) -> list[Row]
 class Driven:
     """One agent-lsp server over `root` with the fake Messages API; records update times."""
 
-    def __init__(self, api: FakeMessagesAPI, root: Path, caps: Optional[dict] = None) -> None:
-        self.api, self.root, self.caps = api, root, caps or {}
+    def __init__(self, api: FakeMessagesAPI, root: Path, caps: Optional[dict] = None, options: Optional[dict] = None,
+                 state: str = "state") -> None:
+        self.api, self.root, self.caps, self.options, self.state = api, root, caps or {}, options, state
         self.updates: list[tuple[float, dict]] = []
 
     async def __aenter__(self) -> "Driven":
-        self.client = await start(AGENT + ["--data-dir", str(self.root.parent / "state")], self.root,
+        self.client = await start(AGENT + ["--data-dir", str(self.root.parent / self.state)], self.root,
                                   env_for(self.api), self.caps,
-                                  {"agent/update": lambda p: self.updates.append((time.perf_counter(), p["update"]))})
+                                  {"agent/update": lambda p: self.updates.append((time.perf_counter(), p["update"]))},
+                                  self.options)
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
