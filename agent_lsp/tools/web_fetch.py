@@ -8,12 +8,13 @@ allows them, and so is every redirect that leads there.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import ipaddress
 import socket
 import ssl
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html.parser import HTMLParser
-from typing import Optional
+from typing import Iterable, Optional, Union
 from urllib.parse import urljoin, urlsplit
 
 from pydantic import Field
@@ -84,7 +85,7 @@ class Response:
     status: int
     reason: str
     headers: dict[str, str]
-    body: bytes = b""
+    body: bytearray = field(default_factory=bytearray)
     cut: bool = False
     """The body was longer than the size cap; only the start was read."""
 
@@ -225,17 +226,9 @@ async def _read_head(reader: asyncio.StreamReader, url: str) -> Response:
     return Response(int(words[1]), words[2].strip() if len(words) > 2 else "", headers)
 
 
-async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str], cap: int) -> tuple[bytes, bool]:
-    """At most `cap` bytes of the body; whether there was more."""
-    chunks: list[bytes] = []
-    size = 0
-
-    def take(data: bytes) -> bool:
-        nonlocal size
-        chunks.append(data[:cap - size])
-        size += len(data)
-        return size > cap
-
+async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str], cap: int) -> tuple[bytearray, bool]:
+    """At most `cap` bytes of the body, in one buffer (no second copy of megabytes); whether there was more."""
+    body = bytearray()
     if "chunked" in headers.get("transfer-encoding", "").lower():
         while True:
             line = await reader.readline()
@@ -248,12 +241,12 @@ async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str], cap:
             while length > 0:
                 data = await reader.read(min(length, CHUNK))
                 if not data:
-                    return b"".join(chunks), False
+                    return body, False
                 length -= len(data)
-                if take(data):
-                    return b"".join(chunks), True
+                if _over(body, data, cap):
+                    return body, True
             await reader.readline()
-        return b"".join(chunks), False
+        return body, False
     remaining = int(headers["content-length"]) if headers.get("content-length", "").isdigit() else None
     while remaining is None or remaining > 0:
         data = await reader.read(CHUNK if remaining is None else min(CHUNK, remaining))
@@ -261,9 +254,16 @@ async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str], cap:
             break
         if remaining is not None:
             remaining -= len(data)
-        if take(data):
-            return b"".join(chunks), True
-    return b"".join(chunks), False
+        if _over(body, data, cap):
+            return body, True
+    return body, False
+
+
+def _over(body: bytearray, data: bytes, cap: int) -> bool:
+    """Add `data` to `body` up to `cap`; whether some of it did not fit."""
+    room = cap - len(body)
+    body.extend(data[:room])
+    return len(data) > room
 
 
 def _charset(response: Response) -> str:
@@ -274,21 +274,25 @@ def _charset(response: Response) -> str:
     return "utf-8"
 
 
-def _decode(response: Response) -> str:
+def _decoder(response: Response) -> codecs.IncrementalDecoder:
     try:
-        return response.body.decode(_charset(response), errors="replace")
+        return codecs.getincrementaldecoder(_charset(response))(errors="replace")
     except LookupError:
-        return response.body.decode("utf-8", errors="replace")
+        return codecs.getincrementaldecoder("utf-8")(errors="replace")
 
 
 def _snippet(response: Response) -> str:
-    return bound(_decode(response)[:2000], 1000)
+    return bound(_decoder(response).decode(bytes(response.body[:2000])), 1000)
 
 
 def _render(response: Response, kind: str) -> str:
-    text = _decode(response)
-    looks_html = kind in ("text/html", "application/xhtml+xml") or (not kind and "<html" in text[:1000].lower())
-    return html_to_text(text) if looks_html else text
+    looks_html = kind in ("text/html", "application/xhtml+xml") or (
+        not kind and b"<html" in bytes(response.body[:1000]).lower())
+    if not looks_html:
+        return _decoder(response).decode(response.body, final=True)
+    decoder = _decoder(response)
+    return html_to_text(decoder.decode(response.body[start:start + PARSED])  # decoded a slice at a time
+                        for start in range(0, len(response.body), PARSED))
 
 
 # ---- HTML to Markdown-like text -------------------------------------------------------------------------
@@ -409,11 +413,13 @@ class _Text(HTMLParser):
         return f"# {title}\n\n{body}" if title and not body.startswith(f"# {title}") else body
 
 
-def html_to_text(html: str, limit: int = MAX_OUTPUT_CHARS * 2) -> str:
-    """A page's text with Markdown marks; reading stops a little past what the tool's output can hold."""
+def html_to_text(html: Union[str, Iterable[str]], limit: int = MAX_OUTPUT_CHARS * 2) -> str:
+    """A page's text with Markdown marks, from the whole page or its pieces in order; reading stops a little past
+    what the tool's output can hold."""
     parser = _Text(limit)
-    for start in range(0, len(html), PARSED):
-        parser.feed(html[start:start + PARSED])
+    pieces = (html[start:start + PARSED] for start in range(0, len(html), PARSED)) if isinstance(html, str) else html
+    for piece in pieces:
+        parser.feed(piece)
         if parser.full:
             break
     else:

@@ -1,5 +1,5 @@
 """A small web server on 127.0.0.1 for web_fetch: an HTML page, redirects, a 6 MB page, a page that never ends,
-a 404 and an image. Runs in a thread of the test process (`WebServer`), or standalone:
+a chunked and an unsized body, a 404 and an image. Runs in a thread of the test process (`WebServer`), or standalone:
 `python -m tests.fakes.web_server` prints its URL and serves until killed."""
 
 from __future__ import annotations
@@ -53,6 +53,20 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"the start")
                 self.wfile.flush()
                 self.server.stopping.wait(60)  # never finishes while the test runs
+            elif parts.path == "/chunked":
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; charset=utf-8")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for piece in ("caf\u00e9 ".encode(), b"in ", b"chunks"):
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                self.wfile.write(b"0\r\n\r\n")
+            elif parts.path == "/unsized":  # no length: the body ends when the connection closes
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain")
+                self.end_headers()
+                self.wfile.write(b"until the end")
+                self.close_connection = True
             elif parts.path == "/image.png":
                 self._send(200, b"\x89PNG\r\n\x1a\n" + bytes(64), "image/png")
             else:

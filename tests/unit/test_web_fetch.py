@@ -39,6 +39,11 @@ async def test_plain_text_as_it_is_and_the_prompt_kept(web):
     assert await fetch(web.url("/plain.txt"), prompt="the text") == "Looking for: the text\n\njust text\n"
 
 
+async def test_chunked_and_unsized_bodies(web):
+    assert await fetch(web.url("/chunked")) == "caf\u00e9 in chunks"
+    assert await fetch(web.url("/unsized")) == "until the end"
+
+
 async def test_redirects_are_followed_and_the_final_url_named(web):
     text = await fetch(web.url("/hops/4"))  # five redirects
     assert text.splitlines()[0] == f"URL: {web.url('/page.html')}"
