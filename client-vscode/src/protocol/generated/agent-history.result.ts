@@ -12,6 +12,9 @@ export interface HistoryMessage {
   toolCalls?: HistoryToolCall[] | null;
   usage?: ChatUsage | null;
 }
+/**
+ * A tool call of a transcript, with how it went: also the wire shape of agent/history's tool calls.
+ */
 export interface HistoryToolCall {
   diff?: string | null;
   error?: string | null;
@@ -23,7 +26,7 @@ export interface HistoryToolCall {
   status: 'awaiting_confirmation' | 'running' | 'completed' | 'failed' | 'rejected' | 'cancelled';
   title: string;
   toolCallId: string;
-  toolKind: 'read' | 'search' | 'edit' | 'execute' | 'other';
+  toolKind: 'read' | 'search' | 'edit' | 'execute' | 'fetch' | 'other';
 }
 export interface ChatUsage {
   cacheCreationInputTokens: number;

@@ -43,7 +43,7 @@ export interface ToolCall {
   name: string;
   title: string;
   toolCallId: string;
-  toolKind: 'read' | 'search' | 'edit' | 'execute' | 'other';
+  toolKind: 'read' | 'search' | 'edit' | 'execute' | 'fetch' | 'other';
 }
 /**
  * A place a tool call touches.
