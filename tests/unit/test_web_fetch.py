@@ -131,3 +131,30 @@ def test_the_setting_is_checked():
     _, warnings = clean({"webFetch": {"allowPrivate": "yes"}}, "test")
     assert warnings == ["agent-lsp: setting `webFetch` from test `allowPrivate` must be true or false; using the "
                         "default instead."]
+
+
+def test_allow_always_covers_the_host_and_plan_mode_hides_fetches():
+    from agent_lsp.core.ports import PermissionRequest
+    from agent_lsp.sessions.permissions import grant_key, offered
+
+    def request(url: str) -> PermissionRequest:
+        return PermissionRequest("t", "web_fetch", "fetch", f"Fetch {url}", {"url": url}, command=url)
+
+    assert grant_key(request("https://Docs.Python.org/3/")) == grant_key(request("https://docs.python.org/x"))
+    assert grant_key(request("https://docs.python.org/")) != grant_key(request("https://example.com/"))
+    assert offered("fetch", "default") and offered("fetch", "bypassPermissions") and not offered("fetch", "plan")
+
+
+def test_the_plain_client_question_names_the_url():
+    from agent_lsp.core.ports import PermissionRequest
+    from agent_lsp.lsp.plain import question
+
+    url = "https://example.com/docs"
+    asked = question(PermissionRequest("t", "web_fetch", "fetch", f"Fetch {url}", {"url": url}, command=url))
+    assert asked == "agent-lsp wants to fetch https://example.com/docs.\nAllow?"
+
+
+def test_a_workspace_file_sets_web_fetch_only_once_trusted():
+    from agent_lsp.config import GATED
+
+    assert "webFetch" in GATED
