@@ -34,6 +34,11 @@ class ModelRequest:
     thinking: Union[int, Literal["adaptive"], None] = None
     """Thinking budget in tokens, "adaptive", or None for no thinking."""
 
+    @property
+    def carries_images(self) -> bool:
+        """Whether a user message of the request has images (a refusal may then be about them)."""
+        return any(getattr(m, "images", None) for m in self.messages)
+
 
 @dataclass(frozen=True)
 class TextChunk:
@@ -73,6 +78,19 @@ class ModelError(Exception):
         super().__init__(message)
         self.type = type
         self.message = message
+
+
+IMAGE_WORDS = ("image", "vision", "multimodal", "multi-modal", "image_url")
+
+
+def images_refused(model: str, status: int, said: str) -> Optional[ModelError]:
+    """For a request with images that the API refused with `status`, saying `said` (status included): the error
+    saying the model does not take images — a 400, or a 415 / 422 whose words are about images; else None."""
+    if status == 400 or (status in (415, 422) and any(word in said.lower() for word in IMAGE_WORDS)):
+        return ModelError("llm_error", f"The model `{model}` does not take images, or not these ones (the server "
+                                       f"answered {said}). Send the message without images, or choose a model "
+                                       "that reads them.")
+    return None
 
 
 @dataclass(frozen=True)

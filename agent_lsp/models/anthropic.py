@@ -28,6 +28,7 @@ from agent_lsp.core.ports import (
     ModelRequest,
     TextChunk,
     ThinkingChunk,
+    images_refused,
 )
 from agent_lsp.models.clients import shared_client
 from agent_lsp.models.retry import NoAnswer, no_answer, open_with_retries, sdk_delay
@@ -86,7 +87,9 @@ class AnthropicModel:
                         yield _usage(stream.current_message_snapshot.usage)
                 final = await stream.get_final_message()
         except anthropic.APIStatusError as e:
-            raise ModelError(_error_type(e), _status_message(e)) from None
+            kind, message = _error_type(e), _status_message(e)
+            refused = images_refused(self.name, e.status_code, message) if request.carries_images else None
+            raise (refused if refused and kind != "context_overflow" else ModelError(kind, message)) from None
         except (anthropic.APITimeoutError, httpx2.TimeoutException):
             raise ModelError("llm_error", f"The model stream from {self.url()} stalled: nothing arrived for "
                                           f"{self.read_timeout:g} s (the readTimeout setting).") from None
@@ -160,7 +163,9 @@ def api_messages(history: list[Message]) -> list[dict[str, Any]]:
             ]
         elif isinstance(message, UserMessage):
             context = [{"type": "text", "text": message.context}] if message.context else []
-            role, blocks = "user", [*context, {"type": "text", "text": message.text}]
+            images = [{"type": "image", "source": {"type": "base64", "media_type": i.media_type, "data": i.data}}
+                      for i in message.images]
+            role, blocks = "user", [*context, *images, {"type": "text", "text": message.text}]
         else:  # pragma: no cover - the union is closed
             continue
         if out and out[-1]["role"] == role:

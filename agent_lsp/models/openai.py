@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, AsyncIterator
 
-from agent_lsp.core.ports import ModelError, ModelEvent, ModelInfo, ModelRequest
+from agent_lsp.core.ports import ModelError, ModelEvent, ModelInfo, ModelRequest, images_refused
 from agent_lsp.models.clients import shared_client
 from agent_lsp.models.openai_wire import ReplyBuilder, api_request
 from agent_lsp.models.retry import NoAnswer, no_answer, open_with_retries, sdk_delay
@@ -73,7 +73,7 @@ class OpenAIModel:
                     for event in reply.add(chunk):
                         yield event
         except openai.APIStatusError as e:
-            raise status_error(e, self.name, self._url(), bool(request.tools)) from None
+            raise status_error(e, self.name, self._url(), bool(request.tools), request.carries_images) from None
         except (openai.APITimeoutError, httpx2.TimeoutException):
             raise ModelError("llm_error", f"The model stream from {self._url()} stalled: nothing arrived for "
                              f"{self.read_timeout:g} s (the readTimeout setting).") from None
@@ -127,7 +127,7 @@ async def list_models(base_url: str, api_key: str) -> list[ModelInfo]:
         raise ModelError("llm_error", f"GET {url} did not answer a model list ({_describe(e)}).") from None
 
 
-def status_error(error: Any, model: str, url: str, had_tools: bool) -> ModelError:
+def status_error(error: Any, model: str, url: str, had_tools: bool, had_images: bool = False) -> ModelError:
     """The ModelError for an error status, saying what was reached and what to do."""
     status, detail = error.status_code, _detail(error)
     content_type = error.response.headers.get("content-type", "") if getattr(error, "response", None) else ""
@@ -141,6 +141,9 @@ def status_error(error: Any, model: str, url: str, had_tools: bool) -> ModelErro
         return ModelError("llm_error", f"The model `{model}` does not support tool calls (the server answered "
                           f"400: {detail}). agent-lsp needs a model with tool support, e.g. {TOOL_MODELS}; "
                           "set the `model` setting.")
+    refused = images_refused(model, status, f"{status}: {detail}") if had_images else None
+    if refused:
+        return refused
     if status == 404:
         return ModelError("llm_error", f"{url} answered 404: {detail}. Check the `model` setting (`{model}`) and "
                           "that `baseUrl` is the root of an OpenAI-compatible API, usually ending in /v1.")
