@@ -136,6 +136,13 @@
                                      :data (string-trim (shell-command-to-string
                                                          (concat "base64 -w0 " test-dir "shot.png"))))))
                  (list (plist-get sent :message) (plist-get sent :images)) "agent/chat message and images")
+        (let* ((requests (json-read-file (concat test-dir "requests.json")))
+               (messages (cdr (assq 'messages (aref requests 7))))
+               (content (cdr (assq 'content (aref messages (1- (length messages)))))))
+          (test-eq `(((type . "image") (source . ((type . "base64") (media_type . "image/png")
+                                                  (data . ,(plist-get (aref (plist-get sent :images) 0) :data))))))
+                   (cl-remove-if-not (lambda (part) (equal (cdr (assq 'type part)) "image")) (append content nil))
+                   "the model got the image"))
         (unless (string-suffix-p "> what is in this picture?\n> [image: shot.png]\nA picture.\nDone.\n" (test-transcript))
           (error "*agent-lsp* after the image: %S" (test-transcript)))
         (test-eq nil agent-lsp--images "nothing left for the next message")

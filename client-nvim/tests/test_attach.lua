@@ -1,6 +1,7 @@
 -- :AgentAttach {path}: an image for the next message. A missing file, another type or more than 5 MiB is one
 -- error and nothing is attached; an attached image is a line of the input area (deleting the line drops it),
--- a line under the message in the chat, and an entry of agent/chat `images` ({mimeType, data: base64}).
+-- a line under the message in the chat, and an entry of agent/chat `images` ({mimeType, data: base64}) that
+-- reaches the model as an image block.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/helpers.lua')
 
 local function bytes(n)
@@ -78,6 +79,9 @@ H.run(':AgentAttach sends an image with the next message', function()
   H.eq({ 'what is in this picture?', { { mimeType = 'image/png',
     data = vim.fn.system({ 'base64', '-w0', H.dir .. '/shot.png' }) } } }, { sent.message, sent.images },
     'agent/chat message and images')
+  local images = vim.tbl_filter(function(part) return part.type == 'image' end, H.requests()[1].messages[1].content)
+  H.eq({ { type = 'image', source = { type = 'base64', media_type = 'image/png', data = sent.images[1].data } } },
+    images, 'the model got the image')
   H.eq({ '> what is in this picture?', '> [image: shot.png, 1 KiB]', 'A picture.', '-- done (1 turn, 0 tool calls)' },
     chat.view:lines(), 'the chat')
   H.eq({ '' }, vim.api.nvim_buf_get_lines(chat.input, 0, -1, false), 'the input area after sending')
