@@ -201,7 +201,9 @@ end
 function View:append_under(key, handle, line, group)
   local g = self.groups[key]
   if not g then
-    self:end_block()  -- a block being written stops here: the group's fold is its own
+    if self.block and self:row(self.block) == self:row(handle) then
+      self:end_block()  -- the block that the group's first line starts stops here: the group's fold is its own
+    end
     g = { handle, handle }
     self.groups[key] = g
     table.insert(self.blocks, g)
