@@ -1,0 +1,29 @@
+/* Generated from schemas/settings.json by scripts/gen-types.mjs — do not edit. */
+
+export interface AgentLspSettings {
+  baseUrl?: string;
+  compactThreshold?: number;
+  contextWindow?: number;
+  /**
+   * Shell hooks by event (docs/settings.md)
+   */
+  hooks?: {};
+  maxTokens?: number;
+  maxTurns?: number;
+  /**
+   * MCP servers by name (docs/settings.md)
+   */
+  mcpServers?: {};
+  memoryFile?: 'agents' | 'private';
+  model?: string;
+  permissionMode?: 'default' | 'acceptEdits' | 'plan' | 'bypassPermissions';
+  provider?: 'anthropic' | 'openai' | 'demo';
+  readTimeout?: number;
+  secretEnv?: string[];
+  thinking?:
+    | {
+        budgetTokens: number;
+      }
+    | 'adaptive'
+    | false;
+}
