@@ -8,6 +8,24 @@ export interface AgentLspSettings {
    * Shell hooks by event (docs/settings.md)
    */
   hooks?: {};
+  /**
+   * Language servers agent-lsp runs itself, by name (docs/language-servers.md)
+   */
+  languageServers?: {
+    [k: string]: {
+      /**
+       * @minItems 1
+       */
+      command: [string, ...string[]];
+      initializationOptions?: unknown;
+      /**
+       * @minItems 1
+       */
+      languages: [string, ...string[]];
+      settings?: {};
+    };
+  };
+  languageTimeout?: number;
   maxTokens?: number;
   maxTurns?: number;
   /**
@@ -26,4 +44,12 @@ export interface AgentLspSettings {
       }
     | 'adaptive'
     | false;
+  /**
+   * Where web_fetch may go (docs/settings.md)
+   */
+  webFetch?: {
+    allowPrivate?: boolean;
+    allowedDomains?: string[];
+    timeout?: number;
+  };
 }
