@@ -32,6 +32,17 @@ H.run('plan, subagents and slash commands', function()
   })
   H.setup()
   vim.cmd('edit a.py')
+  local function omni(findstart, base)  -- through the option, as <C-x><C-o> calls it
+    return vim.api.nvim_eval(vim.bo.omnifunc .. '(' .. findstart .. ', ' .. vim.fn.string(base) .. ')')
+  end
+  vim.cmd('AgentChat')
+  H.eq(false, require('agent_lsp.client').running(), 'no server before the first completion or message')
+  vim.api.nvim_buf_set_lines(0, 0, -1, false, { '/mem' })
+  vim.api.nvim_win_set_cursor(0, { 1, 4 })
+  H.eq({ '/memory' }, vim.tbl_map(function(i) return i.word end, omni(0, '/mem')),
+    'the first completion starts the server and lists its commands')
+  vim.api.nvim_buf_set_lines(0, 0, -1, false, {})
+  vim.cmd('wincmd p')
   vim.cmd('AgentChat what is x?')
   local chats = require('agent_lsp.chat')
   local chat = chats.current()
@@ -81,9 +92,6 @@ H.run('plan, subagents and slash commands', function()
 
   -- `/` completion in the input area, through the option as <C-x><C-o> calls it.
   vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.input)[1])
-  local function omni(findstart, base)
-    return vim.api.nvim_eval(vim.bo.omnifunc .. '(' .. findstart .. ', ' .. vim.fn.string(base) .. ')')
-  end
   vim.api.nvim_buf_set_lines(chat.input, 0, -1, false, { '/re' })
   vim.api.nvim_win_set_cursor(0, { 1, 3 })
   H.eq(0, omni(1, ''), 'the completion starts at the /')

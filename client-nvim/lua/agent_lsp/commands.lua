@@ -8,12 +8,17 @@ local M = {}
 
 M.TIMEOUT = 5000  -- ms: a completion menu waits for agent/commands at most this long
 
--- The server's commands ({name, description, argumentHint?, source}), asked now and waited for; {} when the
--- server does not run or has no agent/commands (it says why once).
+-- The server's commands ({name, description, argumentHint?, source}), asked now and waited for (the server
+-- started first when it is not running yet); {} when it cannot start or fails (the user is told why).
 function M.list()
+  if not client.get() and client.when_ready(function() end) then
+    vim.wait(M.TIMEOUT, function() return client.get() ~= nil or not client.running() end, 10)
+  end
   local c = client.get()
   if not c then
-    vim.notify('agent-lsp: the server is not running yet; send a message first', vim.log.levels.INFO)
+    if client.running() then  -- not failed (that was said already), only slow
+      vim.notify('agent-lsp: the server is still starting; complete again in a moment', vim.log.levels.INFO)
+    end
     return {}
   end
   local done, commands = false, {}
