@@ -14,6 +14,11 @@
 ;;   M-x agent-lsp-new-session  the next message starts a new session
 ;;   M-x agent-lsp-revert       undo the last chat's edits (C-u N: those of the chats after the first N)
 ;;   M-x agent-lsp-memory       open the project memory (AGENTS.md, or the private memory file)
+;;   M-x agent-lsp-command-run  run one of the server's /commands (completing-read over agent/commands)
+;;   M-x agent-lsp-attach-image attach an image (png, jpg, gif, webp; at most 5 MiB) to the next message
+;;
+;; The agent's plan (its todo list) is a checklist at the top of *agent-lsp*; a subagent's tool calls are
+;; indented under its task.  In the message prompt, TAB after a leading / completes the commands.
 ;;
 ;; Before an edit or a command the agent asks once: an edit's diff is shown in a diff-mode buffer, then
 ;; Allow once / Allow always / Reject.  C-g at the question rejects, and the chat goes on.
@@ -72,6 +77,8 @@ The package's name (from the package index), or a wheel file."
 (defvar agent-lsp--session nil "The chat's session id: later messages continue it.")
 (defvar agent-lsp--busy nil "Non-nil while a chat runs.")
 (defvar agent-lsp--tools nil "Tool call id -> marker of its line in *agent-lsp*, for this chat.")
+(defvar agent-lsp--plan-end nil "Marker at the end of the plan block at the top of *agent-lsp*, if one is shown.")
+(defvar agent-lsp--images nil "Images for the next message: (FILE MIME-TYPE BASE64), in the order attached.")
 
 ;;; Finding and checking the server
 
@@ -258,16 +265,63 @@ The user has answered the agent's own question about it."
         (concat "Error: " (plist-get (plist-get result :error) :message))
       (or (cdr (assoc reason agent-lsp--stop-reasons)) reason))))
 
-(defun agent-lsp--tool-line (title status)
-  "A tool call's line: TITLE and STATUS."
-  (format "● %s [%s]" title (replace-regexp-in-string "_" " " status)))
+(defun agent-lsp--tool-line (title status &optional nested)
+  "A tool call's line: TITLE and STATUS; indented when NESTED (a subagent's)."
+  (format "%s● %s [%s]" (if nested "  " "") title (replace-regexp-in-string "_" " " status)))
+
+(defconst agent-lsp--plan-boxes
+  '(("completed" . "[x]") ("in_progress" . "[~]") ("pending" . "[ ]"))
+  "The checkbox of each plan entry status.")
+
+(defun agent-lsp--plan-text (entries)
+  "The plan block for ENTRIES (plists :content :status); \"\" when none."
+  (if (null entries)
+      ""
+    (let ((done (cl-count-if (lambda (e) (equal (plist-get e :status) "completed")) entries)))
+      (concat (format "Plan (%d/%d done)\n" done (length entries))
+              (mapconcat (lambda (e)
+                           (format "- %s %s\n"
+                                   (or (cdr (assoc (plist-get e :status) agent-lsp--plan-boxes)) "[ ]")
+                                   (replace-regexp-in-string "[ \t]*\n[ \t]*" " "
+                                                             (or (plist-get e :content) ""))))
+                         entries "")
+              "\n"))))
+
+(defun agent-lsp--show-plan (entries)
+  "Show the plan ENTRIES at the top of *agent-lsp*, in place of the one shown."
+  (with-current-buffer (agent-lsp--buffer)
+    (let ((inhibit-read-only t))
+      (save-excursion
+        (goto-char (point-min))
+        (when agent-lsp--plan-end
+          (delete-region (point-min) agent-lsp--plan-end))
+        (insert (agent-lsp--plan-text entries))
+        (setq agent-lsp--plan-end (and entries (copy-marker (point))))))))
+
+(defun agent-lsp--nested-update (update parent)
+  "Draw UPDATE of a subagent, under its task's line PARENT: its tool calls only.
+Its text is the task's result, not the chat's."
+  (pcase (plist-get update :kind)
+    ("tool_call"
+     (push (cons (plist-get update :toolCallId)
+                 (cons (plist-get update :title)
+                       (agent-lsp--line (agent-lsp--tool-line (plist-get update :title) "pending" t))))
+           agent-lsp--tools))
+    ("tool_call_update"
+     (let ((tool (cdr (assoc (plist-get update :toolCallId) agent-lsp--tools))))
+       (when tool
+         (agent-lsp--set-line (cdr tool) (agent-lsp--tool-line (car tool) (plist-get update :status) t))))))
+  parent)
 
 (cl-defmethod eglot-handle-notification
   ((server agent-lsp-server) (_method (eql agent/update)) &key sessionId update &allow-other-keys)
   "Draw one streamed update of the chat."
   (when agent-lsp--busy
     (setq agent-lsp--session (or agent-lsp--session sessionId))  ; a new session's id comes first here
-    (pcase (plist-get update :kind)
+    (pcase (if (stringp (plist-get update :parentToolCallId)) "nested" (plist-get update :kind))
+      ("nested" (let ((parent (assoc (plist-get update :parentToolCallId) agent-lsp--tools)))
+                  (when parent (agent-lsp--nested-update update parent))))
+      ("plan" (agent-lsp--show-plan (append (plist-get update :entries) nil)))
       ("text_delta" (agent-lsp--insert (plist-get update :text)))
       ("tool_call"
        (push (cons (plist-get update :toolCallId)
@@ -354,21 +408,29 @@ chat goes on."
 
 ;;;###autoload
 (defun agent-lsp-chat (message)
-  "Send MESSAGE to agent-lsp; the answer streams into the *agent-lsp* buffer."
-  (interactive "sAsk agent-lsp: ")
+  "Send MESSAGE to agent-lsp; the answer streams into the *agent-lsp* buffer.
+A MESSAGE starting with /name runs that command of the server (TAB at
+the prompt completes them).  Images attached with
+`agent-lsp-attach-image' go with it."
+  (interactive (list (agent-lsp--read-message "Ask agent-lsp: ")))
   (when agent-lsp--busy
     (user-error "A chat is running; M-x agent-lsp-stop stops it"))
   (let ((server (agent-lsp--current-server))
-        (file (and (not (eq (current-buffer) (get-buffer "*agent-lsp*"))) buffer-file-name)))
+        (file (and (not (eq (current-buffer) (get-buffer "*agent-lsp*"))) buffer-file-name))
+        (images (reverse agent-lsp--images)))
     (agent-lsp--flush-changes server)   ; the agent reads what the user typed a moment ago too
-    (setq agent-lsp--server server agent-lsp--busy t agent-lsp--tools nil)
+    (setq agent-lsp--server server agent-lsp--busy t agent-lsp--tools nil agent-lsp--images nil)
     (with-current-buffer (agent-lsp--buffer)
-      (unless (= (point-min) (point-max)) (agent-lsp--line "")))
+      (unless (= (point-min) (or agent-lsp--plan-end (point-min)) (point-max)) (agent-lsp--line "")))
     (agent-lsp--line "> " message)
+    (dolist (image images)
+      (agent-lsp--line "> [image: " (file-name-nondirectory (nth 0 image)) "]"))
     (display-buffer (agent-lsp--buffer))
     (jsonrpc-async-request
      server :agent/chat
      (append (list :message message)
+             (and images (list :images (vconcat (mapcar (lambda (i) (list :mimeType (nth 1 i) :data (nth 2 i)))
+                                                        images))))
              (and agent-lsp--session (list :sessionId agent-lsp--session))
              (and agent-lsp-permission-mode (list :permissionMode agent-lsp-permission-mode))
              (and file (list :context (list :activeUri (agent-lsp--path-to-uri file)))))
@@ -466,7 +528,106 @@ AGENTS.md at the project root, or with `\"memoryFile\": \"private\"' in
 (defun agent-lsp-new-session ()
   "Start a new session with the next message."
   (interactive)
-  (setq agent-lsp--session nil))
+  (setq agent-lsp--session nil)
+  (when agent-lsp--plan-end
+    (agent-lsp--show-plan nil)))   ; the plan was the old session's
+
+;;; Slash commands
+
+(defun agent-lsp--commands (&optional server)
+  "The commands of SERVER (agent/commands).
+A list of plists :name :description :argumentHint :source."
+  (append (plist-get (jsonrpc-request (or server (agent-lsp--current-server)) :agent/commands
+                                      (make-hash-table))
+                     :commands)
+          nil))
+
+(defun agent-lsp--annotation (commands)
+  "An annotation function for the /names of COMMANDS: hint and description."
+  (lambda (candidate)
+    (let ((c (cl-find (substring candidate 1) commands
+                      :key (lambda (c) (plist-get c :name)) :test #'equal)))
+      (when c
+        (concat (let ((hint (plist-get c :argumentHint))) (if (stringp hint) (concat " " hint) ""))
+                "  " (or (plist-get c :description) "") " [" (or (plist-get c :source) "") "]")))))
+
+(defun agent-lsp-completion-at-point ()
+  "Complete a /command at the start of the message.
+For `completion-at-point-functions'.
+Its candidates are the server's agent/commands."
+  (let ((here (point))
+        (start (if (minibufferp) (minibuffer-prompt-end) (point-min))))
+    (when (save-excursion (goto-char start) (looking-at "/[^ \t\n]*"))
+      (let ((end (match-end 0)))
+        (when (<= start here end)
+          (let ((commands (condition-case e (agent-lsp--commands)
+                            (error (message "agent-lsp: no commands: %s" (error-message-string e)) nil))))
+            (list start end (mapcar (lambda (c) (concat "/" (plist-get c :name))) commands)
+                  :annotation-function (agent-lsp--annotation commands)
+                  :exclusive 'no)))))))
+
+(defvar agent-lsp-message-map
+  (let ((map (make-sparse-keymap)))
+    (set-keymap-parent map minibuffer-local-map)
+    (define-key map (kbd "TAB") #'completion-at-point)
+    map)
+  "The keymap of the message prompt: TAB completes /commands.")
+
+(defun agent-lsp--read-message (prompt)
+  "Read a message with PROMPT; TAB after a leading / completes commands."
+  (minibuffer-with-setup-hook
+      (lambda () (add-hook 'completion-at-point-functions #'agent-lsp-completion-at-point nil t))
+    (read-from-minibuffer prompt nil agent-lsp-message-map)))
+
+;;;###autoload
+(defun agent-lsp-command-run (name arguments)
+  "Run the server's command NAME with ARGUMENTS: the message \"/NAME ARGUMENTS\".
+Interactively, pick it from agent/commands, then type its arguments."
+  (interactive
+   (let* ((commands (or (agent-lsp--commands) (user-error "The server offers no commands")))
+          (completion-extra-properties (list :annotation-function (agent-lsp--annotation commands)))
+          (name (string-remove-prefix
+                 "/" (completing-read "agent-lsp command: "
+                                      (mapcar (lambda (c) (concat "/" (plist-get c :name))) commands) nil t)))
+          (command (cl-find name commands :key (lambda (c) (plist-get c :name)) :test #'equal))
+          (hint (plist-get command :argumentHint)))
+     (list name (read-string (format "/%s %s: " name (if (stringp hint) hint "arguments (none)"))))))
+  (agent-lsp-chat (string-trim-right (concat "/" name " " arguments))))
+
+;;; Images
+
+(defconst agent-lsp--image-types
+  '(("png" . "image/png") ("jpg" . "image/jpeg") ("jpeg" . "image/jpeg") ("gif" . "image/gif")
+    ("webp" . "image/webp"))
+  "The image types the server takes, by file extension.")
+
+(defconst agent-lsp--image-max (* 5 1024 1024) "The largest image the server takes, in bytes.")
+
+;;;###autoload
+(defun agent-lsp-attach-image (file)
+  "Attach the image FILE to the next message.
+A png, jpg, gif or webp of at most 5 MiB, checked before anything is
+sent; the transcript shows it under the message."
+  (interactive "fAttach image: ")
+  (let* ((file (expand-file-name file))
+         (mime (cdr (assoc (downcase (or (file-name-extension file) "")) agent-lsp--image-types)))
+         (size (file-attribute-size (file-attributes file))))
+    (cond ((not mime)
+           (user-error "%s is not an image agent-lsp can send (png, jpg, jpeg, gif or webp)"
+                       (file-name-nondirectory file)))
+          ((or (not size) (file-directory-p file))
+           (user-error "%s: no such file" file))
+          ((> size agent-lsp--image-max)
+           (user-error "%s is %.1f MiB; an image can be at most 5 MiB" (file-name-nondirectory file)
+                       (/ size 1048576.0))))
+    (let ((data (with-temp-buffer
+                  (set-buffer-multibyte nil)
+                  (insert-file-contents-literally file)
+                  (base64-encode-region (point-min) (point-max) t)
+                  (buffer-string))))
+      (push (list file mime data) agent-lsp--images)
+      (message "agent-lsp: %s attached to the next message (%d in all)" (file-name-nondirectory file)
+               (length agent-lsp--images)))))
 
 (provide 'agent-lsp)
 ;;; agent-lsp.el ends here

@@ -11,6 +11,10 @@ command('AgentChat', function(o)
   require('agent_lsp').chat(o.args, o.bang, o.range > 0 and { o.line1, o.line2 } or nil)
 end, { nargs = '*', bang = true, range = true, desc = 'agent-lsp: chat (! = new session)' })
 
+command('AgentAttach', function(o)
+  require('agent_lsp').attach(o.args)
+end, { nargs = 1, complete = 'file', desc = 'agent-lsp: attach an image to the next message' })
+
 command('AgentStop', function()
   require('agent_lsp').stop()
 end, { desc = 'agent-lsp: stop the running chat' })

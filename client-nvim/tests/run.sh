@@ -71,6 +71,7 @@ check "emacs byte-compile, warnings as errors" emacs --batch --eval "(progn (set
   byte-compile-dest-file-function (lambda (_) (make-temp-file \"agent-lsp\" nil \".elc\"))) \
   (kill-emacs (if (byte-compile-file \"../client-emacs/agent-lsp.el\") 0 1)))"
 check "emacs client-emacs/agent-lsp.el" emacs --batch -l ../client-emacs/tests/test_agent_lsp.el
+check "emacs plan, subagents, /commands, images" emacs --batch -l ../client-emacs/tests/test_workflow.el
 check "emacs language tools from agent-lsp's own language servers" emacs --batch -l ../client-emacs/tests/test_language_servers.el
 CHECK_TIMEOUT=300 check "emacs M-x agent-lsp-install, then eglot starts the installed server" emacs --batch -l ../client-emacs/tests/test_install.el
 echo "   all: $(( $(date +%s) - t0 )) s"

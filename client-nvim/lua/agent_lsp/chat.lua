@@ -25,7 +25,7 @@ local function new_input(chat)
   vim.api.nvim_buf_set_name(buf, 'agent-lsp://input/' .. chat.number)
   vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].filetype = 'markdown'
-  vim.bo[buf].omnifunc = require('agent_lsp.mentions').OMNIFUNC  -- <C-x><C-o> after @ completes files
+  vim.bo[buf].omnifunc = require('agent_lsp.commands').OMNIFUNC  -- <C-x><C-o>: /commands, @files
   by_input[buf] = chat
   vim.keymap.set('n', '<CR>', function() chat:send_input() end, { buffer = buf, desc = 'agent-lsp: send' })
   vim.keymap.set({ 'n', 'i' }, '<C-c>', function() chat:stop() end, { buffer = buf, desc = 'agent-lsp: stop' })
@@ -85,13 +85,19 @@ local TOOL_GROUPS = {
   cancelled = 'AgentLspToolFailed',
 }
 
+-- A subagent's call (`nested`) is indented under its task.
 local function tool_line(tool)
   local status = tool.status:gsub('_', ' ')
   if tool.status == 'failed' and tool.error then  -- a rejection's error only repeats that it was rejected
     status = status .. ': ' .. vim.split(tool.error, '\n', { plain = true })[1]
   end
-  return string.format('● %s [%s]', tool.title, status), TOOL_GROUPS[tool.status] or 'AgentLspTool'
+  return string.format('%s● %s [%s]', tool.nested and '  ' or '', tool.title, status),
+    TOOL_GROUPS[tool.status] or 'AgentLspTool'
 end
+
+local PLAN_BOXES = { completed = '[x]', in_progress = '[~]', pending = '[ ]' }
+local PLAN_GROUPS = { completed = 'AgentLspPlanDone', in_progress = 'AgentLspPlanActive',
+  pending = 'AgentLspPlanPending' }
 
 local function text(value)  -- a JSON string field that may be null or absent
   return type(value) == 'string' and value or nil
@@ -192,8 +198,51 @@ function Chat:_confirm(u)
   end)
 end
 
+-- The plan (todo_write's list) as a checklist at the top of the chat buffer, in place of the previous one.
+function Chat:_plan(entries)
+  local lines, groups, done = { '' }, { 'AgentLspPlan' }, 0
+  for _, e in ipairs(type(entries) == 'table' and entries or {}) do
+    local status = PLAN_BOXES[e.status] and e.status or 'pending'
+    done = done + (status == 'completed' and 1 or 0)
+    table.insert(lines, string.format('- %s %s', PLAN_BOXES[status],
+      (text(e.content) or ''):gsub('%s*\n%s*', ' ')))
+    table.insert(groups, PLAN_GROUPS[status])
+  end
+  if #lines == 1 then
+    return self.view:set_header({})
+  end
+  lines[1] = string.format('Plan (%d/%d done)', done, #lines - 1)
+  table.insert(lines, '')
+  self.view:set_header(lines, groups)
+end
+
+-- An update of a subagent (it names its task's call): its tool calls go under the task's line, in the task's
+-- fold; its text is the task's result, not the chat's, and is not drawn.
+function Chat:_nested(u, parent)
+  if u.kind == 'tool_call' then
+    local tool = { title = u.title, status = 'pending', nested = true }
+    local line, group = tool_line(tool)
+    tool.mark = self.view:append_under(u.parentToolCallId, parent.mark, line, group)
+    self.tools[u.toolCallId] = tool
+  elseif u.kind == 'tool_call_update' then
+    local tool = self.tools[u.toolCallId]
+    if tool then
+      tool.status, tool.error = u.status, text(u.error)
+      self.view:set(tool.mark, tool_line(tool))
+    end
+  elseif u.kind == 'confirmation_request' then
+    self:_confirm(u)
+  end
+end
+
 function Chat:_update(u)
-  if u.kind == 'text_delta' or u.kind == 'thinking_delta' then
+  if text(u.parentToolCallId) then
+    local parent = self.tools[u.parentToolCallId]
+    return parent and self:_nested(u, parent)
+  end
+  if u.kind == 'plan' then
+    self:_plan(u.entries)
+  elseif u.kind == 'text_delta' or u.kind == 'thinking_delta' then
     self.view:stream(u.kind == 'text_delta' and 'text' or 'thinking', u.text)
   elseif u.kind == 'tool_call' then
     self:_add_tool(u.toolCallId, u.title, 'pending')
@@ -238,7 +287,8 @@ function Chat:_finish(err, result, quiet)
     plural(m.turnsCount, 'turn'), plural(m.toolCallsCount, 'tool call')) }, 'AgentLspEnd')
 end
 
-function Chat:send(message, context)
+-- `images`: {path, mimeType, data, line} of attach.lua, sent as agent/chat `images` and shown under the message.
+function Chat:send(message, context, images)
   if self.running then
     vim.notify('agent-lsp: a chat is already running here; <C-c> or :AgentStop stops it', vim.log.levels.WARN)
     return false
@@ -248,9 +298,17 @@ function Chat:send(message, context)
     context = vim.tbl_extend('force', context or {}, { mentions = mentions })
   end
   self:_add_user(message)
+  local sent
+  if images and #images > 0 then
+    sent = {}
+    for _, image in ipairs(images) do
+      table.insert(sent, { mimeType = image.mimeType, data = image.data })
+      self.view:append({ '> ' .. image.line }, 'AgentLspUser')
+    end
+  end
   self.running, self.tools = true, {}
   local params = { sessionId = self.session_id, message = message, context = context, permissionMode = M.mode,
-    model = M.model }
+    model = M.model, images = sent }
   local function chat(c)
     params.sessionId = self.session_id
     self.request_id = client.request(c, 'agent/chat', params, function(err, result)
@@ -286,11 +344,43 @@ function Chat:send(message, context)
   return true
 end
 
--- Send what the input area holds, and empty it (kept while a chat runs, so nothing typed is lost).
+-- :AgentAttach: the image goes with the next message, shown as a line of the input area (appended).
+function Chat:attach(path)
+  local image, why = require('agent_lsp.attach').load(path)
+  if not image then
+    return vim.notify('agent-lsp: ' .. why, vim.log.levels.ERROR)
+  end
+  self.attachments = self.attachments or {}
+  table.insert(self.attachments, image)
+  local lines = vim.api.nvim_buf_get_lines(self.input, 0, -1, false)
+  local at = (#lines == 1 and lines[1] == '') and 0 or #lines
+  vim.api.nvim_buf_set_lines(self.input, at, -1, false, { image.line })
+  return image
+end
+
+-- Send what the input area holds, and empty it (kept while a chat runs, so nothing typed is lost). The lines
+-- of attached images are their images, not text; an image whose line was deleted is not sent.
 function Chat:send_input()
-  local message = vim.trim(table.concat(vim.api.nvim_buf_get_lines(self.input, 0, -1, false), '\n'))
-  if message ~= '' and self:send(message, require('agent_lsp').context()) then
+  local text_lines, images, pending = {}, {}, {}
+  for _, image in ipairs(self.attachments or {}) do
+    pending[image.line] = pending[image.line] or {}
+    table.insert(pending[image.line], image)
+  end
+  for _, line in ipairs(vim.api.nvim_buf_get_lines(self.input, 0, -1, false)) do
+    local image = pending[line] and table.remove(pending[line], 1)
+    if image then
+      table.insert(images, image)
+    else
+      table.insert(text_lines, line)
+    end
+  end
+  local message = vim.trim(table.concat(text_lines, '\n'))
+  if message == '' and #images > 0 then
+    return vim.notify('agent-lsp: write a message to go with the image', vim.log.levels.WARN)
+  end
+  if message ~= '' and self:send(message, require('agent_lsp').context(), images) then
     vim.api.nvim_buf_set_lines(self.input, 0, -1, false, {})
+    self.attachments = nil
   end
 end
 
@@ -392,10 +482,13 @@ function M.open(new)
   return chat
 end
 
--- A chat for an earlier session, drawn from its agent/history (tool calls with their diffs, and how each
--- chat ended when it did not simply finish).
-function M.open_session(session_id, messages)
+-- A chat for an earlier session, drawn from its agent/history (its plan, tool calls with their diffs, and how
+-- each chat ended when it did not simply finish).
+function M.open_session(session_id, messages, plan)
   local chat = by_session[session_id] or new_chat(session_id)
+  if type(plan) == 'table' then
+    chat:_plan(plan)
+  end
   if chat.view.empty then
     for _, msg in ipairs(messages) do
       if msg.role == 'user' then

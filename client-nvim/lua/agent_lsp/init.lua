@@ -55,6 +55,20 @@ function M.stop()
   chat.stop()
 end
 
+-- :AgentAttach {path}: an image for the next message of the current chat (one is opened when there is none).
+function M.attach(path)
+  if path == '' then
+    return vim.notify('agent-lsp: :AgentAttach {path} (a png, jpg, gif or webp image)', vim.log.levels.ERROR)
+  end
+  local c = chat.current()
+  if not c then
+    c = chat.open()
+  elseif not vim.api.nvim_buf_is_valid(c.input) then
+    chat.show(c)  -- the user wiped the input area: a fresh one, where the image's line goes
+  end
+  return c:attach(path)
+end
+
 -- :AgentMode [mode]: the permission mode of the next chats; no argument picks one.
 function M.mode(mode)
   local function set(m)

@@ -21,7 +21,7 @@ local function reopen(c, session)
     if err then
       return failed('agent/history', err)
     end
-    chat.open_session(session.sessionId, history.messages)
+    chat.open_session(session.sessionId, history.messages, history.plan)
   end)
 end
 
