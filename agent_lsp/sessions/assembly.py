@@ -246,9 +246,6 @@ def memory_text_for_user(memory: Optional[MemoryFile]) -> str:
     if not facts:
         return f"The project memory ({memory.path}) is empty. Ask the agent to remember a fact, or edit the file."
     return f"Project memory ({memory.path}):\n" + "\n".join(f"- {fact}" for fact in facts)
-def web_fetch_tool(settings: Settings) -> Tool:
-    """web_fetch with the limits of the `webFetch` setting."""
-    return WebFetch(FetchPolicy(**settings.web_fetch))
 
 
 def web_fetch_tool(settings: Settings) -> Tool:
