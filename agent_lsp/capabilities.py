@@ -14,10 +14,12 @@ TOOL_NAMES = [
     "edit_file",
     "write_file",
     "run_command",
+    "todo_write",
+    "task",
 ]
 """The names of `agent_lsp.tools.ALL`, in order (a test keeps the two equal)."""
 FEATURES: list[str] = ["newSession", "acp", "revert", "codeActions", "outputSchema", "hooks", "memory", "models", "mcp", "tools",
-                       "languageFeatures"]
+                       "languageFeatures", "plan", "task", "commands"]
 """The protocol 1.1 and 1.2 additions this server has (PROTOCOL §8, §9), so a client can hide what is missing."""
 LANGUAGE_METHODS = (
     "textDocument/definition", "textDocument/typeDefinition", "textDocument/implementation", "textDocument/references",

@@ -15,7 +15,7 @@ from pydantic import ConfigDict, Field, field_validator
 from pydantic.json_schema import GenerateJsonSchema
 
 from agent_lsp.capabilities import PROTOCOL_VERSION
-from agent_lsp.core.events import AgentUpdate, Decision, Range, ToolKind, WireModel
+from agent_lsp.core.events import AgentUpdate, Decision, PlanEntry, Range, ToolKind, WireModel
 from agent_lsp.sessions.results import HistoryToolCall
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
@@ -166,6 +166,25 @@ class HistoryMessage(WireModel):
 
 class HistoryResult(WireModel):
     messages: list[HistoryMessage]
+    plan: list[PlanEntry] = []
+    """The session's latest plan (`todo_write`); empty when the agent made none."""
+
+
+class CommandsParams(Params):
+    """agent/commands params (none yet)."""
+
+
+class CommandInfo(WireModel):
+    """A slash command the user can run as `/<name> arguments` in agent/chat."""
+
+    name: str
+    description: str
+    argument_hint: Optional[str] = None
+    source: Literal["builtin", "project", "user"]
+
+
+class CommandsResult(WireModel):
+    commands: list[CommandInfo]
 
 
 class DeleteSessionResult(WireModel):
@@ -309,6 +328,8 @@ SCHEMAS: dict[str, type[WireModel]] = {
     "agent-history.result": HistoryResult,
     "agent-deleteSession.params": SessionParams,
     "agent-deleteSession.result": DeleteSessionResult,
+    "agent-commands.params": CommandsParams,
+    "agent-commands.result": CommandsResult,
     "agent-tools.params": ToolsParams,
     "agent-tools.result": ToolsResult,
     "agent-models.params": ModelsParams,

@@ -54,6 +54,8 @@ class AcpAgent:
         self.cancelled: set[str] = set()
         self.prompting: Optional[str] = None
         """The session whose prompt runs now (the last one to start)."""
+        self.commands: dict[str, list[str]] = {}
+        """The command names last announced to each session (announced again when they change)."""
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -148,6 +150,7 @@ class AcpAgent:
             raise invalid("cwd", f"{cwd!r} is not an absolute path to a directory")
         session = self.sessions.start(workspace_folders=[Path(cwd).resolve().as_uri()])
         modes = self._open(session.id, cwd)
+        self._announce_commands(session.id)
         return schema.NewSessionResponse(session_id=session.id, modes=modes,
                                          config_options=await self._config_options(session.id) or None)
 
@@ -155,7 +158,8 @@ class AcpAgent:
                            additional_directories: Optional[list[str]] = None,
                            **kwargs: Any) -> schema.LoadSessionResponse:
         from agent_lsp import tools
-        from agent_lsp.acp.convert import acp_replay
+        from agent_lsp.acp.convert import acp_plan, acp_replay
+        from agent_lsp.core.events import PlanEntry
         from agent_lsp.sessions.history import render_history
 
         session = self._session(session_id)
@@ -164,8 +168,28 @@ class AcpAgent:
         modes = self._open(session_id, cwd)
         for update in acp_replay(render_history(session.history, tools.BY_NAME, session.tool_calls)):
             self.outbox.push(session_id, update)
+        if session.plan:
+            self.outbox.push(session_id, acp_plan([PlanEntry.model_validate(e) for e in session.plan]))
         await self.outbox.flush()
+        self._announce_commands(session_id)
         return schema.LoadSessionResponse(modes=modes, config_options=await self._config_options(session_id) or None)
+
+    def _announce_commands(self, session_id: str) -> None:
+        """Send the session's slash commands (`available_commands_update`) right after session/new or load:
+        listing asks nothing (the first prompt asks trust for the project's command files, as for its settings)."""
+        asyncio.ensure_future(self._send_commands(session_id))
+
+    async def _send_commands(self, session_id: str) -> None:
+        from agent_lsp.acp.convert import acp_commands
+
+        try:
+            found = await self.assembly.commands([self.cwds[session_id]])
+        except Exception as e:  # never a reason to fail the session
+            log.warning("the slash commands could not be listed: %r", e)
+            return
+        self.commands[session_id] = [c.name for c in found]
+        self.outbox.push(session_id, acp_commands(found))
+        await self.outbox.flush()
 
     async def list_sessions(self, cwd: Optional[str] = None, cursor: Optional[str] = None,
                             **kwargs: Any) -> schema.ListSessionsResponse:
@@ -235,7 +259,9 @@ class AcpAgent:
         try:
             checked = await self.assembly.check(self._inputs(session_id, prompt))
         except BadInput as e:
-            raise invalid(e.field, str(e)) from None
+            raise invalid("prompt" if e.field == "message" else e.field, str(e)) from None
+        if [c.name for c in await self.assembly.commands([self.cwds[session_id]])] != self.commands.get(session_id):
+            await self._send_commands(session_id)  # the project's commands were trusted just now
         try:
             self.sessions.reserve(session)
         except SessionBusy:

@@ -9,7 +9,7 @@ from urllib.parse import unquote, urlparse
 from acp import schema
 from acp.helpers import text_block, tool_content, tool_diff_content
 
-from agent_lsp.core.events import AgentUpdate, TextDelta, ThinkingDelta, ToolCall, ToolCallUpdate
+from agent_lsp.core.events import AgentUpdate, Plan, TextDelta, ThinkingDelta, ToolCall, ToolCallUpdate
 from agent_lsp.sessions.mentions import Mention
 from agent_lsp.sessions.results import HistoryEntry, HistoryToolCall
 
@@ -107,7 +107,20 @@ class UpdateConverter:
         self._kinds: dict[str, str] = {}
 
     def convert(self, update: AgentUpdate) -> Optional[Any]:
-        """The ACP update for `update`; None for what ACP has no place for (turn starts, usage, notices)."""
+        """The ACP update for `update`; None for what ACP has no place for (turn starts, usage, notices, a
+        subagent's text: its report is the `task` call's result). A subagent's tool calls are tool calls of the
+        session whose `_meta` names the `task` call (`parentToolCallId`)."""
+        parent = update.parent_tool_call_id
+        if parent is not None and not isinstance(update, (ToolCall, ToolCallUpdate)):
+            return None
+        converted = self._convert(update)
+        if parent is not None and converted is not None:
+            converted.field_meta = {**(converted.field_meta or {}), "parentToolCallId": parent}
+        return converted
+
+    def _convert(self, update: AgentUpdate) -> Optional[Any]:
+        if isinstance(update, Plan):
+            return acp_plan(update.entries)
         if isinstance(update, TextDelta):
             return schema.AgentMessageChunk(session_update="agent_message_chunk", content=text_block(update.text))
         if isinstance(update, ThinkingDelta):
@@ -137,6 +150,20 @@ class UpdateConverter:
                 status=STATUSES[update.status],
                 content=_content(update.status, update.output, update.error, update.diff, edited))
         return None
+
+
+def acp_plan(entries: list[Any]) -> schema.AgentPlanUpdate:
+    """The agent's plan (entries with content and status); ACP wants a priority, which todo_write has not."""
+    return schema.AgentPlanUpdate(session_update="plan", entries=[
+        schema.PlanEntry(content=e.content, status=e.status, priority="medium") for e in entries])
+
+
+def acp_commands(commands: list[Any]) -> schema.AvailableCommandsUpdate:
+    """The slash commands, for `available_commands_update`."""
+    return schema.AvailableCommandsUpdate(session_update="available_commands_update", available_commands=[
+        schema.AvailableCommand(name=c.name, description=c.description, input=schema.AvailableCommandInput(
+            root=schema.UnstructuredCommandInput(hint=c.argument_hint)) if c.argument_hint else None)
+        for c in commands])
 
 
 def acp_terminal(terminal_id: str) -> Any:

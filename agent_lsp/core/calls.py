@@ -193,6 +193,7 @@ async def _run_one(
     emit(ToolCallUpdate(tool_call_id=call_id, status="running"))
     tool_ctx = replace(
         ctx, report=lambda text: emit(ToolCallUpdate(tool_call_id=call_id, status="running", output=bound(text, PREVIEW_CHARS))),
+        emit=emit, tool_call_id=call_id,
     )
     try:
         output = await tool.run(tool_ctx, input)

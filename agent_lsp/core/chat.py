@@ -64,3 +64,5 @@ class ChatState:
     structured_output: Any = None
     streaming_usage: Usage = field(default_factory=Usage)
     """What the model call in flight has used so far, as the provider reported it (not yet in `usage`)."""
+    children: dict[str, "ChatState"] = field(default_factory=dict)
+    """The subagents running now, by the id of their `task` call."""

@@ -45,7 +45,13 @@ class Location(WireModel):
     range: Optional[Range] = None
 
 
-class TurnStart(WireModel):
+class Update(WireModel):
+    """Base of every AgentUpdate: a subagent's updates carry the id of the `task` call that runs it."""
+
+    parent_tool_call_id: Optional[str] = None
+
+
+class TurnStart(Update):
     """A model call of the loop begins."""
 
     kind: Literal["turn_start"] = "turn_start"
@@ -53,21 +59,21 @@ class TurnStart(WireModel):
     max_turns: int
 
 
-class TextDelta(WireModel):
+class TextDelta(Update):
     """Streamed assistant text."""
 
     kind: Literal["text_delta"] = "text_delta"
     text: str
 
 
-class ThinkingDelta(WireModel):
+class ThinkingDelta(Update):
     """Streamed assistant thinking."""
 
     kind: Literal["thinking_delta"] = "thinking_delta"
     text: str
 
 
-class ToolCall(WireModel):
+class ToolCall(Update):
     """The model asked for a tool call."""
 
     kind: Literal["tool_call"] = "tool_call"
@@ -79,7 +85,7 @@ class ToolCall(WireModel):
     locations: Optional[list[Location]] = None
 
 
-class ToolCallUpdate(WireModel):
+class ToolCallUpdate(Update):
     """A tool call changed status, or streamed output."""
 
     kind: Literal["tool_call_update"] = "tool_call_update"
@@ -90,7 +96,7 @@ class ToolCallUpdate(WireModel):
     diff: Optional[str] = None
 
 
-class ConfirmationRequest(WireModel):
+class ConfirmationRequest(Update):
     """The loop waits for the user to allow or reject a tool call."""
 
     kind: Literal["confirmation_request"] = "confirmation_request"
@@ -103,7 +109,7 @@ class ConfirmationRequest(WireModel):
     options: list[Decision] = Field(default_factory=lambda: list(DECISIONS))
 
 
-class Usage(WireModel):
+class Usage(Update):
     """Token usage, cumulative for the chat."""
 
     kind: Literal["usage"] = "usage"
@@ -122,7 +128,7 @@ class Usage(WireModel):
         )
 
 
-class Notice(WireModel):
+class Notice(Update):
     """Something the user should know: a retry, a compaction, a nudge."""
 
     kind: Literal["notice"] = "notice"
@@ -130,7 +136,24 @@ class Notice(WireModel):
     message: str
 
 
+PlanStatus = Literal["pending", "in_progress", "completed"]
+
+
+class PlanEntry(WireModel):
+    """One step of the agent's plan."""
+
+    content: str
+    status: PlanStatus
+
+
+class Plan(Update):
+    """The agent's whole plan, each time it changes (`todo_write`)."""
+
+    kind: Literal["plan"] = "plan"
+    entries: list[PlanEntry]
+
+
 AgentUpdate = Annotated[
-    Union[TurnStart, TextDelta, ThinkingDelta, ToolCall, ToolCallUpdate, ConfirmationRequest, Usage, Notice],
+    Union[TurnStart, TextDelta, ThinkingDelta, ToolCall, ToolCallUpdate, ConfirmationRequest, Usage, Notice, Plan],
     Field(discriminator="kind"),
 ]

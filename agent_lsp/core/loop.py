@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from dataclasses import replace
 from typing import AsyncIterator, Optional
 
 from agent_lsp.core.calls import run_tool_calls, unique_ids
@@ -30,9 +31,10 @@ from agent_lsp.core.messages import (
     unanswered_tool_uses,
 )
 from agent_lsp.core.ports import Model, ModelError, ModelReply, ModelRequest, TextChunk, ThinkingChunk
+from agent_lsp.core.subagent import Subagents, close_children
 from agent_lsp.core.tool import ToolContext
 
-__all__ = ["ChatConfig", "ChatState", "allow_all", "run_chat", "close_aborted", "NUDGE", "SUMMARY_REQUEST"]
+__all__ = ["ChatConfig", "ChatState", "allow_all", "run_chat", "close_aborted", "compact_now", "NUDGE", "SUMMARY_REQUEST"]
 
 NUDGE = "Please do what you described; don't just describe it."
 MAX_NUDGES = 2
@@ -82,6 +84,7 @@ async def run_chat(
         state.final_message = f"The prompt was blocked by a hook: {verdict.block}"
         state.stop_reason = "end_turn"
         return
+    ctx = replace(ctx, subagents=Subagents(model, config, permit, state, _turns))
     async for update in _turns(model, state, config, ctx, permit):
         yield update
     if config.hooks:
@@ -213,22 +216,40 @@ async def _compact_if_needed(model: Model, state: ChatState, config: ChatConfig)
     cut = cut_point(state.history, after, int(threshold_chars * KEEP_SHARE))
     if cut is None:
         return  # nothing older than the current message: the request goes as it is
-    older = view(state.history[:cut], state.compaction) if state.compaction else state.history[:cut]
-    request = ModelRequest(system=SUMMARY_SYSTEM, messages=[UserMessage(text=transcript(older))], tools=[],
-                           max_tokens=config.max_tokens)
-    summary, usage = "", None
     try:
-        async for event in model.stream(request):
-            if isinstance(event, ModelReply):
-                summary, usage = "".join(p.text for p in event.parts if isinstance(p, TextPart)), event.usage
+        older = await _summarise(model, state, config, cut)
     except ModelError as e:
         yield Notice(level="warning", message=f"Compacting the conversation failed ({e.message}); going on without.")
         return
+    yield Notice(message=f"Compacted the conversation: {older} earlier messages were summarised to stay within "
+                         "the model's context window; the full transcript is kept.")
+
+
+async def compact_now(model: Model, state: ChatState, config: ChatConfig, instructions: str = "") -> str:
+    """Summarise the whole conversation now (`/compact`), with the user's `instructions` for the summary if any;
+    what to tell the user. ModelError when the summary call fails."""
+    done = state.compaction[0] if state.compaction else 0
+    if not state.history or done >= len(state.history):
+        return "Nothing to compact: no turns since the last summary."
+    older = await _summarise(model, state, config, len(state.history), instructions)
+    return (f"Compacted the conversation: {older} earlier messages were summarised; the next chats start from the "
+            "summary, and the full transcript is kept.")
+
+
+async def _summarise(model: Model, state: ChatState, config: ChatConfig, cut: int, instructions: str = "") -> int:
+    """Replace what the model is sent before `cut` by a summary (one model call); how many messages it covers."""
+    older = view(state.history[:cut], state.compaction) if state.compaction else state.history[:cut]
+    system = f"{SUMMARY_SYSTEM}\n\nThe user asks: {instructions}" if instructions else SUMMARY_SYSTEM
+    request = ModelRequest(system=system, messages=[UserMessage(text=transcript(older))], tools=[],
+                           max_tokens=config.max_tokens)
+    summary, usage = "", None
+    async for event in model.stream(request):
+        if isinstance(event, ModelReply):
+            summary, usage = "".join(p.text for p in event.parts if isinstance(p, TextPart)), event.usage
     if usage:
         state.usage = state.usage.plus(usage)
     state.compaction = (cut, summary.strip() or "(no summary)")
-    yield Notice(message=f"Compacted the conversation: {len(older)} earlier messages were summarised to stay within "
-                         "the model's context window; the full transcript is kept.")
+    return len(older)
 
 
 def _answer_all(state: ChatState, why: str) -> None:
@@ -261,10 +282,12 @@ def close_aborted(state: ChatState) -> list[AgentUpdate]:
     """After a cancel: the terminal updates still owed, and a history every next request can build on (its usage
     counts what the cut model call used)."""
     count_streamed_usage(state)
-    updates: list[AgentUpdate] = [
+    had_children = bool(state.children)
+    updates: list[AgentUpdate] = [*close_children(state), *(
         ToolCallUpdate(tool_call_id=call_id, status="cancelled", error="Cancelled by the user.")
-        for call_id in state.open_calls.values()
-    ]
+        for call_id in state.open_calls.values())]
+    if had_children:  # their usage was added to the chat's
+        updates.append(state.usage.model_copy())
     state.open_calls.clear()
     commit_partial(state)
     _answer_all(state, CANCELLED)

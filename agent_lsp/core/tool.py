@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Optional
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional
 
 from pydantic import BaseModel, ConfigDict
 
 from agent_lsp.core.events import Location, ToolKind
 from agent_lsp.core.ports import Editor, FileChange, LanguageFeatures, ToolSpec
+
+if TYPE_CHECKING:
+    from agent_lsp.core.events import AgentUpdate
+    from agent_lsp.core.subagent import Subagents
 
 MAX_OUTPUT_CHARS = 30_000
 
@@ -56,6 +60,12 @@ class ToolContext:
     """Environment variables commands must not see, besides the provider keys (the secretEnv setting)."""
     language: Optional[LanguageFeatures] = None
     """The language servers' answers (definitions, references...), when something can give them."""
+    emit: Callable[["AgentUpdate"], None] = field(default=lambda update: None)
+    """Sends an update of the chat while the tool runs (a plan, a subagent's updates)."""
+    tool_call_id: str = ""
+    """The id of the call being run."""
+    subagents: Optional["Subagents"] = None
+    """Runs sub-chats for `task` (set by the loop; None inside a subagent)."""
 
 
 class Tool:

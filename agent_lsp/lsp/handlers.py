@@ -26,6 +26,9 @@ from agent_lsp.protocol import (
     ChatParams,
     ChatResult,
     ChatUsage,
+    CommandInfo,
+    CommandsParams,
+    CommandsResult,
     ConfirmToolParams,
     ConfirmToolResult,
     DeleteSessionResult,
@@ -185,6 +188,14 @@ async def agent_tools(ls: Any, params: Any) -> dict:
                               for t in offered]).wire()
 
 
+async def agent_commands(ls: Any, params: Any) -> dict:
+    parse(CommandsParams, params)
+    agent = agent_of(ls)
+    found = await agent.assembly.commands(agent.editor().roots)  # listing asks nothing: a chat asks for trust
+    return CommandsResult(commands=[CommandInfo(name=c.name, description=c.description, argument_hint=c.argument_hint,
+                                                source=c.source) for c in found]).wire()
+
+
 async def shutdown(ls: Any) -> None:
     """Stop what the agent started (MCP servers) before the process ends."""
     await agent_of(ls).assembly.close()
@@ -231,7 +242,7 @@ def agent_sessions(ls: Any, params: Any) -> dict:
 def agent_history(ls: Any, params: Any) -> dict:
     session = session_of(agent_of(ls), parse(SessionParams, params).session_id)
     entries = render_history(session.history, tools.BY_NAME, session.tool_calls, session.chats)
-    return HistoryResult(messages=[history_message(e) for e in entries]).wire()
+    return HistoryResult(messages=[history_message(e) for e in entries], plan=session.plan).wire()
 
 
 def agent_delete_session(ls: Any, params: Any) -> dict:

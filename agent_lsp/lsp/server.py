@@ -217,6 +217,7 @@ AGENT_METHODS: dict[str, tuple[str, str, bool]] = {
     # method: (module of agent_lsp.lsp, function, async)
     "agent/chat": ("handlers", "agent_chat", True),
     "agent/tools": ("handlers", "agent_tools", True),
+    "agent/commands": ("handlers", "agent_commands", True),
     "agent/models": ("handlers", "agent_models", True),
     "agent/newSession": ("handlers", "agent_new_session", False),
     "agent/abort": ("handlers", "agent_abort", False),

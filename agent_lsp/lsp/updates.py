@@ -11,22 +11,24 @@ COALESCE_SECONDS = 0.02
 
 
 class UpdateStream:
-    """Buffers consecutive text (or thinking) deltas of one session; anything else flushes them first."""
+    """Buffers consecutive text (or thinking) deltas of one session and one agent (the chat's, or a subagent's);
+    anything else flushes them first."""
 
     def __init__(self, send: Callable[[AgentUpdate], None]) -> None:
         self._send = send
         self._kind: Optional[type[TextDelta] | type[ThinkingDelta]] = None
+        self._parent: Optional[str] = None
         self._pieces: list[str] = []
         """The pending text, joined once when sent (not copied at every delta)."""
         self._timer: Optional[asyncio.TimerHandle] = None
 
     def push(self, update: AgentUpdate) -> None:
         if isinstance(update, (TextDelta, ThinkingDelta)):
-            if self._kind is type(update):
+            if self._kind is type(update) and self._parent == update.parent_tool_call_id:
                 self._pieces.append(update.text)
                 return
             self.flush()
-            self._kind, self._pieces = type(update), [update.text]
+            self._kind, self._parent, self._pieces = type(update), update.parent_tool_call_id, [update.text]
             self._timer = asyncio.get_running_loop().call_later(COALESCE_SECONDS, self.flush)
             return
         self.flush()
@@ -39,4 +41,4 @@ class UpdateStream:
         if self._kind is not None:
             kind, text = self._kind, "".join(self._pieces)
             self._kind, self._pieces = None, []
-            self._send(kind.model_construct(text=text))
+            self._send(kind.model_construct(text=text, parent_tool_call_id=self._parent))

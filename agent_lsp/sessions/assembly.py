@@ -24,6 +24,7 @@ from agent_lsp.core.ports import Editor, LanguageFeatures
 from agent_lsp.core.prompt import Environment, editor_context, project_instructions, system_prompt
 from agent_lsp.core.tool import Tool, ToolContext
 from agent_lsp.sessions.language import combined
+from agent_lsp.sessions.commands import Command, available_commands, expand, invocation
 from agent_lsp.sessions.mcp import McpServers
 from agent_lsp.sessions.mentions import BadMention, Mention, expand_mentions
 from agent_lsp.sessions.runtime import ChatRequest
@@ -92,6 +93,8 @@ class CheckedChat:
     inputs: ChatInputs
     finish: list[Tool]
     mentioned: Optional[str]
+    builtin: Optional[tuple[str, str]] = None
+    """A builtin command the message runs (name, arguments); a file command's prompt replaced the message."""
 
 
 class ChatAssembly:
@@ -110,6 +113,9 @@ class ChatAssembly:
         self.user_file = user_file or UserSettingsFile()
         self.trust = Trust(data_dir)
         self.mcp = McpServers(lambda message: warn([message]))
+        self.user_commands: Optional[Path] = None
+        """Where the user's command files are (None: the config dir's agent-lsp/commands)."""
+        self._warned: set[str] = set()
         self.refresh_user_file()
 
     def refresh_user_file(self) -> None:
@@ -146,9 +152,37 @@ class ChatAssembly:
         mcp = await self.mcp.tools(settings.mcp_servers) if settings.mcp_servers else []
         return [*(substitute(t) for t in tools.ALL), *tools.language_tools(language), *_memory_tools(memory), *mcp]
 
+    async def commands(self, roots: list[Path], ask_trust: AskTrust = _never_trusted) -> list[Command]:
+        """The slash commands: builtins, the project's once trusted (asked with `ask_trust`), the user's. A file
+        skipped is warned about once per process."""
+        found, warnings = await available_commands(roots, self.trust, ask_trust, self.user_commands)
+        self.warn([w for w in warnings if w not in self._warned])
+        self._warned.update(warnings)
+        return found
+
+    async def _command(self, inputs: ChatInputs) -> Optional[tuple[str, str]]:
+        """Run the command the message names, if any: a file's prompt replaces the message; a builtin is answered
+        (name, arguments). BadInput naming `message` for an unknown command."""
+        # every chat asks about the project's command files, as about its settings files: then they are listed
+        known = {c.name: c for c in await self.commands(inputs.editor.roots, inputs.ask_trust)}
+        called = invocation(inputs.message)
+        if called is None:
+            return None
+        name, arguments = called
+        command = known.get(name)
+        if command is None:
+            raise BadInput("message", f"unknown command /{name} (known: {', '.join('/' + n for n in known)})")
+        if command.source == "builtin":
+            return name, arguments
+        inputs.message = expand(command, arguments)
+        if not inputs.message.strip():
+            raise BadInput("message", f"the command /{name} has an empty prompt")
+        return None
+
     async def check(self, inputs: ChatInputs) -> CheckedChat:
-        """BadInput naming the field when the chat cannot start: an invalid outputSchema, a mention that cannot
-        be read."""
+        """BadInput naming the field when the chat cannot start: an unknown command, an invalid outputSchema, a
+        mention that cannot be read."""
+        builtin = await self._command(inputs)
         finish = []
         if inputs.output_schema is not None:
             from agent_lsp.tools.finish import InvalidSchema, finish_tool
@@ -161,7 +195,7 @@ class ChatAssembly:
             mentioned = await expand_mentions(ToolContext(editor=inputs.editor), inputs.mentions)
         except BadMention as e:
             raise BadInput(e.field, str(e)) from None
-        return CheckedChat(inputs, finish, mentioned)
+        return CheckedChat(inputs, finish, mentioned, builtin)
 
     async def compose(self, checked: CheckedChat) -> ChatRequest:
         """What the chat is told and may use."""
@@ -173,6 +207,9 @@ class ChatAssembly:
         context = "\n\n".join(part for part in (editor_context(env), inputs.attached, checked.mentioned) if part)
         language = self.language(settings, roots, inputs.language)
         offered = await self.tools(settings, roots, inputs.substitute, language)
+        builtin = checked.builtin
+        if builtin and builtin[0] == "memory":
+            builtin = ("memory", memory_text_for_user(memory))
         return ChatRequest(
             message=UserMessage(text=inputs.message, context=context or None), settings=settings,
             system=system_prompt(env, project_instructions(roots),
@@ -180,13 +217,24 @@ class ChatAssembly:
             tools=[*offered, *checked.finish],
             ctx=ToolContext(editor=inputs.editor, secret_env=settings.secret_env, language=language),
             ends_with="finish" if inputs.output_schema is not None else None,
-            hooks=[ShellHooks(settings.hooks, inputs.session_id, roots[0] if roots else None)] if settings.hooks else [])
+            hooks=[ShellHooks(settings.hooks, inputs.session_id, roots[0] if roots else None)] if settings.hooks else [],
+            builtin=builtin)
 
     async def close(self) -> None:
         """Stop what the chats started (MCP servers, language servers)."""
         await self.mcp.close()
         if self._language_servers is not None:
             await self._language_servers.close()
+
+
+def memory_text_for_user(memory: Optional[MemoryFile]) -> str:
+    """What `/memory` shows: where the facts live and each fact."""
+    if memory is None:
+        return "There is no project memory here: no workspace folder is open (or `memoryFile` is private without a data directory)."
+    facts = read_memory(memory)
+    if not facts:
+        return f"The project memory ({memory.path}) is empty. Ask the agent to remember a fact, or edit the file."
+    return f"Project memory ({memory.path}):\n" + "\n".join(f"- {fact}" for fact in facts)
 
 
 def _memory_tools(memory: Optional[MemoryFile]) -> list[Tool]:

@@ -15,9 +15,9 @@ from typing import Any, Callable, Optional
 from pydantic import TypeAdapter
 
 from agent_lsp.config import Settings, effective_max_turns
-from agent_lsp.core.events import AgentUpdate, Decision, Notice, ToolCall, ToolCallUpdate, Usage
+from agent_lsp.core.events import AgentUpdate, Decision, Notice, Plan, TextDelta, ToolCall, ToolCallUpdate, Usage
 from agent_lsp.core.hooks import Hook
-from agent_lsp.core.loop import ChatConfig, ChatState, close_aborted, run_chat
+from agent_lsp.core.loop import ChatConfig, ChatState, close_aborted, compact_now, run_chat
 from agent_lsp.core.messages import Message, UserMessage
 from agent_lsp.core.ports import Model, ModelError, PermissionRequest
 from agent_lsp.core.tool import Tool, ToolContext
@@ -93,6 +93,8 @@ class Session:
     """How each chat ended and what it used, oldest first."""
     checkpoints: list[Checkpoint] = field(default_factory=list)
     """What each chat of this process changed, oldest first (chats without edits have none)."""
+    plan: list[dict[str, str]] = field(default_factory=list)
+    """The latest plan the agent sent (`todo_write`), as {content, status} entries."""
 
     @property
     def chat_count(self) -> int:
@@ -105,7 +107,8 @@ class Session:
             usage = usage.plus(chat.usage)
         return SessionRow(id=self.id, title=self.title, created_at=self.created_at, updated_at=self.updated_at,
                           turns_count=self.turns_count, compaction=list(self.compaction) if self.compaction else None,
-                          workspace_folders=list(self.workspace_folders), usage=usage)
+                          workspace_folders=list(self.workspace_folders), usage=usage,
+                          plan=[dict(entry) for entry in self.plan])
 
     def next_seq(self) -> int:
         self.seq += 1
@@ -124,6 +127,9 @@ class ChatRequest:
     ends_with: Optional[str] = None
     """A tool whose valid call ends the chat with a structured output (`finish`)."""
     hooks: list[Hook] = field(default_factory=list)
+    builtin: Optional[tuple[str, str]] = None
+    """A builtin slash command instead of a model turn: ("compact", the user's instructions) or ("memory", the
+    text to show)."""
 
 
 Emit = Callable[[Session, AgentUpdate], None]
@@ -160,7 +166,7 @@ class Sessions:
                           turns_count=row.turns_count, history=history, saved=len(history),
                           compaction=tuple(row.compaction) if row.compaction else None,
                           tool_calls=self._store.tool_calls(session_id), workspace_folders=row.workspace_folders,
-                          chats=self._store.chats(session_id))
+                          chats=self._store.chats(session_id), plan=row.plan)
         if cached is not None:  # refreshed in place (a caller may hold it); what lives only in this process stays
             for name in (f.name for f in fields(Session)):
                 if name not in _PROCESS_ONLY:
@@ -294,6 +300,8 @@ class Sessions:
     async def chat(self, session: Session, request: ChatRequest, ask: Optional[Ask] = None) -> ChatOutcome:
         """Run one chat to its end; cancelling the caller aborts the chat, and a result is answered all the same."""
         started = time.monotonic()
+        if request.builtin is not None:
+            return await self._builtin(session, request, started)
         state = ChatState(history=session.history)
         settings = request.settings
         if settings.max_turns == 0:
@@ -362,6 +370,38 @@ class Sessions:
         self._save(session)
         return outcome
 
+    async def _builtin(self, session: Session, request: ChatRequest, started: float) -> ChatOutcome:
+        """Run a builtin command: `/compact` compacts the session now (one model call, abortable), `/memory`
+        shows its text. Neither adds to the transcript."""
+        state = ChatState(history=session.history, compaction=session.compaction)
+        name, argument = request.builtin
+        text = argument
+        if name == "compact":
+            try:
+                model = self._build_model(request.settings)
+                config = ChatConfig(system=request.system, tools=[], max_turns=1,
+                                    max_tokens=request.settings.max_tokens)
+                session.task = asyncio.ensure_future(compact_now(model, state, config, argument))
+                text = await session.task
+            except ModelError as e:
+                state.error = e
+                return _result(session, state, "error", started)
+            except asyncio.CancelledError:  # agent/abort, or $/cancelRequest: answered all the same
+                me = asyncio.current_task()
+                while me.cancelling():
+                    me.uncancel()
+                return _result(session, state, "aborted", started)
+            finally:
+                session.task = None
+            if state.usage != Usage():
+                self._publish(session, state.usage.model_copy())
+            session.compaction = state.compaction
+            session.updated_at = _now()
+            self._save(session)
+        self._publish(session, TextDelta(text=text))
+        state.final_message = text
+        return _result(session, state, "end_turn", started)
+
     async def revert(self, session: Session, to_chat: Optional[int], editor) -> tuple[list, list]:
         """Undo the edits of the last chat, or of every chat after the first `to_chat`; answers (reverted paths,
         refused (path, reason)). The history tells the model what was undone. NothingToRevert when the chats named
@@ -384,8 +424,13 @@ class Sessions:
         return reverted, refused
 
     def _publish(self, session: Session, update: AgentUpdate) -> None:
-        """Send an update, and remember how tool calls went for agent/history."""
-        if isinstance(update, ToolCall):
+        """Send an update, and remember how tool calls went and the latest plan for agent/history (a subagent's
+        calls are not in the transcript: only sent)."""
+        if update.parent_tool_call_id is not None:
+            pass
+        elif isinstance(update, Plan):
+            session.plan = [entry.wire() for entry in update.entries]
+        elif isinstance(update, ToolCall):
             session.tool_calls[update.tool_call_id] = {**update.wire(), "status": "running"}
         elif isinstance(update, ToolCallUpdate) and update.tool_call_id in session.tool_calls:
             record = session.tool_calls[update.tool_call_id]

@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from agent_lsp.core.events import Usage
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 MIGRATIONS = {
     1: """
         CREATE TABLE sessions (
@@ -50,11 +50,15 @@ MIGRATIONS = {
             session_id TEXT PRIMARY KEY, owner TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL,
             heartbeat REAL NOT NULL);
     """,
+    4: """
+        ALTER TABLE sessions ADD COLUMN plan TEXT;
+    """,
 }
-"""Version 3: session leases (one process runs a session's chat at a time; see `acquire`)."""
+"""Version 3: session leases (one process runs a session's chat at a time; see `acquire`). Version 4: the
+session's latest plan (`todo_write`), a JSON list of {content, status}."""
 _USAGE_COLUMNS = "input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens"
 _SELECT_SESSIONS = (
-    "SELECT s.id, s.title, s.created_at, s.updated_at, s.turns_count, s.compaction, s.workspace_folders, "
+    "SELECT s.id, s.title, s.created_at, s.updated_at, s.turns_count, s.compaction, s.workspace_folders, s.plan, "
     + ", ".join(f"COALESCE(SUM(c.{c}), 0)" for c in _USAGE_COLUMNS.split(", "))
     + " FROM sessions s LEFT JOIN chats c ON c.session_id = s.id"
 )
@@ -72,6 +76,8 @@ class SessionRow:
     """URIs of the workspace folders of the window that created the session; the first is its workspace."""
     usage: Usage = field(default_factory=Usage)
     """Cumulative over the session's chats (read only: computed from the chats)."""
+    plan: list[dict[str, str]] = field(default_factory=list)
+    """The latest plan ({content, status} each), empty when the agent made none."""
 
 
 @dataclass
@@ -156,9 +162,10 @@ class Store:
             (end,) = self._db.execute("SELECT COALESCE(MAX(position) + 1, 0) FROM messages WHERE session_id = ?",
                                       (row.id,)).fetchone()
             in_step = end == first_position
-            self._db.execute("UPDATE sessions SET title=?, updated_at=?, turns_count=?, compaction=? WHERE id=?",
+            self._db.execute("UPDATE sessions SET title=?, updated_at=?, turns_count=?, compaction=?, plan=? WHERE id=?",
                              (row.title, row.updated_at, row.turns_count,
-                              json.dumps(row.compaction) if row.compaction else None, row.id))
+                              json.dumps(row.compaction) if row.compaction else None,
+                              json.dumps(row.plan) if row.plan else None, row.id))
             self._db.executemany("INSERT INTO messages (session_id, position, body) VALUES (?,?,?)",
                                  [(row.id, end + i, b) for i, b in enumerate(bodies)])
             self._db.executemany("INSERT OR REPLACE INTO tool_calls (session_id, tool_call_id, record) VALUES (?,?,?)",
@@ -224,7 +231,7 @@ def _alive(pid: int) -> bool:
 def _row(r: tuple) -> SessionRow:
     return SessionRow(id=r[0], title=r[1], created_at=r[2], updated_at=r[3], turns_count=r[4],
                       compaction=json.loads(r[5]) if r[5] else None, workspace_folders=json.loads(r[6] or "[]"),
-                      usage=_usage(r[7:11]))
+                      plan=json.loads(r[7]) if r[7] else [], usage=_usage(r[8:12]))
 
 
 def _usage(counts: tuple) -> Usage:

@@ -20,6 +20,8 @@ from agent_lsp.tools import (
     rename_symbol,
     run_command,
     search,
+    task,
+    todo_write,
     write_file,
 )
 
@@ -32,6 +34,8 @@ ALL: list[Tool] = [
     edit_file.TOOL,
     write_file.TOOL,
     run_command.TOOL,
+    todo_write.TOOL,
+    task.TOOL,
 ]
 BY_NAME: dict[str, Tool] = {t.name: t for t in ALL}
 

@@ -348,6 +348,10 @@ async def test_the_typescript_sdk_client_accepts_everything_we_send(node_client,
         tool_use("read_file", {"path": "app.py"}, id="toolu_r"),
         text("Done."),
         tool_use("run_command", {"command": "echo ran"}, id="toolu_c"),
+        tool_use("todo_write", {"todos": [{"content": "Run it", "status": "completed"}]}, id="toolu_p"),
+        tool_use("task", {"description": "Check", "prompt": "Read app.py"}, id="toolu_t"),
+        tool_use("read_file", {"path": "app.py"}, id="toolu_sub"),  # the subagent's (one task: in order)
+        text("It says hello."),
         text("It ran."),
     )
     process = await asyncio.create_subprocess_exec(
@@ -362,13 +366,20 @@ async def test_the_typescript_sdk_client_accepts_everything_we_send(node_client,
     assert seen["writes"] == [[app, "def greet(name):\n    return 'hello ' + name\n"]]
     assert [r["method"] for r in seen["requests"]] == [
         "fs/read_text_file", "session/request_permission", "fs/read_text_file", "fs/read_text_file",
-        "fs/write_text_file", "fs/read_text_file", "fs/read_text_file"]
-    kinds = [u["sessionUpdate"] for u in seen["updates"][:seen["replayFrom"]]]
+        "fs/write_text_file", "fs/read_text_file", "fs/read_text_file", "fs/read_text_file"]
+    assert "available_commands_update" in [u["sessionUpdate"] for u in seen["updates"]]  # the SDK took it
+    assert [u["entries"] for u in seen["updates"] if u["sessionUpdate"] == "plan"] == [  # live, then replayed
+        [{"content": "Run it", "status": "completed", "priority": "medium"}]] * 2
+    nested = [u for u in seen["updates"] if u.get("toolCallId") == "toolu_sub"]
+    assert nested and all(u["_meta"] == {"parentToolCallId": "toolu_t"} for u in nested)
+    kinds = [u["sessionUpdate"] for u in seen["updates"][:seen["replayFrom"]]
+             if u["sessionUpdate"] != "available_commands_update"]
     assert kinds[0] == "agent_thought_chunk" and "tool_call" in kinds and "tool_call_update" in kinds
     diffs = [c for u in seen["updates"] if u["sessionUpdate"] == "tool_call_update" for c in u.get("content") or []
              if c["type"] == "diff"]
     assert [(d["path"], d["newText"]) for d in diffs] == [(app, "def greet(name):\n    return 'hello ' + name\n")]
-    replayed = [u["sessionUpdate"] for u in seen["updates"][seen["replayFrom"]:]]
+    replayed = [u["sessionUpdate"] for u in seen["updates"][seen["replayFrom"]:]
+                if u["sessionUpdate"] != "available_commands_update"]
     assert replayed[0] == "user_message_chunk" and replayed.count("user_message_chunk") == 2
     first = sent(fake_api, 0)[0]["content"]
     assert "[app.py](file://" in first[-1]["text"] and "greet is public API" in json.dumps(first)

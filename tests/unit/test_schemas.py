@@ -19,7 +19,7 @@ def test_every_update_kind_is_in_the_update_schema():
     update = schemas()["agent-update.params"]
     kinds = sorted(d["properties"]["kind"]["const"] for name, d in update["$defs"].items()
                    if "kind" in d.get("properties", {}))
-    assert kinds == ["confirmation_request", "notice", "text_delta", "thinking_delta", "tool_call",
+    assert kinds == ["confirmation_request", "notice", "plan", "text_delta", "thinking_delta", "tool_call",
                      "tool_call_update", "turn_start", "usage"]
 
 
