@@ -6,7 +6,8 @@
 import { NotificationType, RequestType } from 'vscode-jsonrpc';
 import type { SessionParams } from './generated/agent-abort.params';
 import type { AbortResult } from './generated/agent-abort.result';
-import type { ChatParams } from './generated/agent-chat.params';
+import type { ChatParams as GeneratedChatParams } from './generated/agent-chat.params';
+import type { ToolCall } from './generated/agent-update.params';
 import type { ChatResult } from './generated/agent-chat.result';
 import type { ConfirmToolParams } from './generated/agent-confirmTool.params';
 import type { ConfirmToolResult } from './generated/agent-confirmTool.result';
@@ -19,11 +20,14 @@ import type { NewSessionParams } from './generated/agent-newSession.params';
 import type { NewSessionResult } from './generated/agent-newSession.result';
 import type { SessionsParams } from './generated/agent-sessions.params';
 import type { SessionsResult } from './generated/agent-sessions.result';
-import type { UpdateParams } from './generated/agent-update.params';
+import type { UpdateParams as GeneratedUpdateParams } from './generated/agent-update.params';
 import type { RevertParams } from './generated/agent-revert.params';
 import type { RevertResult } from './generated/agent-revert.result';
+import type { CommandsResult } from './generated/agent-commands.result';
 
-export type { ChatContext, ChatParams, Mention } from './generated/agent-chat.params';
+export type { ChatContext, Mention } from './generated/agent-chat.params';
+export type { CommandInfo, CommandsResult } from './generated/agent-commands.result';
+export type { PlanEntry } from './generated/agent-update.params';
 export type { RevertResult } from './generated/agent-revert.result';
 export type { ChatResult } from './generated/agent-chat.result';
 export type { ConfirmToolParams } from './generated/agent-confirmTool.params';
@@ -34,11 +38,25 @@ export type { LanguageFeatureParams } from './generated/agent-languageFeature.pa
 export type { SessionInfo, SessionsResult } from './generated/agent-sessions.result';
 export type { ClientAgentCapabilities } from './generated/initialize.experimental.agent.client';
 export type {
-  ConfirmationRequest, Notice, ToolCall, ToolCallUpdate, UpdateParams, Usage,
+  ConfirmationRequest, Notice, ToolCall, ToolCallUpdate, Usage,
 } from './generated/agent-update.params';
 
-/** One streamed update: the `update` field of agent/update. */
-export type AgentUpdate = UpdateParams['update'];
+/** An image sent with a message (protocol 1.2, §9 "Images"): one of four types, at most 5 MiB decoded. */
+export interface ChatImage { mimeType: ImageType; data: string }
+export const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
+export type ImageType = typeof IMAGE_TYPES[number];
+/** The most bytes one image may hold, decoded (§9). */
+export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+
+/** agent/chat's params, with §9's `images` (the server's schema gains them with web_fetch's branch). */
+export type ChatParams = GeneratedChatParams & { images?: ChatImage[] };
+
+/** §9 adds the tool kind `fetch` (web_fetch); a server of protocol 1.1 never sends it. */
+export type ToolKind = ToolCall['toolKind'] | 'fetch';
+
+/** One streamed update: the `update` field of agent/update (with §9's `fetch` tool kind). */
+export type AgentUpdate = Exclude<GeneratedUpdateParams['update'], ToolCall> | (Omit<ToolCall, 'toolKind'> & { toolKind: ToolKind });
+export type UpdateParams = Omit<GeneratedUpdateParams, 'update'> & { update: AgentUpdate };
 export type PermissionMode = NonNullable<ChatParams['permissionMode']>;
 export type Decision = ConfirmToolParams['decision'];
 
@@ -53,6 +71,8 @@ export const HistoryRequest = new RequestType<SessionParams, HistoryResult, void
 export const DeleteSessionRequest = new RequestType<SessionParams, DeleteSessionResult, void>('agent/deleteSession');
 export const ModelsRequest = new RequestType<Record<string, never>, ModelsResult, void>('agent/models');
 export const NewSessionRequest = new RequestType<NewSessionParams, NewSessionResult, void>('agent/newSession');
+/** agent/commands (§9; the server lists "commands" in `features`). */
+export const CommandsRequest = new RequestType<Record<string, never>, CommandsResult, void>('agent/commands');
 /** agent/revert (§8; the server lists "revert" in `features`). */
 export const RevertRequest = new RequestType<RevertParams, RevertResult, void>('agent/revert');
 // server → client

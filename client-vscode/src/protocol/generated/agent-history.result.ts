@@ -2,6 +2,7 @@
 
 export interface HistoryResult {
   messages: HistoryMessage[];
+  plan: PlanEntry[];
 }
 export interface HistoryMessage {
   content: string;
@@ -12,6 +13,9 @@ export interface HistoryMessage {
   toolCalls?: HistoryToolCall[] | null;
   usage?: ChatUsage | null;
 }
+/**
+ * A tool call of a transcript, with how it went: also the wire shape of agent/history's tool calls.
+ */
 export interface HistoryToolCall {
   diff?: string | null;
   error?: string | null;
@@ -30,4 +34,11 @@ export interface ChatUsage {
   cacheReadInputTokens: number;
   inputTokens: number;
   outputTokens: number;
+}
+/**
+ * One step of the agent's plan.
+ */
+export interface PlanEntry {
+  content: string;
+  status: 'pending' | 'in_progress' | 'completed';
 }

@@ -7,7 +7,15 @@ export interface UpdateParams {
   seq: number;
   sessionId: string;
   update:
-    TurnStart | TextDelta | ThinkingDelta | ToolCall | ToolCallUpdate | ConfirmationRequest | Usage | Notice;
+    | TurnStart
+    | TextDelta
+    | ThinkingDelta
+    | ToolCall
+    | ToolCallUpdate
+    | ConfirmationRequest
+    | Usage
+    | Notice
+    | Plan;
 }
 /**
  * A model call of the loop begins.
@@ -15,6 +23,7 @@ export interface UpdateParams {
 export interface TurnStart {
   kind: 'turn_start';
   maxTurns: number;
+  parentToolCallId?: string | null;
   turn: number;
 }
 /**
@@ -22,6 +31,7 @@ export interface TurnStart {
  */
 export interface TextDelta {
   kind: 'text_delta';
+  parentToolCallId?: string | null;
   text: string;
 }
 /**
@@ -29,6 +39,7 @@ export interface TextDelta {
  */
 export interface ThinkingDelta {
   kind: 'thinking_delta';
+  parentToolCallId?: string | null;
   text: string;
 }
 /**
@@ -41,6 +52,7 @@ export interface ToolCall {
   kind: 'tool_call';
   locations?: Location[] | null;
   name: string;
+  parentToolCallId?: string | null;
   title: string;
   toolCallId: string;
   toolKind: 'read' | 'search' | 'edit' | 'execute' | 'other';
@@ -74,6 +86,7 @@ export interface ToolCallUpdate {
   error?: string | null;
   kind: 'tool_call_update';
   output?: string | null;
+  parentToolCallId?: string | null;
   status: 'awaiting_confirmation' | 'running' | 'completed' | 'failed' | 'rejected' | 'cancelled';
   toolCallId: string;
 }
@@ -89,6 +102,7 @@ export interface ConfirmationRequest {
   kind: 'confirmation_request';
   name: string;
   options: ('allow_once' | 'allow_always' | 'reject_once' | 'reject_always')[];
+  parentToolCallId?: string | null;
   title: string;
   toolCallId: string;
 }
@@ -101,6 +115,7 @@ export interface Usage {
   inputTokens: number;
   kind: 'usage';
   outputTokens: number;
+  parentToolCallId?: string | null;
 }
 /**
  * Something the user should know: a retry, a compaction, a nudge.
@@ -109,4 +124,20 @@ export interface Notice {
   kind: 'notice';
   level: 'info' | 'warning';
   message: string;
+  parentToolCallId?: string | null;
+}
+/**
+ * The agent's whole plan, each time it changes (`todo_write`).
+ */
+export interface Plan {
+  entries: PlanEntry[];
+  kind: 'plan';
+  parentToolCallId?: string | null;
+}
+/**
+ * One step of the agent's plan.
+ */
+export interface PlanEntry {
+  content: string;
+  status: 'pending' | 'in_progress' | 'completed';
 }

@@ -1,0 +1,47 @@
+/* Generated from schemas/settings.json by scripts/gen-types.mjs — do not edit. */
+
+export interface AgentLspSettings {
+  baseUrl?: string;
+  compactThreshold?: number;
+  contextWindow?: number;
+  /**
+   * Shell hooks by event (docs/settings.md)
+   */
+  hooks?: {};
+  /**
+   * Language servers agent-lsp runs itself, by name (docs/language-servers.md)
+   */
+  languageServers?: {
+    [k: string]: {
+      /**
+       * @minItems 1
+       */
+      command: [string, ...string[]];
+      initializationOptions?: unknown;
+      /**
+       * @minItems 1
+       */
+      languages: [string, ...string[]];
+      settings?: {};
+    };
+  };
+  languageTimeout?: number;
+  maxTokens?: number;
+  maxTurns?: number;
+  /**
+   * MCP servers by name (docs/settings.md)
+   */
+  mcpServers?: {};
+  memoryFile?: 'agents' | 'private';
+  model?: string;
+  permissionMode?: 'default' | 'acceptEdits' | 'plan' | 'bypassPermissions';
+  provider?: 'anthropic' | 'openai' | 'demo';
+  readTimeout?: number;
+  secretEnv?: string[];
+  thinking?:
+    | {
+        budgetTokens: number;
+      }
+    | 'adaptive'
+    | false;
+}
