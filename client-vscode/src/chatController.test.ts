@@ -404,7 +404,7 @@ describe('ChatController', () => {
       ['agent/chat', { message: 'what is wrong here?', images: [{ mimeType: 'image/png', data: PNG }], permissionMode: 'default' }],
     ]);
     expect(posted.filter((m) => m.type === 'error')).toEqual([
-      { type: 'error', message: 'Image 1 cannot be sent: it is 5.0 MiB; the agent takes images of at most 5 MiB.' },
+      { type: 'error', message: 'Image 1 cannot be sent: it is 5.0 MiB (5,242,884 bytes); the agent takes images of at most 5 MiB.' },
       { type: 'error', message: 'Image 1 cannot be sent: it is of type image/bmp; the agent takes PNG, JPEG, GIF and WebP images.' },
       { type: 'error', message: 'Add a message to send with the images.' },
     ]);

@@ -6,7 +6,7 @@ describe('images', () => {
     expect(['image/png', 'image/jpeg', 'image/gif', 'image/webp'].map((t) => imageProblem('a', t, 5 * 1024 * 1024))).toEqual(
       [undefined, undefined, undefined, undefined]);
     expect(imageProblem('big.png', 'image/png', 5 * 1024 * 1024 + 1)).toBe(
-      'big.png cannot be sent: it is 5.0 MiB; the agent takes images of at most 5 MiB.');
+      'big.png cannot be sent: it is 5.0 MiB (5,242,881 bytes); the agent takes images of at most 5 MiB.');
     expect(imageProblem('logo.svg', 'image/svg+xml', 10)).toBe(
       'logo.svg cannot be sent: it is of type image/svg+xml; the agent takes PNG, JPEG, GIF and WebP images.');
     expect(imageProblem('notes', '', 10)).toBe(

@@ -25,7 +25,7 @@ export function imageProblem(name: string, type: string, bytes: number): string 
       + 'the agent takes PNG, JPEG, GIF and WebP images.';
   }
   if (bytes > MAX_IMAGE_BYTES) {
-    return `${name} cannot be sent: it is ${mib(bytes)}; the agent takes images of at most 5 MiB.`;
+    return `${name} cannot be sent: it is ${mib(bytes)} (${bytes.toLocaleString('en')} bytes); the agent takes images of at most 5 MiB.`;
   }
   return undefined;
 }
