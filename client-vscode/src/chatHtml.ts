@@ -41,7 +41,7 @@ export function chatHtml(p: { cspSource: string; nonce: string; script: string; 
   <div id="attachments" aria-label="Images sent with the next message" hidden></div>
   <ul id="mention-list" role="listbox" aria-label="Mention" hidden></ul>
   <ul id="command-list" role="listbox" aria-label="Command" hidden></ul>
-  <textarea id="prompt" rows="3" placeholder="Ask the agent… (@ mentions a file, / runs a command, paste or drop an image; Enter sends, Shift+Enter: new line, Esc stops)"
+  <textarea id="prompt" rows="3" placeholder="Ask the agent… (@ a file, / a command, paste an image; Enter sends, Shift+Enter: new line, Esc stops)"
     aria-label="Message"></textarea>
   <div id="controls">
     <select id="mode" title="What the agent may do without asking" aria-label="Permission mode">
