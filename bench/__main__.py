@@ -16,9 +16,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parents[1]))
 from bench import figures  # noqa: E402
 from bench.figures import Row  # noqa: E402
+from bench import workflow  # noqa: E402
 
 DOC = Path(__file__).parents[1] / "docs" / "benchmarks.md"
-ROWS = 18
+ROWS = 20
 """Every run prints this many rows; fewer means a figure went missing (a failure, in CI too)."""
 
 
@@ -36,6 +37,8 @@ async def run(quick: bool) -> list[Row]:
             ("prompt cache", lambda: figures.prompt_cache(6 if quick else 20, root)),
             ("memory", lambda: figures.memory_over_time((1, 5, 10) if quick else (1, 100, 300), root)),
             ("abort", lambda: figures.abort(2 if quick else 5)),
+            ("subagents", lambda: workflow.parallel_tasks(1 if quick else 5, root)),
+            ("plan update", lambda: workflow.plan_update(20 if quick else 500)),
         ]
         for name, step in steps:
             started = time.perf_counter()

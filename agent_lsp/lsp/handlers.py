@@ -191,7 +191,7 @@ async def agent_tools(ls: Any, params: Any) -> dict:
 async def agent_commands(ls: Any, params: Any) -> dict:
     parse(CommandsParams, params)
     agent = agent_of(ls)
-    found = await agent.assembly.commands(agent.editor().roots)  # listing asks nothing: a chat asks for trust
+    found = await agent.assembly.commands(agent.editor().roots, agent.ask_trust)  # the project's asked about first
     return CommandsResult(commands=[CommandInfo(name=c.name, description=c.description, argument_hint=c.argument_hint,
                                                 source=c.source) for c in found]).wire()
 

@@ -154,7 +154,8 @@ async def test_capabilities_and_bad_settings(lsp):
     agent = client.initialize_result.capabilities.experimental["agent"]
     assert agent == {"protocolVersion": 1, "permissionModes": ["default", "acceptEdits", "plan", "bypassPermissions"],
                      "tools": ["list_open_buffers", "read_file", "list_files", "search", "get_diagnostics",
-                               "edit_file", "write_file", "run_command"], "features": FEATURES}
+                               "edit_file", "write_file", "run_command", "todo_write", "task"],
+                     "features": FEATURES}
     sync = client.initialize_result.capabilities.text_document_sync
     assert (sync.open_close, sync.change) == (True, types.TextDocumentSyncKind.Incremental)
     await chat(client, maxTurns=0)  # a round trip: the warnings sent at `initialized` have arrived

@@ -71,16 +71,16 @@ async def test_project_commands_only_once_trusted(lsp):
     folder.mkdir(parents=True)
     (folder / "fix.md").write_text("Fix the failing test. $ARGUMENTS\n")
     client = await lsp.start()
-    assert [c["name"] for c in await commands(client)] == ["compact", "memory"]  # listing asks nothing
-    assert client.message_requests == []
+    assert [c["name"] for c in await commands(client)] == ["compact", "memory"]  # asked, dismissed
+    (question,) = client.message_requests
+    assert question.message.startswith(f"agent-lsp: {folder} holds commands (/fix) whose prompts")
+    assert [a.title for a in question.actions] == ["Trust", "Don't trust"]
     try:
-        await chat(client, "/fix now")  # asked, dismissed: unknown
+        await chat(client, "/fix now")  # asked again, dismissed again: unknown
         raise AssertionError("an untrusted command ran")
     except Exception as e:
         assert "unknown command /fix" in str(e)
-    (question,) = client.message_requests
-    assert question.message.startswith(f"agent-lsp: {folder} holds commands (/fix) whose prompts")
-    assert [c["name"] for c in await commands(client)] == ["compact", "memory"]
+    assert len(client.message_requests) == 2 and lsp.fake_api.requests == []
 
     client.message_answer = "Trust"
     lsp.fake_api.add(text("Fixed."))
@@ -88,10 +88,14 @@ async def test_project_commands_only_once_trusted(lsp):
     assert lsp.fake_api.requests[-1]["messages"][0]["content"][-1]["text"] == "Fix the failing test. now"
     assert await commands(client) == [*BUILTINS, {"name": "fix", "description": "Fix the failing test. $ARGUMENTS",
                                                   "source": "project"}]
-    assert len(client.message_requests) == 2
+    assert len(client.message_requests) == 3  # trusted once for this content
 
-    (folder / "fix.md").write_text("Delete everything.\n")  # changed: asked again, not listed until then
+    (folder / "fix.md").write_text("Delete everything.\n")  # changed: asked again
+    client.message_answer = "Don't trust"
     assert [c["name"] for c in await commands(client)] == ["compact", "memory"]
+    assert len(client.message_requests) == 4
+    assert [c["name"] for c in await commands(client)] == ["compact", "memory"]
+    assert len(client.message_requests) == 4  # the refusal holds for this content
 
 
 async def test_compact_summarises_now_and_memory_shows_the_facts(lsp):

@@ -124,7 +124,8 @@ async def test_plan_mode_does_not_offer_edits_or_commands(lsp):
     client = await lsp.start(init_options={"permissionMode": "plan"})
     await chat(client)
     offered = [t["name"] for t in lsp.fake_api.requests[0]["tools"]]
-    assert offered == ["list_open_buffers", "read_file", "list_files", "search", "get_diagnostics"]
+    assert offered == ["list_open_buffers", "read_file", "list_files", "search", "get_diagnostics", "todo_write",
+                       "task"]
 
 
 async def test_bypass_permissions_runs_everything_without_asking(lsp):

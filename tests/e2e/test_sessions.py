@@ -50,7 +50,7 @@ async def test_list_history_and_delete(lsp):
             "toolCallId": "toolu_r1", "name": "read_file", "title": "Read app.py", "toolKind": "read",
             "input": {"path": "app.py"}, "status": "completed", "output": output}]},
         {"role": "assistant", "content": "It greets.", **chat_one},
-    ]}
+    ], "plan": []}
     assert await client.protocol.send_request_async("agent/deleteSession", {"sessionId": one["sessionId"]}) \
         == {"deleted": True}
     listed = (await client.protocol.send_request_async("agent/sessions", {}))["sessions"]

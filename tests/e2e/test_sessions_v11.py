@@ -128,7 +128,7 @@ async def test_history_has_tool_outputs_errors_diffs_and_each_chats_usage(lsp):
         {"role": "assistant", "content": "Done.", **chat_one},
         {"role": "user", "content": "anything else?"},
         {"role": "assistant", "content": "Nothing else.", "usage": usage(10, 5), "stopReason": "end_turn"},
-    ]}
+    ], "plan": []}
     assert streamed["toolu_e"]["output"].startswith("Edited app.py")
 
 
