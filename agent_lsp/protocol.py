@@ -45,6 +45,15 @@ class ChatContext(Params):
     mentions: Optional[list[Mention]] = None
 
 
+class ChatImage(Params):
+    """An image sent with the message (PROTOCOL §9 "Images"): checked by the server (type, base64, 5 MiB)."""
+
+    mime_type: str
+    """image/png, image/jpeg, image/gif or image/webp; another answers -32602 naming `images.<i>`."""
+    data: str
+    """The image's bytes, base64."""
+
+
 class ChatParams(Params):
     """agent/chat params."""
 
@@ -57,6 +66,7 @@ class ChatParams(Params):
     work_done_token: Optional[Union[int, str]] = None
     output_schema: Optional[dict[str, Any]] = None
     """A JSON Schema: the model is offered a `finish` tool with it; the result carries `structuredOutput`."""
+    images: Optional[list[ChatImage]] = None
 
     @field_validator("message")
     @classmethod

@@ -19,7 +19,7 @@ from bench.figures import Row  # noqa: E402
 from bench import workflow  # noqa: E402
 
 DOC = Path(__file__).parents[1] / "docs" / "benchmarks.md"
-ROWS = 20
+ROWS = 21
 """Every run prints this many rows; fewer means a figure went missing (a failure, in CI too)."""
 
 
@@ -39,6 +39,7 @@ async def run(quick: bool) -> list[Row]:
             ("abort", lambda: figures.abort(2 if quick else 5)),
             ("subagents", lambda: workflow.parallel_tasks(1 if quick else 5, root)),
             ("plan update", lambda: workflow.plan_update(20 if quick else 500)),
+            ("web_fetch", lambda: figures.web_fetch(1 if quick else 3, root)),
         ]
         for name, step in steps:
             started = time.perf_counter()

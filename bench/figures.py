@@ -443,6 +443,51 @@ async def memory_over_time(marks: tuple[int, ...], root: Path) -> list[Row]:
                 f"{seen[last][1]}/{seen[last][2]}", "", None, "flat", flat)]
 
 
+def _peak_kib(pid: int) -> int:
+    """The process's peak RSS so far (VmHWM)."""
+    return next(int(line.split()[1]) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                if line.startswith("VmHWM:"))
+
+
+async def web_fetch(runs: int, root: Path) -> list[Row]:
+    """web_fetch of a 6 MB page (read up to the 5 MB cap) from a web server on 127.0.0.1: how far the server's
+    peak RSS rises above its RSS before, and how long the answer the model reads is."""
+    from tests.fakes.web_server import WebServer
+
+    api, web = FakeMessagesAPI().start(), WebServer()
+    config = root.parent / "config"
+    (config / "agent-lsp").mkdir(parents=True, exist_ok=True)
+    (config / "agent-lsp" / "settings.json").write_text(json.dumps({"webFetch": {"allowPrivate": True}}))
+    env = {**env_for(api), "XDG_CONFIG_HOME": str(config)}
+    client = await start(AGENT + ["--data-dir", str(root.parent / "state")], root, env)
+    pid = client.process.pid
+    fetch = lambda path: {"content": [{"type": "tool_use", "name": "web_fetch", "input": {"url": web.url(path)},  # noqa: E731
+                                       "id": "toolu_f"}]}
+    growth, times, answers = [], [], []
+    try:
+        api.add(fetch("/page.html"), DONE)  # warm: the tool's code and the SDK loaded
+        await client.request("agent/chat", {"message": "go", "permissionMode": "bypassPermissions"})
+        for _ in range(runs):
+            before = rss_kib(pid)
+            api.add(fetch("/big"), DONE)
+            started = time.perf_counter()
+            await client.request("agent/chat", {"message": "go", "permissionMode": "bypassPermissions"})
+            times.append(time.perf_counter() - started)
+            growth.append(max(0, _peak_kib(pid) - before) / 1024)
+            answers.append(api.requests[-1]["messages"][-1]["content"][0]["content"])
+    finally:
+        client.process.kill()
+        await client.process.wait()
+        api.stop()
+        web.close()
+    cut = all(a.startswith("[only the first 5 MB of the page were read]") and len(a) <= 31_000 for a in answers)
+    worst = max(growth)
+    return [Row("web_fetch of a 6 MB page: peak RSS growth, chat answered",
+                f"+{worst:.1f} MiB, {ms(times)}, result {max(map(len, answers))} chars", "", None,
+                "≤ 20 MiB, read to the 5 MB cap", worst <= 20 and cut,
+                "" if cut else "the result does not say the page was cut at 5 MB")]
+
+
 async def abort(runs: int) -> list[Row]:
     try:
         results = await abort_bench.measure(runs)

@@ -291,7 +291,7 @@ class AcpAgent:
 
     def _inputs(self, session_id: str, prompt: list[Any]) -> Any:
         """A session/prompt in plain terms, for the chat assembly shared with LSP."""
-        from agent_lsp.acp.convert import acp_prompt
+        from agent_lsp.acp.convert import acp_images, acp_prompt
         from agent_lsp.acp.editor import ThroughClient
         from agent_lsp.acp.questions import ask_trust
         from agent_lsp.sessions.assembly import ChatInputs
@@ -314,7 +314,7 @@ class AcpAgent:
 
         return ChatInputs(message=text, editor=editor, session_id=session_id, mentions=mentions, attached=attached,
                           chat_settings={"permission_mode": self.modes[session_id], "model": self.models.get(session_id)},
-                          substitute=substitute,
+                          substitute=substitute, images=acp_images(prompt),
                           ask_trust=lambda question: ask_trust(self.conn, self.outbox, session_id, question))
 
     def _show_warnings(self, session_id: str) -> None:

@@ -10,6 +10,7 @@ from acp import schema
 from acp.helpers import text_block, tool_content, tool_diff_content
 
 from agent_lsp.core.events import AgentUpdate, Plan, TextDelta, ThinkingDelta, ToolCall, ToolCallUpdate
+from agent_lsp.sessions.images import RawImage
 from agent_lsp.sessions.mentions import Mention
 from agent_lsp.sessions.results import HistoryEntry, HistoryToolCall
 
@@ -78,6 +79,12 @@ def acp_prompt(blocks: list[Any]) -> tuple[str, Optional[str], list[Mention]]:
                             else f"(binary resource {where} not shown)")
     context = "The user attached these files:\n" + "\n".join(attached) if attached else None
     return "\n".join(text), context, mentions
+
+
+def acp_images(blocks: list[Any]) -> list[RawImage]:
+    """The prompt's image blocks, unchecked (the chat assembly checks them, naming `prompt.<i>`)."""
+    return [RawImage(block.mime_type, block.data, f"prompt.{index}") for index, block in enumerate(blocks)
+            if getattr(block, "type", None) == "image"]
 
 
 def _content(status: str, output: Optional[str], error: Optional[str], diff: Optional[str],
@@ -192,6 +199,6 @@ def acp_replay(entries: list[HistoryEntry]) -> Iterator[Any]:
 def _replayed_call(call: HistoryToolCall) -> Any:
     return schema.ToolCallStart(
         session_update="tool_call", tool_call_id=call.tool_call_id, title=call.title,
-        kind=call.tool_kind if call.tool_kind in ("read", "search", "edit", "execute") else "other",
+        kind=call.tool_kind if call.tool_kind in ("read", "search", "edit", "execute", "fetch") else "other",
         status=STATUSES.get(call.status, "failed"), raw_input=call.input,
         content=_content(call.status, call.output, call.error, call.diff, None))

@@ -29,7 +29,7 @@ def initialize_result(requested: Any) -> dict[str, Any]:
         "protocolVersion": version,
         "agentCapabilities": {
             "loadSession": True,
-            "promptCapabilities": {"embeddedContext": True},  # image and audio: false, the default
+            "promptCapabilities": {"embeddedContext": True, "image": True},  # audio: false, the default
             "sessionCapabilities": {"list": {}},
             "auth": {},
         },

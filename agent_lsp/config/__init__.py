@@ -52,6 +52,8 @@ class Settings:
     """Language servers agent-lsp runs itself, by name (config/language_servers.py LanguageServerConfig)."""
     language_timeout: float = 5.0
     """Seconds a language request (definition, references...) may take before it fails naming the server."""
+    web_fetch: Mapping[str, Any] = field(default_factory=dict)
+    """web_fetch's limits, checked: `allow_private`, `allowed_domains` (a tuple, empty for every host), `timeout`."""
 
 
 def _described(schema: dict[str, Any]):
@@ -131,6 +133,29 @@ def _language_timeout(value: Any) -> float:
     return float(value)
 
 
+@_described({"type": "object", "description": "Where web_fetch may go (docs/settings.md)", "additionalProperties": False,
+              "properties": {"allowPrivate": {"type": "boolean"},
+                             "allowedDomains": {"type": "array", "items": {"type": "string", "minLength": 1}},
+                             "timeout": {"type": "number", "minimum": 1, "maximum": 300}}})
+def _web_fetch(value: Any) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ValueError("must be an object with allowPrivate, allowedDomains, timeout")
+    unknown = sorted(set(value) - {"allowPrivate", "allowedDomains", "timeout"})
+    if unknown:
+        raise ValueError(f"has an unknown key `{unknown[0]}` (allowPrivate, allowedDomains, timeout)")
+    private = value.get("allowPrivate", False)
+    if not isinstance(private, bool):
+        raise ValueError("`allowPrivate` must be true or false")
+    domains = value.get("allowedDomains", [])
+    if not isinstance(domains, list) or not all(isinstance(d, str) and d.strip(" .") for d in domains):
+        raise ValueError("`allowedDomains` must be a list of host names")
+    timeout = value.get("timeout", 30)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 1 <= timeout <= 300:
+        raise ValueError("`timeout` must be a number of seconds from 1 to 300")
+    return {"allow_private": private, "allowed_domains": tuple(d.strip(" .").lower() for d in domains),
+            "timeout": float(timeout)}
+
+
 @_described({"anyOf": [{"type": "object", "properties": {"budgetTokens": {"type": "integer", "minimum": 1024}},
                                  "required": ["budgetTokens"]}, {"const": "adaptive"}, {"const": False}]})
 def _thinking(value: Any) -> Thinking:
@@ -175,9 +200,11 @@ FIELDS = {
     "mcpServers": ("mcp_servers", _mcp_servers),
     "languageServers": ("language_servers", _language_servers),
     "languageTimeout": ("language_timeout", _language_timeout),
+    "webFetch": ("web_fetch", _web_fetch),
 }
-GATED = ("hooks", "baseUrl", "mcpServers", "languageServers")
-"""Keys of the workspace file that run commands or send code elsewhere: used only once the user trusted it."""
+GATED = ("hooks", "baseUrl", "mcpServers", "languageServers", "webFetch")
+"""Keys of the workspace file that run commands, send code elsewhere or open the local network to web_fetch: used only
+once the user trusted it."""
 WORKSPACE_FILE = Path(".agent-lsp") / "settings.json"
 ADDED_UP = ("mcp_servers", "language_servers")
 """Settings whose entries add up across the layers rather than the highest layer replacing the whole value."""

@@ -72,6 +72,13 @@ class ToolResult(_Model):
     is_error: bool = False
 
 
+class ImagePart(_Model):
+    """An image the user attached: its type and its bytes in base64, as both APIs take them."""
+
+    media_type: Literal["image/png", "image/jpeg", "image/gif", "image/webp"]
+    data: str
+
+
 class UserMessage(_Model):
     """A user turn: the user's message, or a message the loop adds on the user's behalf (nudge, summary)."""
 
@@ -82,6 +89,8 @@ class UserMessage(_Model):
     context: Optional[str] = None
     """What the editor showed when the user wrote it (open buffers, active file, selection): sent to the model
     with the message, so the system prompt stays the same from chat to chat and the prompt cache holds."""
+    images: list[ImagePart] = Field(default_factory=list)
+    """Images sent with the message (pasted, attached, or image files mentioned)."""
 
 
 class AssistantMessage(_Model):

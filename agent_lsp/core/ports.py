@@ -34,6 +34,11 @@ class ModelRequest:
     thinking: Union[int, Literal["adaptive"], None] = None
     """Thinking budget in tokens, "adaptive", or None for no thinking."""
 
+    @property
+    def carries_images(self) -> bool:
+        """Whether a user message of the request has images (a refusal may then be about them)."""
+        return any(getattr(m, "images", None) for m in self.messages)
+
 
 @dataclass(frozen=True)
 class TextChunk:
@@ -73,6 +78,12 @@ class ModelError(Exception):
         super().__init__(message)
         self.type = type
         self.message = message
+
+
+def images_refused(model: str, why: str) -> ModelError:
+    """The error of a model that does not take images, saying so."""
+    return ModelError("llm_error", f"The model `{model}` does not take images ({why}). Send the message without "
+                                   "images, or choose a model that reads them.")
 
 
 @dataclass(frozen=True)

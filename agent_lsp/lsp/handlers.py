@@ -49,6 +49,7 @@ from agent_lsp.protocol import (
 )
 from agent_lsp.sessions.assembly import BadInput, ChatInputs
 from agent_lsp.sessions.history import render_history
+from agent_lsp.sessions.images import RawImage
 from agent_lsp.sessions.mentions import Mention
 from agent_lsp.sessions.results import ChatOutcome, HistoryEntry
 from agent_lsp.sessions.runtime import Session, SessionBusy, UnknownSession, UnknownToolCall
@@ -138,7 +139,8 @@ def chat_inputs(agent: Agent, editor: LspEditor, p: ChatParams, session_id: str)
         chat_settings={"permission_mode": p.permission_mode, "max_turns": p.max_turns, "model": p.model},
         active_path=active_path, active_label=active if active and active_path is None else None,
         selection=(selection.start.line, selection.end.line) if selection else None, ask_trust=agent.ask_trust,
-        language=agent.language(editor))
+        language=agent.language(editor),
+        images=[RawImage(i.mime_type, i.data, f"images.{n}") for n, i in enumerate(p.images or [])])
 
 
 async def agent_chat(ls: Any, params: Any) -> dict:

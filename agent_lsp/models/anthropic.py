@@ -27,6 +27,7 @@ from agent_lsp.core.ports import (
     ModelRequest,
     TextChunk,
     ThinkingChunk,
+    images_refused,
 )
 
 EPHEMERAL = {"type": "ephemeral"}
@@ -73,6 +74,8 @@ class AnthropicModel:
                         yield _usage(stream.current_message_snapshot.usage)
                 final = await stream.get_final_message()
         except anthropic.APIStatusError as e:
+            if e.status_code == 400 and request.carries_images and "image" in _status_message(e).lower():
+                raise images_refused(self.name, f"the API answered {_status_message(e)}") from None
             raise ModelError(_error_type(e), _status_message(e)) from None
         except (anthropic.APITimeoutError, httpx2.TimeoutException):
             raise ModelError("llm_error", f"The model stream stalled: nothing arrived for {self.read_timeout:g} s "
@@ -143,7 +146,9 @@ def api_messages(history: list[Message]) -> list[dict[str, Any]]:
             ]
         elif isinstance(message, UserMessage):
             context = [{"type": "text", "text": message.context}] if message.context else []
-            role, blocks = "user", [*context, {"type": "text", "text": message.text}]
+            images = [{"type": "image", "source": {"type": "base64", "media_type": i.media_type, "data": i.data}}
+                      for i in message.images]
+            role, blocks = "user", [*context, *images, {"type": "text", "text": message.text}]
         else:  # pragma: no cover - the union is closed
             continue
         if out and out[-1]["role"] == role:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, AsyncIterator
 
-from agent_lsp.core.ports import ModelError, ModelEvent, ModelInfo, ModelRequest
+from agent_lsp.core.ports import ModelError, ModelEvent, ModelInfo, ModelRequest, images_refused
 from agent_lsp.models.openai_wire import ReplyBuilder, api_request
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -60,7 +60,7 @@ class OpenAIModel:
                     for event in reply.add(chunk):
                         yield event
         except openai.APIStatusError as e:
-            raise status_error(e, self.name, self._url(), bool(request.tools)) from None
+            raise status_error(e, self.name, self._url(), bool(request.tools), request.carries_images) from None
         except openai.APIConnectionError as e:
             if reply.chunks:  # reached, then lost: not a wrong address
                 raise ModelError("llm_error", f"The model stream from {self._url()} broke off after {reply.chunks} "
@@ -111,7 +111,7 @@ async def list_models(base_url: str, api_key: str) -> list[ModelInfo]:
         raise ModelError("llm_error", f"GET {url} did not answer a model list ({_describe(e)}).") from None
 
 
-def status_error(error: Any, model: str, url: str, had_tools: bool) -> ModelError:
+def status_error(error: Any, model: str, url: str, had_tools: bool, had_images: bool = False) -> ModelError:
     """The ModelError for an error status, saying what was reached and what to do."""
     status, detail = error.status_code, _detail(error)
     content_type = error.response.headers.get("content-type", "") if getattr(error, "response", None) else ""
@@ -121,6 +121,8 @@ def status_error(error: Any, model: str, url: str, had_tools: bool) -> ModelErro
     lowered = detail.lower()
     if status in (400, 413) and any(h in lowered for h in _OVERFLOW_HINTS):
         return ModelError("context_overflow", f"{status}: {detail}")
+    if status in (400, 415, 422) and had_images and "image" in lowered:
+        return images_refused(model, f"the server answered {status}: {detail}")
     if status == 400 and had_tools and "tool" in lowered:
         return ModelError("llm_error", f"The model `{model}` does not support tool calls (the server answered "
                           f"400: {detail}). agent-lsp needs a model with tool support, e.g. {TOOL_MODELS}; "

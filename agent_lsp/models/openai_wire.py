@@ -61,7 +61,13 @@ def api_messages(history: list[Message]) -> list[dict[str, Any]]:
     for message in history:
         if isinstance(message, UserMessage):
             text = f"{message.context}\n\n{message.text}" if message.context else message.text
-            out.append({"role": "user", "content": text})
+            if message.images:  # content parts only then: some compatible servers take a string alone
+                out.append({"role": "user", "content": [
+                    {"type": "text", "text": text},
+                    *({"type": "image_url", "image_url": {"url": f"data:{i.media_type};base64,{i.data}"}}
+                      for i in message.images)]})
+            else:
+                out.append({"role": "user", "content": text})
         elif isinstance(message, AssistantMessage):
             # Thinking parts are not sent back: chat.completions has no input field for them, and DeepSeek
             # answers 400 when `reasoning_content` comes back in a request. The transcript keeps them.

@@ -1,5 +1,5 @@
 """One chat, composed once for every front end: the settings in force, the system prompt (environment, project
-instructions, memory), the tools (built-in, memory, MCP, language, `finish`), the hooks and `secretEnv`
+instructions, memory), the tools (built-in, web_fetch, memory, MCP, language, `finish`), the hooks and `secretEnv`
 (PROTOCOL §9 "Settings and one chat for every front end").
 
 A front end parses its wire into `ChatInputs` (plain values) and hands over its ports and its substitutions (ACP's
@@ -19,10 +19,11 @@ from typing import Any, Callable, Mapping, Optional, Protocol
 from agent_lsp import tools
 from agent_lsp.config import Layers, Settings
 from agent_lsp.config.user_file import UserSettingsFile
-from agent_lsp.core.messages import UserMessage
+from agent_lsp.core.messages import ImagePart, UserMessage
 from agent_lsp.core.ports import Editor, LanguageFeatures
 from agent_lsp.core.prompt import Environment, editor_context, project_instructions, system_prompt
 from agent_lsp.core.tool import Tool, ToolContext
+from agent_lsp.sessions.images import BadImage, RawImage, check_images
 from agent_lsp.sessions.language import combined
 from agent_lsp.sessions.commands import Command, available_commands, expand, invocation
 from agent_lsp.sessions.mcp import McpServers
@@ -35,6 +36,7 @@ from agent_lsp.tools.forget import Forget
 from agent_lsp.tools.memory import MemoryFile, memory_file, read_memory
 from agent_lsp.tools.paths import display
 from agent_lsp.tools.remember import Remember
+from agent_lsp.tools.web_fetch import FetchPolicy, WebFetch
 
 MAX_LISTED_BUFFERS = 20
 Warn = Callable[[list[str]], None]
@@ -84,17 +86,20 @@ class ChatInputs:
     language: Optional[LanguageFeatures] = None
     """The editor's language intelligence, when the front end has it."""
     ask_trust: AskTrust = _never_trusted
+    images: list[RawImage] = field(default_factory=list)
+    """Images sent with the message, unchecked."""
 
 
 @dataclass
 class CheckedChat:
-    """A chat whose inputs passed the checks: its `finish` tool and its expanded mentions."""
+    """A chat whose inputs passed the checks: its `finish` tool, its expanded mentions and its images."""
 
     inputs: ChatInputs
     finish: list[Tool]
     mentioned: Optional[str]
     builtin: Optional[tuple[str, str]] = None
     """A builtin command the message runs (name, arguments); a file command's prompt replaced the message."""
+    images: list[ImagePart] = field(default_factory=list)
 
 
 class ChatAssembly:
@@ -150,7 +155,8 @@ class ChatAssembly:
         tools (what `language` can answer), memory, MCP (each server started on first need)."""
         memory = memory_file(settings.memory_file, roots, self.data_dir)
         mcp = await self.mcp.tools(settings.mcp_servers) if settings.mcp_servers else []
-        return [*(substitute(t) for t in tools.ALL), *tools.language_tools(language), *_memory_tools(memory), *mcp]
+        builtin = [*(substitute(t) for t in tools.ALL), web_fetch_tool(settings)]
+        return [*builtin, *tools.language_tools(language), *_memory_tools(memory), *mcp]
 
     async def commands(self, roots: list[Path], ask_trust: AskTrust = _never_trusted) -> list[Command]:
         """The slash commands: builtins, the project's once trusted (asked with `ask_trust`), the user's. A file
@@ -181,7 +187,7 @@ class ChatAssembly:
 
     async def check(self, inputs: ChatInputs) -> CheckedChat:
         """BadInput naming the field when the chat cannot start: an unknown command, an invalid outputSchema, a
-        mention that cannot be read."""
+        mention that cannot be read, an image that cannot be sent."""
         builtin = await self._command(inputs)
         finish = []
         if inputs.output_schema is not None:
@@ -192,10 +198,11 @@ class ChatAssembly:
             except InvalidSchema as e:
                 raise BadInput("outputSchema", f"not a valid JSON Schema: {e}") from None
         try:
-            mentioned = await expand_mentions(ToolContext(editor=inputs.editor), inputs.mentions)
-        except BadMention as e:
+            images = await check_images(inputs.images)
+            mentioned = await expand_mentions(ToolContext(editor=inputs.editor), inputs.mentions, images)
+        except (BadMention, BadImage) as e:
             raise BadInput(e.field, str(e)) from None
-        return CheckedChat(inputs, finish, mentioned, builtin)
+        return CheckedChat(inputs, finish, mentioned, builtin, images)
 
     async def compose(self, checked: CheckedChat) -> ChatRequest:
         """What the chat is told and may use."""
@@ -211,7 +218,8 @@ class ChatAssembly:
         if builtin and builtin[0] == "memory":
             builtin = ("memory", memory_text_for_user(memory))
         return ChatRequest(
-            message=UserMessage(text=inputs.message, context=context or None), settings=settings,
+            message=UserMessage(text=inputs.message, context=context or None, images=checked.images),
+            settings=settings,
             system=system_prompt(env, project_instructions(roots),
                                  read_memory(memory) if memory and not memory.in_workspace else None),
             tools=[*offered, *checked.finish],
@@ -235,6 +243,11 @@ def memory_text_for_user(memory: Optional[MemoryFile]) -> str:
     if not facts:
         return f"The project memory ({memory.path}) is empty. Ask the agent to remember a fact, or edit the file."
     return f"Project memory ({memory.path}):\n" + "\n".join(f"- {fact}" for fact in facts)
+
+
+def web_fetch_tool(settings: Settings) -> Tool:
+    """web_fetch with the limits of the `webFetch` setting."""
+    return WebFetch(FetchPolicy(**settings.web_fetch))
 
 
 def _memory_tools(memory: Optional[MemoryFile]) -> list[Tool]:

@@ -3,11 +3,15 @@ model reads with it (PROTOCOL §8 `context.mentions`), bounded, with a note of w
 
 from __future__ import annotations
 
+import asyncio
+
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from agent_lsp.core.messages import ImagePart
 from agent_lsp.core.tool import ToolContext, ToolError
+from agent_lsp.sessions.images import image_type, read_image
 from agent_lsp.tools.get_diagnostics import format_diagnostics
 from agent_lsp.tools.paths import display, resolve
 from agent_lsp.tools.read_file import read_text
@@ -62,11 +66,18 @@ def _cut(text: str, limit: int) -> str:
     return f"{text[:limit]}\n[{len(text) - limit} more characters not included; use read_file for the rest]"
 
 
-async def expand_mentions(ctx: ToolContext, mentions: list[Mention]) -> Optional[str]:
-    """The mentions as one block for the user message; BadMention for one that cannot be read."""
+async def expand_mentions(ctx: ToolContext, mentions: list[Mention],
+                          images: Optional[list[ImagePart]] = None) -> Optional[str]:
+    """The mentions as one block for the user message; BadMention for one that cannot be read. With `images`,
+    a file mention naming an image file is read into it instead (BadImage when it cannot be sent)."""
     roots = ctx.editor.roots
     blocks: list[str] = []
     for index, mention in enumerate(mentions):
+        if images is not None and mention.kind == "file" and mention.path is not None:
+            path = mention_path(roots, mention.field(index, "uri"), mention.path, required=True)
+            if await asyncio.to_thread(image_type, path):
+                images.append(await asyncio.to_thread(read_image, path, mention.field(index, "uri")))
+                continue
         blocks.append(await _expand(ctx, roots, index, mention))
     if not blocks:
         return None

@@ -3,26 +3,29 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 from typing import Awaitable, Callable, Optional
 
 from agent_lsp.core.events import ConfirmationRequest, Decision, ToolCallUpdate
 from agent_lsp.core.chat import Emit
 from agent_lsp.core.ports import Allow, Deny, Permission, PermissionRequest
 
-ASKING_KINDS = frozenset({"edit", "execute"})
+ASKING_KINDS = frozenset({"edit", "execute", "fetch"})
 Ask = Callable[[PermissionRequest], Awaitable[tuple[Decision, Optional[str]]]]
 
 
 def offered(kind: str, mode: str) -> bool:
-    """Whether a tool of this kind is offered to the model at all (plan mode hides edits and commands)."""
+    """Whether a tool of this kind is offered to the model at all (plan mode hides edits, commands and fetches)."""
     return not (mode == "plan" and kind in ASKING_KINDS)
 
 
 def grant_key(request: PermissionRequest) -> str:
-    """What `allow_always` covers: the tool, or for run_command the command's first word."""
+    """What `allow_always` covers: the tool, for run_command the command's first word, for web_fetch the host."""
     if request.name == "run_command":
         words = str(request.input.get("command", "")).split()
         return f"run_command:{words[0] if words else ''}"
+    if request.name == "web_fetch":
+        return f"web_fetch:{(urlsplit(str(request.input.get('url', ''))).hostname or '').lower()}"
     return request.name
 
 

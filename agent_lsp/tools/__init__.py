@@ -1,5 +1,5 @@
 """The model-facing tools, one file each; `ALL` lists the built-in ones in the order the model sees them,
-`language_tools` those a language server answers."""
+`language_tools` those a language server answers (web_fetch is made per chat by sessions/assembly.py)."""
 
 from typing import Optional
 
@@ -22,6 +22,7 @@ from agent_lsp.tools import (
     search,
     task,
     todo_write,
+    web_fetch,
     write_file,
 )
 
@@ -37,7 +38,8 @@ ALL: list[Tool] = [
     todo_write.TOOL,
     task.TOOL,
 ]
-BY_NAME: dict[str, Tool] = {t.name: t for t in ALL}
+BY_NAME: dict[str, Tool] = {t.name: t for t in [*ALL, web_fetch.WebFetch()]}
+"""Every built-in tool by name, web_fetch (made per chat with its settings) included: for describing past calls."""
 
 LANGUAGE_TOOLS = (
     find_symbol.FindSymbol,
