@@ -108,6 +108,8 @@ const WORKFLOW = [
   { content: [{ type: 'tool_use', name: 'todo_write', input: { todos: PLAN_2 } }] },
   { content: [{ type: 'text', text: '`greet` is in app.py; it returns `"hi " + name`.' }] },
   { content: [{ type: 'text', text: 'A small green square.' }] },                        // the message with an image
+  { content: [{ type: 'tool_use', name: 'web_fetch', input: { url: 'https://docs.example.com/greet?lang=en', prompt: 'greet' } }] },
+  { content: [{ type: 'text', text: 'I will not read that page, then.' }] },
 ];
 
 /** A fresh workspace, user data (settings) and extensions dir, with the .vsix installed. */
@@ -309,7 +311,8 @@ try {
   // Protocol 1.2's workflow (§9): the plan, subagents, slash commands, images. Its replies come first in the
   // script, so `E2E_ONLY='Open Chat|workflow'` runs it alone.
   await (features.includes('plan') && features.includes('task') ? check : skip)('workflow: the plan pinned above the chat '
-    + '(live, and redrawn from agent/history), the subagent\'s calls under its task, / commands, a pasted image', async () => {
+    + '(live, and redrawn from agent/history), the subagent\'s calls under its task, / commands, a pasted image, '
+    + 'web_fetch asking with its URL', async () => {
     await colorTheme(page, 'Light Modern', 'vs:not(.vs-dark)');
     await until('the theme in the webview', () => frame.evaluate(() => document.body.classList.contains('vscode-light')));
     // Every state the plan shows, as it changes (each update is its own message to the webview).
@@ -389,6 +392,23 @@ try {
       assert.ok(sent.some((b) => b.type === 'image' && b.source?.data === PNG), JSON.stringify(sent).slice(0, 400));
     }
     await until('the chat to end', async () => await frame.isEnabled('#send'));
+
+    // web_fetch asks first (default mode), showing the URL; rejected, nothing is fetched and the model is told.
+    if (features.includes('webFetch')) {
+      await frame.fill('#prompt', 'Read the greet docs page');
+      await frame.press('#prompt', 'Enter');
+      const question = await frame.waitForSelector('.tool.kind-fetch .confirm', { timeout: LONG });
+      assert.equal(await frame.textContent('.tool.kind-fetch .confirm-question'), 'Fetch this page?');
+      assert.equal(await frame.textContent('.tool.kind-fetch .fetch-url'), 'https://docs.example.com/greet?lang=en');
+      assert.equal(await frame.$$eval('.tool.kind-fetch pre.command', (ns) => ns.length), 0, 'the URL is shown once');
+      await question.scrollIntoViewIfNeeded();
+      await shoot('vscode-web-fetch-light.png');
+      await frame.click('.tool.kind-fetch .confirm button[data-decision="reject_once"]');
+      await frame.waitForSelector('.msg.assistant >> text=I will not read that page, then.', { timeout: LONG });
+      assert.equal(await frame.locator('.tool.kind-fetch').last().getAttribute('class'), 'tool kind-fetch status-rejected');
+      assert.match(JSON.stringify(api.requests().at(-1).messages.at(-1).content), /declined|reject/i);
+      await until('the chat to end', async () => await frame.isEnabled('#send'));
+    }
     await frame.click('#new-session');
     await frame.waitForSelector('.welcome');
     await colorTheme(page, 'Dark Modern', 'vs-dark');

@@ -371,10 +371,11 @@ test('the plan is a checklist pinned above the chat, updated live and redrawn fr
   const url = 'https://docs.python.org/3/library/string.html';
   await toPage(update({ kind: 'tool_call', toolCallId: 'f1', name: 'web_fetch', title: 'Fetch docs.python.org', toolKind: 'fetch', input: { url, prompt: 'str.format' } }));
   await toPage(update({ kind: 'confirmation_request', toolCallId: 'f1', name: 'web_fetch', title: 'Fetch docs.python.org', input: { url },
-    options: ['allow_once', 'allow_always', 'reject_once', 'reject_always'] }));
+    command: url, options: ['allow_once', 'allow_always', 'reject_once', 'reject_always'] }));
   await page.waitForSelector('.tool.kind-fetch .confirm');
   assert.equal(await page.textContent('.tool.kind-fetch .confirm-question'), 'Fetch this page?');
   assert.equal(await page.textContent('.tool.kind-fetch .fetch-url'), url);
+  assert.equal(await page.$$eval('.tool.kind-fetch pre.command', (ns) => ns.length), 0, 'the URL is shown once');
   assert.equal(await page.textContent('.tool.kind-fetch .tool-icon'), '⇣');
   await page.screenshot({ path: path.join(OUT, 'webview-plan.png') });
   await page.click('.tool.kind-fetch .confirm button[data-decision="allow_once"]');

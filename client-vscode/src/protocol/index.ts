@@ -6,7 +6,7 @@
 import { NotificationType, RequestType } from 'vscode-jsonrpc';
 import type { SessionParams } from './generated/agent-abort.params';
 import type { AbortResult } from './generated/agent-abort.result';
-import type { ChatParams as GeneratedChatParams } from './generated/agent-chat.params';
+import type { ChatParams } from './generated/agent-chat.params';
 import type { ToolCall } from './generated/agent-update.params';
 import type { ChatResult } from './generated/agent-chat.result';
 import type { ConfirmToolParams } from './generated/agent-confirmTool.params';
@@ -20,12 +20,12 @@ import type { NewSessionParams } from './generated/agent-newSession.params';
 import type { NewSessionResult } from './generated/agent-newSession.result';
 import type { SessionsParams } from './generated/agent-sessions.params';
 import type { SessionsResult } from './generated/agent-sessions.result';
-import type { UpdateParams as GeneratedUpdateParams } from './generated/agent-update.params';
+import type { UpdateParams } from './generated/agent-update.params';
 import type { RevertParams } from './generated/agent-revert.params';
 import type { RevertResult } from './generated/agent-revert.result';
 import type { CommandsResult } from './generated/agent-commands.result';
 
-export type { ChatContext, Mention } from './generated/agent-chat.params';
+export type { ChatContext, ChatParams, Mention } from './generated/agent-chat.params';
 export type { CommandInfo, CommandsResult } from './generated/agent-commands.result';
 export type { PlanEntry } from './generated/agent-update.params';
 export type { RevertResult } from './generated/agent-revert.result';
@@ -38,25 +38,22 @@ export type { LanguageFeatureParams } from './generated/agent-languageFeature.pa
 export type { SessionInfo, SessionsResult } from './generated/agent-sessions.result';
 export type { ClientAgentCapabilities } from './generated/initialize.experimental.agent.client';
 export type {
-  ConfirmationRequest, Notice, ToolCall, ToolCallUpdate, Usage,
+  ConfirmationRequest, Notice, ToolCall, ToolCallUpdate, UpdateParams, Usage,
 } from './generated/agent-update.params';
 
-/** An image sent with a message (protocol 1.2, §9 "Images"): one of four types, at most 5 MiB decoded. */
+/** An image sent with a message (protocol 1.2, §9 "Images"): one of four types, at most 5 MiB decoded (the
+ * schema says only `string` for its type). */
 export interface ChatImage { mimeType: ImageType; data: string }
 export const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
 export type ImageType = typeof IMAGE_TYPES[number];
 /** The most bytes one image may hold, decoded (§9). */
 export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 
-/** agent/chat's params, with §9's `images` (the server's schema gains them with web_fetch's branch). */
-export type ChatParams = GeneratedChatParams & { images?: ChatImage[] };
+/** `fetch` is §9's (web_fetch). */
+export type ToolKind = ToolCall['toolKind'];
 
-/** §9 adds the tool kind `fetch` (web_fetch); a server of protocol 1.1 never sends it. */
-export type ToolKind = ToolCall['toolKind'] | 'fetch';
-
-/** One streamed update: the `update` field of agent/update (with §9's `fetch` tool kind). */
-export type AgentUpdate = Exclude<GeneratedUpdateParams['update'], ToolCall> | (Omit<ToolCall, 'toolKind'> & { toolKind: ToolKind });
-export type UpdateParams = Omit<GeneratedUpdateParams, 'update'> & { update: AgentUpdate };
+/** One streamed update: the `update` field of agent/update. */
+export type AgentUpdate = UpdateParams['update'];
 export type PermissionMode = NonNullable<ChatParams['permissionMode']>;
 export type Decision = ConfirmToolParams['decision'];
 

@@ -162,8 +162,9 @@ function tool(item: ToolItem, actions: Actions): HTMLElement {
     el('span', `badge ${item.status}`, item.status.replace('_', ' ')));
   card.append(head);
   if (item.diff) card.append(diff(item.diff));
-  if (item.confirm?.command) card.append(el('pre', 'command', item.confirm.command));
   const url = fetchUrl(item);
+  // A web_fetch's question carries its URL as `command` too: shown once, as the URL.
+  if (item.confirm?.command && item.confirm.command !== url) card.append(el('pre', 'command', item.confirm.command));
   if (url) card.append(el('div', 'fetch-url', url));
   if (item.error) card.append(el('div', 'tool-error', item.error));
   if (item.children?.length) card.append(subagent(item.children, actions));

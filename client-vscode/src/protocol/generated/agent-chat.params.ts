@@ -5,6 +5,7 @@
  */
 export interface ChatParams {
   context?: ChatContext | null;
+  images?: ChatImage[] | null;
   maxTurns?: number | null;
   message: string;
   model?: string | null;
@@ -43,4 +44,11 @@ export interface Range {
 export interface Position {
   character: number;
   line: number;
+}
+/**
+ * An image sent with the message (PROTOCOL §9 "Images"): checked by the server (type, base64, 5 MiB).
+ */
+export interface ChatImage {
+  data: string;
+  mimeType: string;
 }

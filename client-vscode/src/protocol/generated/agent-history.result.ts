@@ -27,7 +27,7 @@ export interface HistoryToolCall {
   status: 'awaiting_confirmation' | 'running' | 'completed' | 'failed' | 'rejected' | 'cancelled';
   title: string;
   toolCallId: string;
-  toolKind: 'read' | 'search' | 'edit' | 'execute' | 'other';
+  toolKind: 'read' | 'search' | 'edit' | 'execute' | 'fetch' | 'other';
 }
 export interface ChatUsage {
   cacheCreationInputTokens: number;

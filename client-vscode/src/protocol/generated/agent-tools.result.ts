@@ -8,7 +8,7 @@ export interface ToolsResult {
  */
 export interface ToolInfo {
   description: string;
-  kind: 'read' | 'search' | 'edit' | 'execute' | 'other';
+  kind: 'read' | 'search' | 'edit' | 'execute' | 'fetch' | 'other';
   name: string;
   origin: string;
   readOnly: boolean;

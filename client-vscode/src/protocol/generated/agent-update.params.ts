@@ -55,7 +55,7 @@ export interface ToolCall {
   parentToolCallId?: string | null;
   title: string;
   toolCallId: string;
-  toolKind: 'read' | 'search' | 'edit' | 'execute' | 'other';
+  toolKind: 'read' | 'search' | 'edit' | 'execute' | 'fetch' | 'other';
 }
 /**
  * A place a tool call touches.

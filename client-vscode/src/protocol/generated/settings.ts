@@ -44,4 +44,12 @@ export interface AgentLspSettings {
       }
     | 'adaptive'
     | false;
+  /**
+   * Where web_fetch may go (docs/settings.md)
+   */
+  webFetch?: {
+    allowPrivate?: boolean;
+    allowedDomains?: string[];
+    timeout?: number;
+  };
 }
