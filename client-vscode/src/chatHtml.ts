@@ -51,7 +51,7 @@ export function chatHtml(p: { cspSource: string; nonce: string; script: string; 
       <option value="bypassPermissions">Bypass permissions</option>
     </select>
     <select id="model" title="The model of the next chat" aria-label="Model" hidden></select>
-    <button id="attach" class="icon" title="Attach images (PNG, JPEG, GIF, WebP; at most 5 MiB each)" aria-label="Attach images">${IMAGE}</button>
+    <button id="attach" class="icon" hidden title="Attach images (PNG, JPEG, GIF, WebP; at most 5 MiB each)" aria-label="Attach images">${IMAGE}</button>
     <span id="status"></span>
     <button id="stop" class="secondary" hidden>Stop</button>
     <button id="send">Send</button>

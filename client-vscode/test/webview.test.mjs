@@ -511,3 +511,23 @@ test('/ at the start of the input completes commands from agent/commands (name, 
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test('a server without images: no attach button, and a pasted image is refused saying why', async () => {
+  const { page, errors, toPage, posted } = await open(undefined);
+  await toPage({ type: 'init', mode: 'default', server: { state: 'ready', features: [] }, busy: false });
+  assert.equal(await page.isHidden('#attach'), true);
+  await page.evaluate((png) => {
+    const data = new DataTransfer();
+    data.items.add(new File([Uint8Array.from(atob(png), (c) => c.charCodeAt(0))], 'shot.png', { type: 'image/png' }));
+    document.getElementById('prompt').dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+  }, PNG);
+  await page.waitForSelector('.notice.error');
+  assert.equal(await page.textContent('.notice.error'),
+    'The agent server does not take images (they came with protocol 1.2): update agent-lsp to send them.');
+  assert.equal(await page.isHidden('#attachments'), true);
+  await toPage({ type: 'server', server: { state: 'ready', features: ['images'] } });
+  assert.equal(await page.isVisible('#attach'), true);
+  assert.deepEqual((await posted()).filter((m) => m.type !== 'ready'), []);
+  assert.deepEqual(errors, []);
+  await page.close();
+});

@@ -11,9 +11,11 @@ export class ImageInput {
   /** The images the next message carries. */
   images: Attachment[];
 
-  /** `problem`: a sentence for an image refused; `onChange`: the images changed (the page saves its state). */
+  /** `problem`: a sentence for an image refused; `onChange`: the images changed (the page saves its state);
+   * `unavailable`: why no image can go now (the server does not take images), or undefined. */
   constructor(private readonly box: HTMLElement, private readonly problem: (message: string) => void,
-    private readonly onChange: () => void, images: Attachment[] = []) {
+    private readonly onChange: () => void, private readonly unavailable: () => string | undefined,
+    images: Attachment[] = []) {
     this.images = images;
     this.draw();
   }
@@ -43,6 +45,8 @@ export class ImageInput {
 
   /** Checks and reads files; the ones that pass join the message. */
   async addFiles(files: File[]): Promise<void> {
+    const why = this.unavailable();
+    if (why) return this.problem(why);
     const added: Attachment[] = [];
     for (const file of files) {
       const name = file.name || 'pasted image';
@@ -55,6 +59,8 @@ export class ImageInput {
   }
 
   add(images: Attachment[]): void {
+    const why = this.unavailable();
+    if (why) return this.problem(why);
     this.set([...this.images, ...images]);
   }
 

@@ -56,7 +56,8 @@ let nodes: HTMLElement[] = [];
 const post = (message: FromWebview) => vscode.postMessage(message);
 const mentions = new MentionInput(ui.prompt, ui.chips, ui.mentionList, post, save, saved?.mentions);
 const commands = new CommandInput(ui.prompt, ui.commandList, post);
-const images = new ImageInput(ui.attachments, (message) => draw(transcript.error(message)), save, saved?.images);
+const images = new ImageInput(ui.attachments, (message) => draw(transcript.error(message)), save, () => (takesImages() ? undefined
+  : 'The agent server does not take images (they came with protocol 1.2): update agent-lsp to send them.'), saved?.images);
 images.listen(ui.prompt, ui.composer);
 const actions: Actions = {
   confirm(toolCallId, decision) {
@@ -103,6 +104,11 @@ function addRevert(i: number, node: HTMLElement): void {
   // The last chat goes without toChat (the server's own "last chat"), so it never depends on our count.
   button.addEventListener('click', () => { if (!busy) post({ type: 'revert', ...(last ? {} : { toChat: chat }) }); });
   node.append(button);
+}
+
+/** Whether the server takes images with a message (it lists "images" in its features). */
+function takesImages(): boolean {
+  return server.state === 'ready' && (server.features ?? []).includes('images');
 }
 
 function canRevert(): boolean {
@@ -190,6 +196,7 @@ function showServer(s: ServerState): void {
     }
   }
   if (!busy) ui.status.textContent = SERVER_STATUS[s.state];
+  ui.attach.hidden = !takesImages();
   if (s.state === 'ready' && !busy && queued !== undefined) {
     const [text, chips, pics] = [queued, queuedMentions, queuedImages];
     setQueued(undefined);
