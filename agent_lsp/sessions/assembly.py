@@ -1,5 +1,6 @@
 """One chat, composed once for every front end: the settings in force, the system prompt (environment, project
-instructions, memory), the tools (built-in, web_fetch, memory, MCP, language, `finish`), the hooks and `secretEnv`
+instructions, memory), the tools (built-in with the workflow's `todo_write` and `task`, web_fetch, memory, MCP,
+language, `finish`), the slash commands, the hooks and `secretEnv`
 (PROTOCOL §9 "Settings and one chat for every front end").
 
 A front end parses its wire into `ChatInputs` (plain values) and hands over its ports and its substitutions (ACP's
@@ -238,7 +239,8 @@ class ChatAssembly:
 def memory_text_for_user(memory: Optional[MemoryFile]) -> str:
     """What `/memory` shows: where the facts live and each fact."""
     if memory is None:
-        return "There is no project memory here: no workspace folder is open (or `memoryFile` is private without a data directory)."
+        return ("There is no project memory here: no workspace folder is open (or `memoryFile` is private without a "
+                "data directory).")
     facts = read_memory(memory)
     if not facts:
         return f"The project memory ({memory.path}) is empty. Ask the agent to remember a fact, or edit the file."
