@@ -31,9 +31,20 @@ def view(history: list[Message], compaction: Optional[tuple[int, str]]) -> list[
             *history[cut:]]
 
 
+IMAGE_CHARS = 6_400
+"""What an image counts for: the APIs bill an image by its pixels, at most about 1,600 tokens, not by its base64."""
+
+
 def size(messages: list[Message]) -> int:
     """Characters of the messages as sent (a stand-in for tokens: about four characters each)."""
-    return sum(len(json.dumps(m.model_dump(mode="json"))) for m in messages)
+    return sum(_chars(m) for m in messages)
+
+
+def _chars(message: Message) -> int:
+    if isinstance(message, UserMessage) and message.images:
+        return len(json.dumps(message.model_dump(mode="json", exclude={"images"}))) + IMAGE_CHARS * len(
+            message.images)
+    return len(json.dumps(message.model_dump(mode="json")))
 
 
 def cut_point(history: list[Message], after: int, keep_chars: int) -> Optional[int]:
@@ -52,7 +63,7 @@ def transcript(messages: list[Message]) -> str:
     lines = []
     for m in messages:
         if isinstance(m, UserMessage):
-            lines.append(f"USER: {m.text}")
+            lines.append(f"USER: {m.text}" + (f" [with {len(m.images)} image(s)]" if m.images else ""))
         elif isinstance(m, AssistantMessage):
             if m.text.strip():
                 lines.append(f"AGENT: {m.text}")

@@ -80,10 +80,17 @@ class ModelError(Exception):
         self.message = message
 
 
-def images_refused(model: str, why: str) -> ModelError:
-    """The error of a model that does not take images, saying so."""
-    return ModelError("llm_error", f"The model `{model}` does not take images ({why}). Send the message without "
-                                   "images, or choose a model that reads them.")
+IMAGE_WORDS = ("image", "vision", "multimodal", "multi-modal", "image_url")
+
+
+def images_refused(model: str, status: int, said: str) -> Optional[ModelError]:
+    """For a request with images that the API refused with `status`, saying `said` (status included): the error
+    saying the model does not take images — a 400, or a 415 / 422 whose words are about images; else None."""
+    if status == 400 or (status in (415, 422) and any(word in said.lower() for word in IMAGE_WORDS)):
+        return ModelError("llm_error", f"The model `{model}` does not take images, or not these ones (the server "
+                                       f"answered {said}). Send the message without images, or choose a model "
+                                       "that reads them.")
+    return None
 
 
 @dataclass(frozen=True)

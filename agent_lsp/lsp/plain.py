@@ -41,7 +41,9 @@ def bounded_diff(diff: str, limit: int = MAX_DIFF_LINES) -> str:
 
 
 def question(request: PermissionRequest) -> str:
-    """The window/showMessageRequest text: what runs, and the change itself."""
+    """The window/showMessageRequest text: what runs, and the change itself (a fetch: its URL)."""
+    if request.kind == "fetch":
+        return f"agent-lsp wants to fetch {request.command or request.title}.\nAllow?"
     what = f"`{request.command}`" if request.command else request.title
     if request.command:
         change = f"$ {request.command}"

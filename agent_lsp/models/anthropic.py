@@ -74,9 +74,9 @@ class AnthropicModel:
                         yield _usage(stream.current_message_snapshot.usage)
                 final = await stream.get_final_message()
         except anthropic.APIStatusError as e:
-            if e.status_code == 400 and request.carries_images and "image" in _status_message(e).lower():
-                raise images_refused(self.name, f"the API answered {_status_message(e)}") from None
-            raise ModelError(_error_type(e), _status_message(e)) from None
+            kind, message = _error_type(e), _status_message(e)
+            refused = images_refused(self.name, e.status_code, message) if request.carries_images else None
+            raise (refused if refused and kind != "context_overflow" else ModelError(kind, message)) from None
         except (anthropic.APITimeoutError, httpx2.TimeoutException):
             raise ModelError("llm_error", f"The model stream stalled: nothing arrived for {self.read_timeout:g} s "
                                           "(the readTimeout setting).") from None

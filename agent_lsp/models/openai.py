@@ -121,12 +121,13 @@ def status_error(error: Any, model: str, url: str, had_tools: bool, had_images: 
     lowered = detail.lower()
     if status in (400, 413) and any(h in lowered for h in _OVERFLOW_HINTS):
         return ModelError("context_overflow", f"{status}: {detail}")
-    if status in (400, 415, 422) and had_images and "image" in lowered:
-        return images_refused(model, f"the server answered {status}: {detail}")
     if status == 400 and had_tools and "tool" in lowered:
         return ModelError("llm_error", f"The model `{model}` does not support tool calls (the server answered "
                           f"400: {detail}). agent-lsp needs a model with tool support, e.g. {TOOL_MODELS}; "
                           "set the `model` setting.")
+    refused = images_refused(model, status, f"{status}: {detail}") if had_images else None
+    if refused:
+        return refused
     if status == 404:
         return ModelError("llm_error", f"{url} answered 404: {detail}. Check the `model` setting (`{model}`) and "
                           "that `baseUrl` is the root of an OpenAI-compatible API, usually ending in /v1.")

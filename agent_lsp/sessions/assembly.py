@@ -152,8 +152,9 @@ class ChatAssembly:
 
     async def tools(self, settings: Settings, roots: list[Path], substitute: Substitute = lambda tool: tool,
                     language: Optional[LanguageFeatures] = None) -> list[Tool]:
-        """Every tool a chat with these settings is offered: built-in (as the front end reaches them), language
-        tools (what `language` can answer), memory, MCP (each server started on first need)."""
+        """Every tool a chat with these settings is offered: built-in (as the front end reaches them), web_fetch
+        (within the `webFetch` setting), language tools (what `language` can answer), memory, MCP (each server
+        started on first need)."""
         memory = memory_file(settings.memory_file, roots, self.data_dir)
         mcp = await self.mcp.tools(settings.mcp_servers) if settings.mcp_servers else []
         builtin = [*(substitute(t) for t in tools.ALL), web_fetch_tool(settings)]

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import functools
 import ipaddress
+import os
 import socket
 import ssl
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Iterable, Optional, Union
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 from pydantic import Field
 
@@ -30,6 +32,8 @@ CHUNK = 64 * 1024
 PARSED = 8 * 1024
 """HTML is parsed this much at a time, so parsing stops soon after the text is long enough."""
 USER_AGENT = "agent-lsp web_fetch"
+URL_SAFE = "!#$%&'()*+,/:;=?@[]~"
+"""Characters kept as they are in the request target (letters, digits and `_.-~` always are)."""
 TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtml+xml", "application/javascript",
               "application/ld+json", "application/rss+xml", "application/atom+xml")
 
@@ -117,9 +121,10 @@ class WebFetch(Tool):
         except TimeoutError:
             raise ToolError(f"Fetching {input.url} took longer than {self.policy.timeout:g} s (the webFetch "
                             "setting's timeout).") from None
-        except (OSError, ssl.SSLError) as e:
-            raise ToolError(f"Fetching {input.url} failed: {e.strerror or e}" if isinstance(e, OSError)
-                            else f"Fetching {input.url} failed: {e}") from None
+        except OSError as e:  # refused, reset, TLS (ssl.SSLError is one)
+            raise ToolError(f"Fetching {input.url} failed: {e.strerror or e}") from None
+        except ValueError as e:  # a header line past the reader's limit, a certificate for another name
+            raise ToolError(f"Fetching {input.url} failed: {e}") from None
         kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if response.status >= 400:
             raise ToolError(f"{url} answered {response.status} {response.reason}".rstrip()
@@ -164,12 +169,18 @@ class WebFetch(Tool):
         if why:
             raise Refused(f"{url}: refused, {host} resolves to {why}." if address != host
                           else f"{url}: refused, {why}.")
-        tls = _tls_context() if parts.scheme == "https" else None
-        reader, writer = await asyncio.open_connection(address, port, ssl=tls,
-                                                       server_hostname=host if tls else None)
         try:
-            target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-            authority = f"[{host}]" if ":" in host else host
+            name = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            raise Refused(f"{url}: {host} is not a valid host name.") from None
+        tls = await asyncio.to_thread(_tls_context, os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")
+                                      ) if parts.scheme == "https" else None  # loading CA certificates: off the loop
+        reader, writer = await asyncio.open_connection(address, port, ssl=tls,
+                                                       server_hostname=name if tls else None)
+        try:
+            # spaces and non-ASCII percent-encoded, what is already encoded kept: one request line, always
+            target = quote((parts.path or "/") + (f"?{parts.query}" if parts.query else ""), safe=URL_SAFE)
+            authority = f"[{name}]" if ":" in name else name
             authority += f":{parts.port}" if parts.port else ""
             writer.write((f"GET {target} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: {USER_AGENT}\r\n"
                           "Accept: text/html, text/markdown, text/plain, */*;q=0.5\r\nAccept-Encoding: identity\r\n"
@@ -180,8 +191,6 @@ class WebFetch(Tool):
                 return response
             response.body, response.cut = await _read_body(reader, response.headers, self.max_bytes)
             return response
-        except UnicodeEncodeError:
-            raise Refused(f"{url}: the URL must be ASCII (percent-encode the rest).") from None
         finally:
             writer.close()
 
@@ -197,14 +206,11 @@ async def _resolve(host: str, port: int) -> str:
     return str(infos[0][4][0])
 
 
-_TLS: Optional[ssl.SSLContext] = None
-
-
-def _tls_context() -> ssl.SSLContext:
-    global _TLS
-    if _TLS is None:
-        _TLS = ssl.create_default_context()
-    return _TLS
+@functools.lru_cache(maxsize=2)
+def _tls_context(cert_file: Optional[str], cert_dir: Optional[str]) -> ssl.SSLContext:
+    """The system's CA certificates (or those SSL_CERT_FILE / SSL_CERT_DIR name, which the arguments key), loaded
+    once."""
+    return ssl.create_default_context()
 
 
 async def _read_head(reader: asyncio.StreamReader, url: str) -> Response:

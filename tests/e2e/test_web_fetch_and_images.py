@@ -83,7 +83,7 @@ async def test_images_and_a_mentioned_image_file_reach_the_model_and_stay_in_the
                                                                                          workspace):
     name, fake, _ = provider
     (workspace / "shot.gif").write_bytes(GIF)
-    fake.add(text("A screenshot."), text("Still the screenshot."))
+    fake.add(text("A screenshot."), text("Still the screenshot."), text("Kept."))
     client = await both.start()
     first = await chat(client, "what is this?", images=[{"mimeType": "image/png", "data": PNG64}],
                        context={"mentions": [{"kind": "file", "uri": (workspace / "shot.gif").as_uri()},
@@ -93,6 +93,10 @@ async def test_images_and_a_mentioned_image_file_reach_the_model_and_stay_in_the
     assert "@file app.py" in str(fake.requests[0]["messages"]) and "@file shot.gif" not in str(fake.requests[0])
     await chat(client, "and now?", sessionId=first["sessionId"])
     assert images_sent(name, fake.requests[1]) == [("image/png", PNG64), ("image/gif", GIF64)]
+    await both.stop_client(client)  # the store kept them: a new server process sends them again
+    client = await both.start()
+    await chat(client, "after a restart?", sessionId=first["sessionId"])
+    assert images_sent(name, fake.requests[2]) == [("image/png", PNG64), ("image/gif", GIF64)]
 
 
 async def test_a_model_that_rejects_images_is_an_llm_error_saying_so(both, provider):

@@ -4,8 +4,10 @@ a chunked and an unsized body, a 404 and an image. Runs in a thread of the test 
 
 from __future__ import annotations
 
+import ssl
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Optional
 from urllib.parse import parse_qs, urlsplit
 
 PAGE = b"""<!doctype html><html><head><title>Fetch me</title><style>p {color: red}</style>
@@ -53,6 +55,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"the start")
                 self.wfile.flush()
                 self.server.stopping.wait(60)  # never finishes while the test runs
+            elif parts.path.startswith("/echo"):
+                self._send(200, self.path.encode(), "text/plain")
             elif parts.path == "/chunked":
                 self.send_response(200)
                 self.send_header("Content-Type", "text/plain; charset=utf-8")
@@ -97,16 +101,22 @@ class _Server(ThreadingHTTPServer):
 class WebServer:
     """The server in a background thread: `url(path)`; `close()` stops it."""
 
-    def __init__(self) -> None:
+    def __init__(self, cert: Optional[tuple[str, str]] = None) -> None:
+        """`cert`: (certificate file, key file) to serve https."""
         self.httpd = _Server(("127.0.0.1", 0), _Handler)
+        if cert:
+            tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            tls.load_cert_chain(*cert)
+            self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
+        self.scheme = "https" if cert else "http"
         self.httpd.stopping = threading.Event()
         self.httpd.served_big = threading.Event()
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
 
-    def url(self, path: str = "/") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+    def url(self, path: str = "/", host: str = "127.0.0.1") -> str:
+        return f"{self.scheme}://{host}:{self.port}{path}"
 
     def close(self) -> None:
         self.httpd.stopping.set()

@@ -32,3 +32,13 @@ def test_the_view_is_the_summary_then_the_kept_turns():
 def test_transcript_of_the_older_turns():
     assert transcript(HISTORY[:3]).splitlines() == [
         "USER: one", "AGENT: reading", 'AGENT CALLED read_file {"path": "a"}', "RESULT: " + "x" * 500]
+
+
+def test_an_image_counts_for_what_the_api_bills_not_its_base64():
+    from agent_lsp.core.compaction import IMAGE_CHARS, size
+    from agent_lsp.core.messages import ImagePart
+
+    image = ImagePart(media_type="image/png", data="A" * 4_000_000)
+    with_image = UserMessage(text="look", images=[image, image])
+    assert 2 * IMAGE_CHARS < size([with_image]) < 2 * IMAGE_CHARS + 200  # not the 8 MB of base64
+    assert transcript([with_image]) == "USER: look [with 2 image(s)]"

@@ -3,6 +3,8 @@ and time caps, and every refusal, offline."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -42,6 +44,10 @@ async def test_plain_text_as_it_is_and_the_prompt_kept(web):
 async def test_chunked_and_unsized_bodies(web):
     assert await fetch(web.url("/chunked")) == "caf\u00e9 in chunks"
     assert await fetch(web.url("/unsized")) == "until the end"
+
+
+async def test_the_request_target_is_one_encoded_line(web):
+    assert await fetch(web.url("/echo/a b/caf\u00e9?q=1%202")) == "/echo/a%20b/caf%C3%A9?q=1%202"
 
 
 async def test_redirects_are_followed_and_the_final_url_named(web):
@@ -115,6 +121,32 @@ async def test_a_domain_outside_allowed_domains_is_refused():
                                                                                       ("example.com",))
 
 
+@pytest.fixture(scope="module")
+def https_web(tmp_path_factory):
+    """An https server whose certificate names `localhost` only, signed by itself (openssl makes it)."""
+    if not shutil.which("openssl"):
+        pytest.skip("openssl is needed to make a certificate")
+    where = tmp_path_factory.mktemp("tls")
+    cert, key = str(where / "cert.pem"), str(where / "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+                    "/CN=localhost", "-addext", "subjectAltName=DNS:localhost", "-keyout", key, "-out", cert],
+                   check=True, capture_output=True)
+    server = WebServer(cert=(cert, key))
+    yield server, cert
+    server.close()
+
+
+async def test_https_checks_the_certificate_against_the_host_name_not_the_address(https_web, monkeypatch):
+    server, cert = https_web
+    with pytest.raises(ToolError, match="certificate verify failed"):  # not signed by a CA this machine trusts
+        await fetch(server.url("/plain.txt", host="localhost"))
+    # trusted: the connection goes to the resolved address, and TLS still checks the certificate names `localhost`
+    monkeypatch.setenv("SSL_CERT_FILE", cert)
+    assert await fetch(server.url("/plain.txt", host="localhost")) == "just text\n"
+    with pytest.raises(ToolError, match="certificate verify failed"):  # the same server by address: not its name
+        await fetch(server.url("/plain.txt"))
+
+
 def test_public_addresses_pass():
     assert refusal("93.184.215.14", False) is None and refusal("2606:2800:21f:cb07:6820:80da:af6b:8b2c", False) is None
 
@@ -131,3 +163,30 @@ def test_the_setting_is_checked():
     _, warnings = clean({"webFetch": {"allowPrivate": "yes"}}, "test")
     assert warnings == ["agent-lsp: setting `webFetch` from test `allowPrivate` must be true or false; using the "
                         "default instead."]
+
+
+def test_allow_always_covers_the_host_and_plan_mode_hides_fetches():
+    from agent_lsp.core.ports import PermissionRequest
+    from agent_lsp.sessions.permissions import grant_key, offered
+
+    def request(url: str) -> PermissionRequest:
+        return PermissionRequest("t", "web_fetch", "fetch", f"Fetch {url}", {"url": url}, command=url)
+
+    assert grant_key(request("https://Docs.Python.org/3/")) == grant_key(request("https://docs.python.org/x"))
+    assert grant_key(request("https://docs.python.org/")) != grant_key(request("https://example.com/"))
+    assert offered("fetch", "default") and offered("fetch", "bypassPermissions") and not offered("fetch", "plan")
+
+
+def test_the_plain_client_question_names_the_url():
+    from agent_lsp.core.ports import PermissionRequest
+    from agent_lsp.lsp.plain import question
+
+    url = "https://example.com/docs"
+    asked = question(PermissionRequest("t", "web_fetch", "fetch", f"Fetch {url}", {"url": url}, command=url))
+    assert asked == "agent-lsp wants to fetch https://example.com/docs.\nAllow?"
+
+
+def test_a_workspace_file_sets_web_fetch_only_once_trusted():
+    from agent_lsp.config import GATED
+
+    assert "webFetch" in GATED
