@@ -40,13 +40,16 @@ function deferred<T>() {
   return { promise, resolve };
 }
 
+/** The URIs each pickImages call was given (undefined: the file dialog). */
+const asked: (string[] | undefined)[] = [];
+
 function setup(answers: Record<string, (params: any) => unknown>, context?: ReturnType<ChatHost['context']>) {
   const posted: ToWebview[] = [];
   const host: ChatHost = {
     post: (m) => posted.push(m), reveal: vi.fn(), context: () => context, command: vi.fn(),
     workspace: () => 'file:///w', stderr: () => 'Traceback (most recent call last):\nMemoryError', copy: vi.fn(), insert: vi.fn(),
     mentionChoices: async () => CHOICES,
-    pickImages: async () => PICKED,
+    pickImages: async (uris) => { asked.push(uris); return PICKED; },
   };
   const server = fakeServer(answers);
   const controller = new ChatController(host, 'default');
@@ -414,10 +417,14 @@ describe('ChatController', () => {
     const { posted, server, controller } = setup({ 'agent/sessions': SESSIONS });
     controller.attach(server.connection, { state: 'ready', features: [] });
     await controller.handle({ type: 'pickImages' });
+    await controller.handle({ type: 'pickImages', uris: ['file:///w/shot.png'] });  // dragged from the explorer
     expect(posted.filter((m) => m.type === 'attach' || m.type === 'error')).toEqual([
       { type: 'error', message: PICKED.problems[0] },
       { type: 'attach', images: PICKED.images },
+      { type: 'error', message: PICKED.problems[0] },
+      { type: 'attach', images: PICKED.images },
     ]);
+    expect(asked).toEqual([undefined, ['file:///w/shot.png']]);
   });
 
   it('lists the slash commands from agent/commands when the server has them, else null', async () => {

@@ -41,8 +41,8 @@ export interface ChatHost {
   insert(text: string): void;
   /** What the panel's `@` list offers now. */
   mentionChoices(): Promise<MentionChoice[]>;
-  /** Asks the user for image files and reads them: the images, and a sentence for each file that cannot go. */
-  pickImages(): Promise<{ images: Attachment[]; problems: string[] }>;
+  /** Reads image files (`uris`, else the ones the user picks): the images, and a sentence for each that cannot go. */
+  pickImages(uris?: string[]): Promise<{ images: Attachment[]; problems: string[] }>;
 }
 
 
@@ -98,7 +98,7 @@ export class ChatController {
       case 'send': return this.send(message.text, message.mentions, message.images);
       case 'listMentions': return this.listMentions();
       case 'listCommands': return this.listCommands();
-      case 'pickImages': return this.pickImages();
+      case 'pickImages': return this.pickImages(message.uris);
       case 'stop': return this.stop();
       case 'confirm': return this.confirm(message.toolCallId, message.decision);
       case 'setMode': return this.setMode(message.mode);
@@ -152,10 +152,10 @@ export class ChatController {
 
   /** Agent: Attach Image… and the panel's attach button: the picked images go to the message being written;
    * each file that cannot be sent is a message naming why. */
-  async pickImages(): Promise<void> {
+  async pickImages(uris?: string[]): Promise<void> {
     let picked: { images: Attachment[]; problems: string[] };
     try {
-      picked = await this.host.pickImages();
+      picked = await this.host.pickImages(uris?.length ? uris : undefined);
     } catch (e) {
       return this.error(`The image could not be read: ${describe(e)}`);
     }

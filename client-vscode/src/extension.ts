@@ -65,7 +65,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       void editor.edit((b) => editor.selections.forEach((s) => b.replace(s, text)));
     },
     mentionChoices,
-    pickImages: () => pickImages(),
+    pickImages: (uris) => pickImages(uris?.map((u) => vscode.Uri.parse(u))),
   }, permissionMode(vscode.workspace.getConfiguration(SECTION)));
 
   function show(server: ServerState): void {

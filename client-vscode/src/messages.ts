@@ -77,8 +77,9 @@ export type FromWebview =
   | { type: 'send'; text: string; mentions?: MentionChoice[]; images?: ChatImage[] }
   /** The user typed `/` at the start of the input: the extension answers with `commands`. */
   | { type: 'listCommands' }
-  /** The attach button: the extension asks for image files and answers with `attach`. */
-  | { type: 'pickImages' }
+  /** The attach button (no `uris`: the extension asks for image files), or files dragged from VS Code's explorer
+   * (their URIs): the extension reads them and answers with `attach`. */
+  | { type: 'pickImages'; uris?: string[] }
   /** The user typed `@`: the extension answers with `mentionChoices`. */
   | { type: 'listMentions' }
   | { type: 'stop' }

@@ -119,6 +119,7 @@ function prepare(agentLsp) {
   fs.mkdirSync(ws);
   fs.writeFileSync(path.join(ws, 'app.py'), SOURCE);
   fs.writeFileSync(path.join(ws, 'bad.json'), '{"a": 1,, }\n');
+  fs.writeFileSync(path.join(ws, 'shot.png'), Buffer.from(PNG, 'base64'));  // for Agent: Attach Image… in the explorer
   fs.mkdirSync(path.join(ws, 'src'));
   fs.writeFileSync(path.join(ws, 'src/greet.ts'), GREET_TS);
   fs.writeFileSync(path.join(ws, 'src/main.ts'), MAIN_TS);
@@ -380,6 +381,14 @@ try {
       document.getElementById('prompt').dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
     }, PNG);
     await frame.waitForSelector('#attachments .thumbnail img[alt="square.png"]');
+    // Agent: Attach Image… from the explorer's context menu of an image file
+    await runCommand(page, 'View: Show Explorer');  // the chat is in the same side bar; the command brings it back
+    await page.click('.explorer-folders-view .monaco-list-row[aria-label*="shot.png"]', { button: 'right', timeout: LONG });
+    await page.hover('.context-view .action-label:text-is("Attach Image…")', { timeout: LONG });
+    await page.keyboard.press('Enter');  // as with the Quick Fix menu: Enter runs the highlighted item
+    await frame.waitForSelector('#attachments .thumbnail img[alt="shot.png"]', { timeout: LONG });
+    await frame.click('#attachments .thumbnail:has(img[alt="shot.png"]) .thumbnail-remove');
+    await frame.waitForFunction(() => document.querySelectorAll('#attachments .thumbnail').length === 1);
     await frame.fill('#prompt', 'What is in this picture?');
     await shoot('vscode-images-light.png');
     const before = api.requests().length;

@@ -429,6 +429,15 @@ test('images: pasted, dropped or attached show as thumbnails, are checked (type,
     'huge.png cannot be sent: it is 5.0 MiB (5,242,881 bytes); the agent takes images of at most 5 MiB.',
     'icon.bmp cannot be sent: it is of type image/bmp; the agent takes PNG, JPEG, GIF and WebP images.',
   ]);
+  // an image dragged from VS Code's explorer comes as its URI: the extension reads it
+  await page.evaluate(() => {
+    const data = new DataTransfer();
+    data.setData('application/vnd.code.uri-list', JSON.stringify(['file:///w/docs/flow.png']));
+    const composer = document.getElementById('composer');
+    composer.dispatchEvent(new DragEvent('dragover', { dataTransfer: data, bubbles: true, cancelable: true }));
+    composer.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+  });
+  await page.waitForFunction(() => window.__posted.some((m) => m.type === 'pickImages'));
   // the attach button asks the extension, whose answer joins the others
   await page.click('#attach');
   await toPage({ type: 'attach', images: [{ name: 'photo.jpg', bytes: 70, mimeType: 'image/jpeg', data: PNG }] });
@@ -445,6 +454,7 @@ test('images: pasted, dropped or attached show as thumbnails, are checked (type,
   await page.press('#prompt', 'Enter');
   await page.waitForFunction(() => window.__posted.some((m) => m.type === 'send'));
   assert.deepEqual((await posted()).filter((m) => m.type !== 'ready'), [
+    { type: 'pickImages', uris: ['file:///w/docs/flow.png'] },
     { type: 'pickImages' },
     { type: 'send', text: 'Why is this red?', images: [{ mimeType: 'image/png', data: PNG }, { mimeType: 'image/jpeg', data: PNG }] },
   ]);

@@ -20,8 +20,9 @@ export class ImageInput {
     this.draw();
   }
 
-  /** Listens for pasted images on `prompt` and dropped files on `zone`. */
-  listen(prompt: HTMLElement, zone: HTMLElement): void {
+  /** Listens for pasted images on `prompt` and dropped files on `zone`; files dragged from VS Code's explorer
+   * come as URIs, which `readUris` hands to the extension to read. */
+  listen(prompt: HTMLElement, zone: HTMLElement, readUris: (uris: string[]) => void): void {
     prompt.addEventListener('paste', (e) => {
       const files = [...(e.clipboardData?.files ?? [])];
       if (!files.length) return;  // text: the textarea pastes it
@@ -29,7 +30,8 @@ export class ImageInput {
       void this.addFiles(files);
     });
     zone.addEventListener('dragover', (e) => {
-      if (!e.dataTransfer?.types.includes('Files')) return;
+      const types = e.dataTransfer?.types ?? [];
+      if (!types.includes('Files') && !types.includes('text/uri-list') && !types.includes(CODE_URIS)) return;
       e.preventDefault();
       zone.classList.add('dropping');
     });
@@ -37,9 +39,13 @@ export class ImageInput {
     zone.addEventListener('drop', (e) => {
       zone.classList.remove('dropping');
       const files = [...(e.dataTransfer?.files ?? [])];
-      if (!files.length) return;
+      const uris = droppedUris(e.dataTransfer);
+      if (!files.length && !uris.length) return;
       e.preventDefault();
-      void this.addFiles(files);
+      if (files.length) return void this.addFiles(files);
+      const why = this.unavailable();
+      if (why) return this.problem(why);
+      readUris(uris);
     });
   }
 
@@ -75,6 +81,19 @@ export class ImageInput {
     this.box.replaceChildren(...(this.images.length
       ? [thumbnails(this.images, (i) => this.set(this.images.filter((_, k) => k !== i)))] : []));
   }
+}
+
+/** What VS Code's explorer puts in a drag: a JSON list of URIs. */
+const CODE_URIS = 'application/vnd.code.uri-list';
+
+/** The URIs of a drop from VS Code (its own list, else the standard one); none for a drop of other things. */
+export function droppedUris(data: DataTransfer | null): string[] {
+  if (!data) return [];
+  try {
+    const list = JSON.parse(data.getData(CODE_URIS) || '[]');
+    if (Array.isArray(list) && list.length) return list.filter((u): u is string => typeof u === 'string');
+  } catch { /* not VS Code's list: the standard one below */ }
+  return (data.getData('text/uri-list') || '').split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
 }
 
 function base64(file: File): Promise<string> {

@@ -58,7 +58,7 @@ const mentions = new MentionInput(ui.prompt, ui.chips, ui.mentionList, post, sav
 const commands = new CommandInput(ui.prompt, ui.commandList, post);
 const images = new ImageInput(ui.attachments, (message) => draw(transcript.error(message)), save, () => (takesImages() ? undefined
   : 'The agent server does not take images (they came with protocol 1.2): update agent-lsp to send them.'), saved?.images);
-images.listen(ui.prompt, ui.composer);
+images.listen(ui.prompt, ui.composer, (uris) => post({ type: 'pickImages', uris }));
 const actions: Actions = {
   confirm(toolCallId, decision) {
     draw(transcript.answer(toolCallId, decision));
