@@ -461,6 +461,8 @@ test('images: pasted, dropped or attached show as thumbnails, are checked (type,
   assert.equal(await page.isHidden('#attachments'), true);
   assert.equal(await page.$$eval('.msg.user .thumbnail img', (ns) => ns.length), 2);
   assert.equal(await page.$eval('.msg.user .thumbnail img', (n) => n.naturalWidth), 1, 'the thumbnail shows the image');
+  // small images are kept in the saved state (a reloaded view shows them); the composer's are gone
+  assert.deepEqual(await page.evaluate(() => [window.__state.items.find((i) => i.kind === 'user').images.length, window.__state.images.length]), [2, 0]);
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -149,8 +149,16 @@ function scrollToEnd(): void {
 }
 
 function save(): void {
-  vscode.setState({ sessionId, mode: ui.mode.value as PermissionMode, items: transcript.items, draft: ui.prompt.value,
-    mentions: mentions?.chips ?? [], plan: transcript.plan, images: images?.images ?? [] });
+  vscode.setState({ sessionId, mode: ui.mode.value as PermissionMode, items: savedItems(), draft: ui.prompt.value,
+    mentions: mentions.chips, plan: transcript.plan, images: images.images });
+}
+
+/** The state is written on every update: sent images over 64 KiB stay out of it (a reloaded view shows their
+ * message without them; the server has them), so a long chat does not copy megabytes each time. */
+const SAVED_IMAGE_CHARS = 64 * 1024;
+function savedItems(): Item[] {
+  return transcript.items.map((it) => (it.kind === 'user' && it.images?.some((im) => im.data.length > SAVED_IMAGE_CHARS)
+    ? { ...it, images: it.images.filter((im) => im.data.length <= SAVED_IMAGE_CHARS) } : it));
 }
 
 function setBusy(value: boolean): void {
