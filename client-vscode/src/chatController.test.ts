@@ -40,12 +40,16 @@ function deferred<T>() {
   return { promise, resolve };
 }
 
+/** The URIs each pickImages call was given (undefined: the file dialog). */
+const asked: (string[] | undefined)[] = [];
+
 function setup(answers: Record<string, (params: any) => unknown>, context?: ReturnType<ChatHost['context']>) {
   const posted: ToWebview[] = [];
   const host: ChatHost = {
     post: (m) => posted.push(m), reveal: vi.fn(), context: () => context, command: vi.fn(),
     workspace: () => 'file:///w', stderr: () => 'Traceback (most recent call last):\nMemoryError', copy: vi.fn(), insert: vi.fn(),
     mentionChoices: async () => CHOICES,
+    pickImages: async (uris) => { asked.push(uris); return PICKED; },
   };
   const server = fakeServer(answers);
   const controller = new ChatController(host, 'default');
@@ -58,6 +62,12 @@ const CHOICES: MentionChoice[] = [
   { kind: 'diagnostics', uri: 'file:///w/a.py', label: 'a.py' },
   { kind: 'file', uri: 'file:///w/src/b.py', label: 'src/b.py' },
 ];
+
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+const PICKED = {
+  images: [{ name: 'shot.png', bytes: 70, mimeType: 'image/png' as const, data: PNG }],
+  problems: ['big.png cannot be sent: it is 6.0 MiB; the agent takes images of at most 5 MiB.'],
+};
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
 const SESSIONS = () => ({ sessions: [] });
@@ -383,5 +393,60 @@ describe('ChatController', () => {
     await controller.send('read it', [CHOICES[2]]);
     expect(server.requests.find(([m]) => m === 'agent/chat')).toEqual(
       ['agent/chat', { message: 'read it', context: { mentions: [{ kind: 'file', uri: 'file:///w/src/b.py' }] }, permissionMode: 'default' }]);
+  });
+
+  it('sends images as agent/chat images, and refuses a message whose image the server would refuse', async () => {
+    const { posted, server, controller } = setup({ 'agent/chat': () => RESULT, 'agent/sessions': SESSIONS });
+    controller.attach(server.connection, { state: 'ready', features: [] });
+    await controller.handle({ type: 'send', text: 'what is wrong here?', images: [{ mimeType: 'image/png', data: PNG }] });
+    const big = 'A'.repeat(Math.ceil((5 * 1024 * 1024 + 3) / 3) * 4);
+    await controller.handle({ type: 'send', text: 'and this?', images: [{ mimeType: 'image/png', data: big }] });
+    await controller.handle({ type: 'send', text: 'a bitmap', images: [{ mimeType: 'image/bmp' as 'image/png', data: PNG }] });
+    await controller.handle({ type: 'send', text: '  ', images: [{ mimeType: 'image/png', data: PNG }] });
+    expect(server.requests.filter(([m]) => m === 'agent/chat')).toEqual([
+      ['agent/chat', { message: 'what is wrong here?', images: [{ mimeType: 'image/png', data: PNG }], permissionMode: 'default' }],
+    ]);
+    expect(posted.filter((m) => m.type === 'error')).toEqual([
+      { type: 'error', message: 'Image 1 cannot be sent: it is 5.0 MiB (5,242,884 bytes); the agent takes images of at most 5 MiB.' },
+      { type: 'error', message: 'Image 1 cannot be sent: it is of type image/bmp; the agent takes PNG, JPEG, GIF and WebP images.' },
+      { type: 'error', message: 'Add a message to send with the images.' },
+    ]);
+  });
+
+  it('answers pickImages with the host\'s images for the composer and a message for each file refused', async () => {
+    const { posted, server, controller } = setup({ 'agent/sessions': SESSIONS });
+    controller.attach(server.connection, { state: 'ready', features: [] });
+    await controller.handle({ type: 'pickImages' });
+    await controller.handle({ type: 'pickImages', uris: ['file:///w/shot.png'] });  // dragged from the explorer
+    expect(posted.filter((m) => m.type === 'attach' || m.type === 'error')).toEqual([
+      { type: 'error', message: PICKED.problems[0] },
+      { type: 'attach', images: PICKED.images },
+      { type: 'error', message: PICKED.problems[0] },
+      { type: 'attach', images: PICKED.images },
+    ]);
+    expect(asked).toEqual([undefined, ['file:///w/shot.png']]);
+  });
+
+  it('lists the slash commands from agent/commands when the server has them, else null', async () => {
+    const COMMANDS = [
+      { name: 'compact', description: 'Compact the conversation now', source: 'builtin' },
+      { name: 'review', description: 'Review a file', argumentHint: '<path>', source: 'project' },
+    ];
+    const { posted, server, controller } = setup({ 'agent/commands': () => ({ commands: COMMANDS }), 'agent/sessions': SESSIONS });
+    controller.attach(server.connection, { state: 'ready', features: ['commands'] });
+    await controller.handle({ type: 'listCommands' });
+    controller.attach(server.connection, { state: 'ready', features: [] });
+    await controller.handle({ type: 'listCommands' });
+    expect(posted.filter((m) => m.type === 'commands')).toEqual([
+      { type: 'commands', commands: COMMANDS }, { type: 'commands', commands: null }]);
+    expect(server.requests.filter(([m]) => m === 'agent/commands')).toEqual([['agent/commands', {}]]);
+  });
+
+  it('opens a session with its plan from agent/history', async () => {
+    const PLAN = [{ content: 'Read app.py', status: 'completed' }, { content: 'Fix greet', status: 'in_progress' }];
+    const { posted, server, controller } = setup({ 'agent/history': () => ({ messages: [], plan: PLAN }), 'agent/sessions': SESSIONS });
+    controller.attach(server.connection, { state: 'ready', features: [] });
+    await controller.openSession('s9');
+    expect(posted.filter((m) => m.type === 'history')).toEqual([{ type: 'history', sessionId: 's9', messages: [], plan: PLAN }]);
   });
 });

@@ -8,11 +8,12 @@ import {
   type FromWebview, MAX_MESSAGE_CHARS, type MentionChoice, type PanelCommand, type ServerState, type ToWebview, tooLong,
 } from './messages';
 import {
-  AbortRequest, type ChatContext, ChatRequest, ConfirmToolRequest, type Decision, DeleteSessionRequest,
+  AbortRequest, type ChatContext, type ChatImage, ChatRequest, CommandsRequest, ConfirmToolRequest, type Decision, DeleteSessionRequest,
   HistoryRequest, InvalidParams, type Mention, MethodNotFound, type RevertResult, RevertRequest, ModelsRequest, NewSessionRequest, PERMISSION_MODES, type PermissionMode, SessionsRequest,
   UpdateNotification, type UpdateParams,
 } from './protocol';
 import type { NotificationType, RequestType } from 'vscode-jsonrpc';
+import { type Attachment, decodedBytes, imageProblem } from './images';
 
 export interface Disposable { dispose(): void }
 
@@ -40,6 +41,8 @@ export interface ChatHost {
   insert(text: string): void;
   /** What the panel's `@` list offers now. */
   mentionChoices(): Promise<MentionChoice[]>;
+  /** Reads image files (`uris`, else the ones the user picks): the images, and a sentence for each that cannot go. */
+  pickImages(uris?: string[]): Promise<{ images: Attachment[]; problems: string[] }>;
 }
 
 
@@ -92,8 +95,10 @@ export class ChatController {
   async handle(message: FromWebview): Promise<void> {
     switch (message.type) {
       case 'ready': return this.onReady(message.sessionId, message.mode);
-      case 'send': return this.send(message.text, message.mentions);
+      case 'send': return this.send(message.text, message.mentions, message.images);
       case 'listMentions': return this.listMentions();
+      case 'listCommands': return this.listCommands();
+      case 'pickImages': return this.pickImages(message.uris);
       case 'stop': return this.stop();
       case 'confirm': return this.confirm(message.toolCallId, message.decision);
       case 'setMode': return this.setMode(message.mode);
@@ -129,11 +134,48 @@ export class ChatController {
     this.host.post({ type: 'mentionChoices', choices });
   }
 
-  async send(text: string, chips: MentionChoice[] = []): Promise<void> {
+  /** Posts the `/` list's choices: agent/commands when the server lists "commands" in its features, else
+   * `null` (the panel offers no list). Asked each time the list opens: the project's command files change. */
+  private async listCommands(): Promise<void> {
+    const connection = this.connection;
+    if (!connection || this.server.state !== 'ready' || !this.server.features.includes('commands')) {
+      return this.host.post({ type: 'commands', commands: null });
+    }
+    try {
+      const { commands } = await connection.sendRequest(CommandsRequest, {});
+      this.host.post({ type: 'commands', commands });
+    } catch (e) {
+      this.error(`The slash commands could not be listed: ${describe(e)}`);
+      this.host.post({ type: 'commands', commands: null });
+    }
+  }
+
+  /** Agent: Attach Image… and the panel's attach button: the picked images go to the message being written;
+   * each file that cannot be sent is a message naming why. */
+  async pickImages(uris?: string[]): Promise<void> {
+    let picked: { images: Attachment[]; problems: string[] };
+    try {
+      picked = await this.host.pickImages(uris?.length ? uris : undefined);
+    } catch (e) {
+      return this.error(`The image could not be read: ${describe(e)}`);
+    }
+    this.attachImages(picked);
+  }
+
+  /** Images read by the extension (checked), for the message being written; a message for each refused. */
+  attachImages(picked: { images: Attachment[]; problems: string[] }): void {
+    for (const problem of picked.problems) this.error(problem);
+    if (picked.images.length) this.host.post({ type: 'attach', images: picked.images });
+  }
+
+  async send(text: string, chips: MentionChoice[] = [], images: ChatImage[] = []): Promise<void> {
     const message = text.trim();
-    if (!message) return;
+    if (!message) return images.length ? this.refuse('Add a message to send with the images.') : undefined;
     if (this.running) return this.refuse('A chat is already running: stop it first.');
     if (message.length > MAX_MESSAGE_CHARS) return this.refuse(tooLong(message.length));
+    // The webview checked them; checked again here, as nothing the server would refuse is sent.
+    const problem = images.map((im, i) => imageProblem(`Image ${i + 1}`, im.mimeType, decodedBytes(im.data))).find(Boolean);
+    if (problem) return this.refuse(problem);
     const connection = this.connection;
     if (!connection) return this.refuse(this.unavailable());
     const running: Running = { abortWhenKnown: false };
@@ -152,6 +194,7 @@ export class ChatController {
         ...(this.sessionId ? { sessionId: this.sessionId } : {}),
         message,
         ...(context ? { context } : {}),
+        ...(images.length ? { images: images.map((im) => ({ mimeType: im.mimeType, data: im.data })) } : {}),
         permissionMode: this.mode,
         ...(this.model ? { model: this.model } : {}),
       });
@@ -268,9 +311,9 @@ export class ChatController {
     if (!this.connection) return this.error(this.unavailable());
     if (this.running) return this.error('Stop the running chat before opening another session.');
     try {
-      const { messages } = await this.connection.sendRequest(HistoryRequest, { sessionId });
+      const { messages, plan } = await this.connection.sendRequest(HistoryRequest, { sessionId });
       this.sessionId = sessionId;
-      this.host.post({ type: 'history', sessionId, messages });
+      this.host.post({ type: 'history', sessionId, messages, ...(plan?.length ? { plan } : {}) });
     } catch (e) {
       this.error(describe(e));
     }

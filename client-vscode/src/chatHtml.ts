@@ -4,6 +4,7 @@
 const svg = (d: string) => `<svg width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" `
   + `stroke-width="1.3" stroke-linecap="round" aria-hidden="true"><path d="${d}"/></svg>`;
 const PLUS = svg('M8 3v10M3 8h10');
+const IMAGE = svg('M2.5 3.5h11v9h-11zM2.5 10.5l3-3 3 3 2-2 3 3M10 6.2a.2.2 0 1 0 0 .1');
 const TRASH = svg('M3 4.5h10M6.5 4.5V3h3v1.5M4.5 4.5l.6 8.5h5.8l.6-8.5M7 7v4M9 7v4');
 
 /** The page: no inline script or style without the nonce, nothing loaded from outside the extension. Also
@@ -32,12 +33,15 @@ export function chatHtml(p: { cspSource: string; nonce: string; script: string; 
   <button id="new-session" class="icon" title="New session" aria-label="New session">${PLUS}</button>
 </header>
 <div id="banner" role="alert" hidden></div>
+<details id="plan" open hidden aria-label="The agent's plan"></details>
 <main id="transcript" aria-live="polite"></main>
 <footer id="composer">
   <div id="queued" hidden></div>
   <div id="mentions" aria-label="Mentions sent with the next message" hidden></div>
+  <div id="attachments" aria-label="Images sent with the next message" hidden></div>
   <ul id="mention-list" role="listbox" aria-label="Mention" hidden></ul>
-  <textarea id="prompt" rows="3" placeholder="Ask the agent… (@ mentions a file, Enter sends, Shift+Enter: new line, Esc stops)"
+  <ul id="command-list" role="listbox" aria-label="Command" hidden></ul>
+  <textarea id="prompt" rows="3" placeholder="Ask the agent… (@ a file, / a command, paste an image; Enter sends, Shift+Enter: new line, Esc stops)"
     aria-label="Message"></textarea>
   <div id="controls">
     <select id="mode" title="What the agent may do without asking" aria-label="Permission mode">
@@ -47,6 +51,7 @@ export function chatHtml(p: { cspSource: string; nonce: string; script: string; 
       <option value="bypassPermissions">Bypass permissions</option>
     </select>
     <select id="model" title="The model of the next chat" aria-label="Model" hidden></select>
+    <button id="attach" class="icon" hidden title="Attach images (PNG, JPEG, GIF, WebP; at most 5 MiB each)" aria-label="Attach images">${IMAGE}</button>
     <span id="status"></span>
     <button id="stop" class="secondary" hidden>Stop</button>
     <button id="send">Send</button>

@@ -10,6 +10,7 @@ import { ChatController } from './chatController';
 import { ChatViewProvider, VIEW_ID } from './chatView';
 import { type StderrTail, startClient } from './languageClient';
 import type { ServerState } from './messages';
+import { pickImages } from './imageFiles';
 import { mentionChoices } from './mentions';
 import { permissionMode, SECTION, serverSettings } from './settings';
 
@@ -64,6 +65,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       void editor.edit((b) => editor.selections.forEach((s) => b.replace(s, text)));
     },
     mentionChoices,
+    pickImages: (uris) => pickImages(uris?.map((u) => vscode.Uri.parse(u))),
   }, permissionMode(vscode.workspace.getConfiguration(SECTION)));
 
   function show(server: ServerState): void {
@@ -146,6 +148,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('agentLsp.setApiKey', setApiKey),
     vscode.commands.registerCommand('agentLsp.restartServer', restart),
     vscode.commands.registerCommand('agentLsp.openMemory', openMemory),
+    // From the explorer (the files selected) or the palette (a file dialog).
+    vscode.commands.registerCommand('agentLsp.attachImage', async (uri?: vscode.Uri, selected?: vscode.Uri[]) => {
+      await vscode.commands.executeCommand(`${VIEW_ID}.focus`);
+      const picked = await pickImages(selected?.length ? selected : uri instanceof vscode.Uri ? [uri] : undefined);
+      controller.attachImages(picked);
+    }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration(SECTION)) return;
       if (e.affectsConfiguration(`${SECTION}.serverCommand`) || e.affectsConfiguration(`${SECTION}.serverArgs`)) {

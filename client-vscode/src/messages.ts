@@ -2,8 +2,9 @@
  * Messages between the extension and the chat webview (postMessage both ways). Shared by both sides so the
  * webview bundle and the controller agree at compile time; the webview never talks to the server itself.
  */
+import type { Attachment } from './images';
 import type {
-  AgentUpdate, ChatResult, Decision, HistoryMessage, Mention, PermissionMode, SessionInfo,
+  AgentUpdate, ChatImage, ChatResult, CommandInfo, Decision, HistoryMessage, Mention, PermissionMode, PlanEntry, SessionInfo,
 } from './protocol';
 
 /**
@@ -52,7 +53,7 @@ export type ToWebview =
   | { type: 'error'; message: string }
   /** `null`: the server has no session list (agent/sessions is MethodNotFound), so the picker hides. */
   | { type: 'sessions'; sessions: SessionInfo[] | null }
-  | { type: 'history'; sessionId: string; messages: HistoryMessage[] }
+  | { type: 'history'; sessionId: string; messages: HistoryMessage[]; plan?: PlanEntry[] }
   | { type: 'reset' }
   /** The running chat ended without an answer: the server died. */
   | { type: 'chatFailed'; message: string; details?: string }
@@ -63,13 +64,22 @@ export type ToWebview =
   /** A chat the panel did not start (a code action's agent.* command) begins: its request, as a user message. */
   | { type: 'external'; text: string }
   /** The `@` list's choices: the active editor's selection and diagnostics, then open editors, then files. */
-  | { type: 'mentionChoices'; choices: MentionChoice[] };
+  | { type: 'mentionChoices'; choices: MentionChoice[] }
+  /** The `/` list's choices (agent/commands); `null`: the server has no slash commands. */
+  | { type: 'commands'; commands: CommandInfo[] | null }
+  /** Images the attach command read (already checked), for the message being written. */
+  | { type: 'attach'; images: Attachment[] };
 
 /** Webview → extension. `ready` carries what the webview restored from its saved state. */
 export type FromWebview =
   | { type: 'ready'; sessionId?: string; mode?: PermissionMode }
   /** A message, with the chips picked from the `@` list (they become `context.mentions`). */
-  | { type: 'send'; text: string; mentions?: MentionChoice[] }
+  | { type: 'send'; text: string; mentions?: MentionChoice[]; images?: ChatImage[] }
+  /** The user typed `/` at the start of the input: the extension answers with `commands`. */
+  | { type: 'listCommands' }
+  /** The attach button (no `uris`: the extension asks for image files), or files dragged from VS Code's explorer
+   * (their URIs): the extension reads them and answers with `attach`. */
+  | { type: 'pickImages'; uris?: string[] }
   /** The user typed `@`: the extension answers with `mentionChoices`. */
   | { type: 'listMentions' }
   | { type: 'stop' }

@@ -175,7 +175,8 @@ describe('agent-lsp contract', { concurrency: 3 }, () => {
     await server.conn.sendRequest('agent/chat', { sessionId: edited.sessionId, message: 'plan it', permissionMode: 'plan' });
     const tools = (i) => api.requests()[i].tools.map((tool) => tool.name).sort();
     assert.ok(tools(0).includes('edit_file'));
-    assert.deepEqual(tools(2), ['get_diagnostics', 'list_files', 'list_open_buffers', 'read_file', 'search']);
+    // protocol 1.2: the plan (todo_write) and read-only subagents (task) stay; web_fetch is refused in plan mode
+    assert.deepEqual(tools(2), ['get_diagnostics', 'list_files', 'list_open_buffers', 'read_file', 'search', 'task', 'todo_write']);
     await assert.rejects(server.conn.sendRequest('agent/chat', { message: 'x', permissionMode: 'yolo' }), { code: -32602 });
   });
 });

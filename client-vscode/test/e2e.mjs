@@ -92,6 +92,25 @@ const LONG_REPLY = [
   ...Array.from({ length: 30 }, (_, i) => `${i + 1}. Step ${i + 1} of a long explanation that fills the panel.`),
 ].join('\n');
 const CODE = 'def greet(name):\n    return "hi " + name';
+/** A 1×1 green PNG (the image pasted into the panel). */
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+const PLAN_1 = [{ content: 'Find greet', status: 'in_progress', activeForm: 'Finding greet' },
+  { content: 'Explain what it returns', status: 'pending', activeForm: 'Explaining' }];
+const PLAN_2 = PLAN_1.map((e) => ({ ...e, status: 'completed' }));
+/** The model's replies for the workflow case (protocol 1.2): a plan, a subagent (its own two model calls), the
+ * plan done, the answer; then the reply to a message with an image. Right after the first chat of `other`. */
+const WORKFLOW = [
+  { content: [{ type: 'text', text: "I'll plan this, and ask a subagent where greet is." },
+    { type: 'tool_use', name: 'todo_write', input: { todos: PLAN_1 } },
+    { type: 'tool_use', name: 'task', input: { description: 'find greet', prompt: 'Where is greet defined? Answer with the file and line.' } }] },
+  { content: [{ type: 'tool_use', name: 'search', input: { pattern: 'def greet' } }] },  // the subagent
+  { content: [{ type: 'text', text: 'greet is defined in app.py, line 1.' }] },          // the subagent's answer
+  { content: [{ type: 'tool_use', name: 'todo_write', input: { todos: PLAN_2 } }] },
+  { content: [{ type: 'text', text: '`greet` is in app.py; it returns `"hi " + name`.' }] },
+  { content: [{ type: 'text', text: 'A small green square.' }] },                        // the message with an image
+  { content: [{ type: 'tool_use', name: 'web_fetch', input: { url: 'https://docs.example.com/greet?lang=en', prompt: 'greet' } }] },
+  { content: [{ type: 'text', text: 'I will not read that page, then.' }] },
+];
 
 /** A fresh workspace, user data (settings) and extensions dir, with the .vsix installed. */
 function prepare(agentLsp) {
@@ -100,6 +119,7 @@ function prepare(agentLsp) {
   fs.mkdirSync(ws);
   fs.writeFileSync(path.join(ws, 'app.py'), SOURCE);
   fs.writeFileSync(path.join(ws, 'bad.json'), '{"a": 1,, }\n');
+  fs.writeFileSync(path.join(ws, 'shot.png'), Buffer.from(PNG, 'base64'));  // for Agent: Attach Image… in the explorer
   fs.mkdirSync(path.join(ws, 'src'));
   fs.writeFileSync(path.join(ws, 'src/greet.ts'), GREET_TS);
   fs.writeFileSync(path.join(ws, 'src/main.ts'), MAIN_TS);
@@ -216,6 +236,7 @@ try {
   const agentLsp = agentLspPath();
   api = await startFakeApi([
     { content: [{ type: 'text', text: 'Hello from the other project.' }] },  // a session of another workspace
+    ...WORKFLOW,
     { content: [{ type: 'text', text: "I'll change the greeting in `app.py`." },
       { type: 'tool_use', name: 'edit_file', input: { path: 'app.py', old_string: '"hi "', new_string: '"hello "' } }], delay: 0.01 },
     { content: [{ type: 'text', text: '`greet` now says **hello**.' }], delay: 0.01 },
@@ -282,6 +303,126 @@ try {
     await until('the server to be ready', async () => await frame.isHidden('#banner') && (await frame.textContent('#status')) === '');
   });
 
+  /** Takes the panel (the webview's frame element) as a PNG into docs/img/. */
+  const shoot = async (name) => {
+    const element = await frame.parentFrame().frameElement();
+    await element.screenshot({ path: path.join(DOCS_IMG, name) });
+  };
+
+  // Protocol 1.2's workflow (§9): the plan, subagents, slash commands, images. Its replies come first in the
+  // script, so `E2E_ONLY='Open Chat|workflow'` runs it alone.
+  await (features.includes('plan') && features.includes('task') ? check : skip)('workflow: the plan pinned above the chat '
+    + '(live, and redrawn from agent/history), the subagent\'s calls under its task, / commands, a pasted image, '
+    + 'web_fetch asking with its URL', async () => {
+    await colorTheme(page, 'Light Modern', 'vs:not(.vs-dark)');
+    await until('the theme in the webview', () => frame.evaluate(() => document.body.classList.contains('vscode-light')));
+    // Every state the plan shows, as it changes (each update is its own message to the webview).
+    await frame.evaluate(() => {
+      window.__planSeen = [];
+      new MutationObserver(() => {
+        const count = document.querySelector('#plan .plan-count')?.textContent;
+        if (count && window.__planSeen.at(-1) !== count) window.__planSeen.push(count);
+      }).observe(document.getElementById('plan'), { childList: true, subtree: true });
+    });
+    await frame.fill('#prompt', 'Where is greet, and what does it return?');
+    await frame.press('#prompt', 'Enter');
+    await frame.waitForSelector('.result', { timeout: LONG });
+    assert.deepEqual(await frame.evaluate(() => window.__planSeen), ['0/2 done', '2/2 done']);
+    assert.deepEqual(await frame.$$eval('#plan .plan-entry', (ns) => ns.map((n) => [n.className, n.textContent])),
+      [['plan-entry completed', '✓Find greet'], ['plan-entry completed', '✓Explain what it returns']]);
+    // The subagent's search is inside the task's card, collapsed; the transcript's own cards are the main agent's.
+    assert.deepEqual(await frame.$$eval('#transcript > .tool', (ns) => ns.map((n) => n.querySelector('.tool-title').textContent)),
+      ['Update the plan', 'Task: find greet', 'Update the plan']);
+    const task = '#transcript > .tool:has(.subagent)';
+    assert.equal(await frame.textContent(`${task} .subagent > summary`), 'Subagent: 1 tool call');
+    assert.equal(await frame.$eval(`${task} .subagent`, (d) => d.open), false);
+    await frame.click(`${task} .subagent > summary`);
+    assert.deepEqual(await frame.$$eval(`${task} .subagent .tool`, (ns) => ns.map((n) => n.className)), ['tool kind-search status-completed']);
+    assert.match(await frame.textContent(`${task} .subagent .tool .tool-output`), /app\.py:1: def greet/);
+    const [main1, sub1, sub2] = api.requests().slice(1, 4);
+    assert.deepEqual(sub1.messages.map((m) => m.role), ['user'], 'the subagent starts with a fresh context');
+    assert.match(JSON.stringify(sub1.messages), /Where is greet defined\?/);
+    assert.doesNotMatch(JSON.stringify(sub1.messages), /what does it return/);
+    assert.ok(!sub1.tools.some((t) => ['edit_file', 'run_command', 'task'].includes(t.name)), 'read-only tools');
+    assert.ok(main1.tools.some((t) => t.name === 'task') && sub2.messages.length === 3);
+    await shoot('vscode-plan-light.png');
+
+    // A new conversation has no plan; reopening this one redraws it from agent/history.
+    await frame.click('#new-session');
+    await frame.waitForSelector('#plan', { state: 'hidden' });
+    await until('the session in the list', () => frame.$$eval('#sessions option', (os) => os.some((o) => o.textContent.startsWith('Where is greet'))));
+    await frame.selectOption('#sessions', await frame.$$eval('#sessions option', (os) => os.find((o) => o.textContent.startsWith('Where is greet')).value));
+    await frame.waitForSelector('#plan .plan-entry');
+    assert.equal(await frame.textContent('#plan .plan-count'), '2/2 done');
+
+    // `/` completes the server's commands (agent/commands); /memory runs a builtin, with no model call.
+    if (features.includes('commands')) {
+      await frame.click('#prompt');
+      await frame.type('#prompt', '/');
+      await frame.waitForSelector('#command-list li >> text=/memory', { timeout: LONG });
+      const names = await frame.$$eval('#command-list .command-name', (ns) => ns.map((n) => n.textContent));
+      assert.ok(names.includes('/compact') && names.includes('/memory'), names.join(' '));
+      await shoot('vscode-commands-light.png');
+      await frame.type('#prompt', 'mem');
+      await frame.waitForFunction(() => document.querySelectorAll('#command-list li').length === 1);
+      await frame.press('#prompt', 'Enter');
+      assert.equal(await frame.inputValue('#prompt'), '/memory ');
+      const [before, results] = [api.requests().length, await frame.$$eval('.result', (ns) => ns.length)];
+      await frame.press('#prompt', 'Enter');
+      await until('the /memory answer', async () => (await frame.$$eval('.result', (ns) => ns.length)) === results + 1);
+      assert.match(await frame.locator('.msg.assistant').last().textContent(), /memory/i);
+      assert.equal(api.requests().length, before, '/memory makes no model call');
+    }
+
+    // A pasted image: a thumbnail in the message being written and in the sent message; the model gets it.
+    await frame.evaluate((png) => {
+      const data = new DataTransfer();
+      data.items.add(new File([Uint8Array.from(atob(png), (c) => c.charCodeAt(0))], 'square.png', { type: 'image/png' }));
+      document.getElementById('prompt').dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+    }, PNG);
+    await frame.waitForSelector('#attachments .thumbnail img[alt="square.png"]');
+    // Agent: Attach Image… from the explorer's context menu of an image file
+    await runCommand(page, 'View: Show Explorer');  // the chat is in the same side bar; the command brings it back
+    await page.click('.explorer-folders-view .monaco-list-row[aria-label*="shot.png"]', { button: 'right', timeout: LONG });
+    await page.hover('.context-view .action-label:text-is("Attach Image…")', { timeout: LONG });
+    await page.keyboard.press('Enter');  // as with the Quick Fix menu: Enter runs the highlighted item
+    await frame.waitForSelector('#attachments .thumbnail img[alt="shot.png"]', { timeout: LONG });
+    await frame.click('#attachments .thumbnail:has(img[alt="shot.png"]) .thumbnail-remove');
+    await frame.waitForFunction(() => document.querySelectorAll('#attachments .thumbnail').length === 1);
+    await frame.fill('#prompt', 'What is in this picture?');
+    await shoot('vscode-images-light.png');
+    const before = api.requests().length;
+    await frame.press('#prompt', 'Enter');
+    await frame.waitForSelector('.msg.assistant >> text=A small green square.', { timeout: LONG });
+    assert.equal(await frame.isHidden('#attachments'), true);
+    assert.equal(await frame.locator('.msg.user').last().locator('.thumbnail img').count(), 1);
+    if (features.includes('images')) {
+      const sent = api.requests()[before].messages.at(-1).content;
+      assert.ok(sent.some((b) => b.type === 'image' && b.source?.data === PNG), JSON.stringify(sent).slice(0, 400));
+    }
+    await until('the chat to end', async () => await frame.isEnabled('#send'));
+
+    // web_fetch asks first (default mode), showing the URL; rejected, nothing is fetched and the model is told.
+    if (features.includes('webFetch')) {
+      await frame.fill('#prompt', 'Read the greet docs page');
+      await frame.press('#prompt', 'Enter');
+      const question = await frame.waitForSelector('.tool.kind-fetch .confirm', { timeout: LONG });
+      assert.equal(await frame.textContent('.tool.kind-fetch .confirm-question'), 'Fetch this page?');
+      assert.equal(await frame.textContent('.tool.kind-fetch .fetch-url'), 'https://docs.example.com/greet?lang=en');
+      assert.equal(await frame.$$eval('.tool.kind-fetch pre.command', (ns) => ns.length), 0, 'the URL is shown once');
+      await question.scrollIntoViewIfNeeded();
+      await shoot('vscode-web-fetch-light.png');
+      await frame.click('.tool.kind-fetch .confirm button[data-decision="reject_once"]');
+      await frame.waitForSelector('.msg.assistant >> text=I will not read that page, then.', { timeout: LONG });
+      assert.equal(await frame.locator('.tool.kind-fetch').last().getAttribute('class'), 'tool kind-fetch status-rejected');
+      assert.match(JSON.stringify(api.requests().at(-1).messages.at(-1).content), /declined|reject/i);
+      await until('the chat to end', async () => await frame.isEnabled('#send'));
+    }
+    await frame.click('#new-session');
+    await frame.waitForSelector('.welcome');
+    await colorTheme(page, 'Dark Modern', 'vs-dark');
+  });
+
   await check('a chat streams into the panel, and "Allow once" lets the edit into the buffer', async () => {
     await frame.fill('#prompt', 'Make greet say hello');
     await frame.press('#prompt', 'Enter');
@@ -304,7 +445,7 @@ try {
     assert.equal(fs.readFileSync(path.join(ws, 'app.py'), 'utf8'), SOURCE, 'the file on disk is untouched');
     const tab = await page.$eval('.tabs-container .tab[aria-label*="app.py"]', (n) => n.className);
     assert.match(tab, /\bdirty\b/, `the tab shows unsaved changes (${tab})`);
-    const [, , second] = api.requests();
+    const second = api.requests()[2 + WORKFLOW.length];
     const toolResult = second.messages.at(-1).content.find((b) => b.type === 'tool_result');
     assert.match(JSON.stringify(toolResult.content), /Edited app\.py/);
   });
@@ -327,7 +468,7 @@ try {
     await frame.fill('#prompt', 'Any problems in bad.json?');
     await frame.press('#prompt', 'Enter');
     await frame.waitForSelector('.result >> nth=1', { timeout: LONG });
-    const toolResult = api.requests()[4].messages.at(-1).content.find((b) => b.type === 'tool_result');
+    const toolResult = api.requests()[4 + WORKFLOW.length].messages.at(-1).content.find((b) => b.type === 'tool_result');
     assert.equal(toolResult.content, 'bad.json:1:9: error: Property expected [json]');
   });
 
@@ -383,11 +524,6 @@ try {
     assert.match(JSON.stringify(sent.content), /Then say bye/);
   });
 
-  /** Takes the panel (the webview's frame element) as a small PNG into docs/img/. */
-  const shoot = async (name) => {
-    const element = await frame.parentFrame().frameElement();
-    await element.screenshot({ path: path.join(DOCS_IMG, name) });
-  };
   await check('screenshots of the panel in the dark and light themes', async () => {
     // The chat with the two edits (a diff, an answered and a rejected question) and the queued message after it.
     await frame.$$eval('.msg.user', (ns) => ns.find((n) => n.textContent === 'Make it say hey').scrollIntoView({ block: 'start' }));

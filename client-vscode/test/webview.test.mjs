@@ -324,3 +324,222 @@ test('@ opens the mention list (arrows, Enter, Escape); picks become chips that 
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+
+test('the plan is a checklist pinned above the chat, updated live and redrawn from history; a subagent\'s calls nest under its task; web_fetch asks with its URL', async () => {
+  const { page, errors, toPage, posted } = await open(undefined);
+  await toPage({ type: 'init', mode: 'default', server: { state: 'ready', features: ['plan', 'task'] }, busy: false });
+  assert.equal(await page.isHidden('#plan'), true);
+  await page.fill('#prompt', 'Make greet say hello and check the docs');
+  await page.press('#prompt', 'Enter');
+  await toPage({ type: 'busy', busy: true });
+  await toPage({ type: 'session', sessionId: 's1' });
+  const plan = (entries) => update({ kind: 'plan', entries });
+  const entries = () => page.$$eval('#plan .plan-entry', (ns) => ns.map((n) => [n.className.replace('plan-entry ', ''), n.textContent]));
+  await toPage(plan([{ content: 'Find greet', status: 'in_progress' }, { content: 'Change the greeting', status: 'pending' },
+    { content: 'Check the docs', status: 'pending' }]));
+  await page.waitForSelector('#plan .plan-entry');
+  assert.deepEqual(await entries(), [['in_progress', '◐Find greet'], ['pending', '○Change the greeting'], ['pending', '○Check the docs']]);
+  assert.equal(await page.textContent('#plan .plan-count'), '0/3 done');
+  for (const u of [
+    { kind: 'tool_call', toolCallId: 'task1', name: 'task', title: 'Task: find greet', toolKind: 'read', input: { description: 'find greet', prompt: 'Where is greet defined?' } },
+    { kind: 'tool_call_update', toolCallId: 'task1', status: 'running' },
+    { kind: 'text_delta', text: 'Looking.', parentToolCallId: 'task1' },
+    { kind: 'tool_call', toolCallId: 'c1', name: 'search', title: 'Search def greet', toolKind: 'search', input: { pattern: 'def greet' }, parentToolCallId: 'task1' },
+    { kind: 'tool_call_update', toolCallId: 'c1', status: 'completed', output: 'app.py:1: def greet(name):', parentToolCallId: 'task1' },
+    { kind: 'tool_call', toolCallId: 'c2', name: 'read_file', title: 'Read app.py', toolKind: 'read', input: { path: 'app.py' }, parentToolCallId: 'task1' },
+  ]) await toPage(update(u));
+  await page.waitForSelector('.tool[data-tool-call-id="task1"] .subagent summary');
+  assert.equal(await page.textContent('.subagent > summary'), 'Subagent: 2 tool calls, 1 running');
+  assert.equal(await page.$eval('.subagent', (d) => d.open), false, 'the subagent starts collapsed');
+  assert.equal(await page.isVisible('.subagent .tool'), false);
+  await page.click('.subagent > summary');  // opened by the user: it stays open as its calls change
+  await toPage(update({ kind: 'tool_call_update', toolCallId: 'c2', status: 'completed', output: '1\tdef greet(name):', parentToolCallId: 'task1' }));
+  await page.waitForFunction(() => document.querySelector('.subagent > summary').textContent === 'Subagent: 2 tool calls');
+  assert.equal(await page.$eval('.subagent', (d) => d.open), true);
+  assert.deepEqual(await page.$$eval('.subagent .tool', (ns) => ns.map((n) => [n.dataset.toolCallId, n.className])),
+    [['c1', 'tool kind-search status-completed'], ['c2', 'tool kind-read status-completed']]);
+  await toPage(update({ kind: 'tool_call_update', toolCallId: 'task1', status: 'completed', output: 'greet is in app.py, line 1.' }));
+  // only the task is a card of the transcript; its subagent's calls are inside it
+  assert.deepEqual(await page.$$eval('#transcript > .tool', (ns) => ns.map((n) => n.dataset.toolCallId)), ['task1']);
+  await toPage(plan([{ content: 'Find greet', status: 'completed' }, { content: 'Change the greeting', status: 'completed' },
+    { content: 'Check the docs', status: 'in_progress' }]));
+  await page.waitForFunction(() => document.querySelector('#plan .plan-count').textContent === '2/3 done');
+  assert.deepEqual(await entries(), [['completed', '✓Find greet'], ['completed', '✓Change the greeting'], ['in_progress', '◐Check the docs']]);
+  // web_fetch (tool kind fetch): the question shows the URL it would read
+  const url = 'https://docs.python.org/3/library/string.html';
+  await toPage(update({ kind: 'tool_call', toolCallId: 'f1', name: 'web_fetch', title: 'Fetch docs.python.org', toolKind: 'fetch', input: { url, prompt: 'str.format' } }));
+  await toPage(update({ kind: 'confirmation_request', toolCallId: 'f1', name: 'web_fetch', title: 'Fetch docs.python.org', input: { url },
+    command: url, options: ['allow_once', 'allow_always', 'reject_once', 'reject_always'] }));
+  await page.waitForSelector('.tool.kind-fetch .confirm');
+  assert.equal(await page.textContent('.tool.kind-fetch .confirm-question'), 'Fetch this page?');
+  assert.equal(await page.textContent('.tool.kind-fetch .fetch-url'), url);
+  assert.equal(await page.$$eval('.tool.kind-fetch pre.command', (ns) => ns.length), 0, 'the URL is shown once');
+  assert.equal(await page.textContent('.tool.kind-fetch .tool-icon'), '⇣');
+  await page.screenshot({ path: path.join(OUT, 'webview-plan.png') });
+  await page.click('.tool.kind-fetch .confirm button[data-decision="allow_once"]');
+  await toPage({ type: 'done', result: { sessionId: 's1', stopReason: 'aborted', finalMessage: '', metadata: META } });
+  await toPage({ type: 'busy', busy: false });
+  await page.waitForSelector('.result');
+  assert.deepEqual(await page.$$eval('.tool[data-tool-call-id="f1"]', (ns) => ns.map((n) => n.className)), ['tool kind-fetch status-cancelled']);
+
+  // A reloaded view redraws the plan from its saved state; another session's history brings its own plan; New empties it.
+  const again = await open(await page.evaluate(() => window.__state));
+  assert.equal(await again.page.textContent('#plan .plan-count'), '2/3 done');
+  await again.toPage({ type: 'history', sessionId: 's2', messages: [{ role: 'user', content: 'older' }],
+    plan: [{ content: 'Only step', status: 'pending' }] });
+  await again.page.waitForFunction(() => document.querySelector('#plan .plan-count')?.textContent === '0/1 done');
+  await again.toPage({ type: 'reset' });
+  await again.page.waitForSelector('#plan', { state: 'hidden' });
+  assert.deepEqual((await posted()).filter((m) => m.type !== 'ready'), [
+    { type: 'send', text: 'Make greet say hello and check the docs' }, { type: 'confirm', toolCallId: 'f1', decision: 'allow_once' }]);
+  assert.deepEqual([...errors, ...again.errors], []);
+  await page.close();
+  await again.page.close();
+});
+
+test('images: pasted, dropped or attached show as thumbnails, are checked (type, 5 MiB) with a message naming the file, and go with the message', async () => {
+  const { page, errors, toPage, posted } = await open(undefined);
+  await toPage({ type: 'init', mode: 'default', server: { state: 'ready', features: ['images'] }, busy: false });
+  const thumbs = (where) => page.$$eval(`${where} .thumbnail img`, (ns) => ns.map((n) => n.alt));
+  // paste: an image from the clipboard
+  await page.focus('#prompt');
+  await page.evaluate((png) => {
+    const bytes = Uint8Array.from(atob(png), (c) => c.charCodeAt(0));
+    const data = new DataTransfer();
+    data.items.add(new File([bytes], 'screenshot.png', { type: 'image/png' }));
+    document.getElementById('prompt').dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+  }, PNG);
+  await page.waitForSelector('#attachments .thumbnail');
+  assert.deepEqual(await thumbs('#attachments'), ['screenshot.png']);
+  // drop: one good image, one too large, one of a type the agent does not take
+  await page.evaluate((png) => {
+    const bytes = Uint8Array.from(atob(png), (c) => c.charCodeAt(0));
+    const data = new DataTransfer();
+    data.items.add(new File([bytes], 'diagram.webp', { type: 'image/webp' }));
+    data.items.add(new File([new Uint8Array(5 * 1024 * 1024 + 1)], 'huge.png', { type: 'image/png' }));
+    data.items.add(new File([bytes], 'icon.bmp', { type: 'image/bmp' }));
+    const composer = document.getElementById('composer');
+    composer.dispatchEvent(new DragEvent('dragover', { dataTransfer: data, bubbles: true, cancelable: true }));
+    composer.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+  }, PNG);
+  await page.waitForFunction(() => document.querySelectorAll('#attachments .thumbnail').length === 2);
+  assert.deepEqual(await page.$$eval('.notice.error', (ns) => ns.map((n) => n.textContent)), [
+    'huge.png cannot be sent: it is 5.0 MiB (5,242,881 bytes); the agent takes images of at most 5 MiB.',
+    'icon.bmp cannot be sent: it is of type image/bmp; the agent takes PNG, JPEG, GIF and WebP images.',
+  ]);
+  // an image dragged from VS Code's explorer comes as its URI: the extension reads it
+  await page.evaluate(() => {
+    const data = new DataTransfer();
+    data.setData('application/vnd.code.uri-list', JSON.stringify(['file:///w/docs/flow.png']));
+    const composer = document.getElementById('composer');
+    composer.dispatchEvent(new DragEvent('dragover', { dataTransfer: data, bubbles: true, cancelable: true }));
+    composer.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+  });
+  await page.waitForFunction(() => window.__posted.some((m) => m.type === 'pickImages'));
+  // the attach button asks the extension, whose answer joins the others
+  await page.click('#attach');
+  await toPage({ type: 'attach', images: [{ name: 'photo.jpg', bytes: 70, mimeType: 'image/jpeg', data: PNG }] });
+  await page.waitForFunction(() => document.querySelectorAll('#attachments .thumbnail').length === 3);
+  assert.deepEqual(await thumbs('#attachments'), ['screenshot.png', 'diagram.webp', 'photo.jpg']);
+  await page.screenshot({ path: path.join(OUT, 'webview-images.png') });
+  await page.click('#attachments .thumbnail:nth-child(2) .thumbnail-remove');
+  await page.waitForFunction(() => document.querySelectorAll('#attachments .thumbnail').length === 2);
+  // no text: the images wait for a message
+  await page.press('#prompt', 'Enter');
+  await page.waitForFunction(() => document.querySelectorAll('.notice.error').length === 3);
+  assert.equal(await page.textContent('.notice.error >> nth=2'), 'Add a message to send with the images.');
+  await page.type('#prompt', 'Why is this red?');
+  await page.press('#prompt', 'Enter');
+  await page.waitForFunction(() => window.__posted.some((m) => m.type === 'send'));
+  assert.deepEqual((await posted()).filter((m) => m.type !== 'ready'), [
+    { type: 'pickImages', uris: ['file:///w/docs/flow.png'] },
+    { type: 'pickImages' },
+    { type: 'send', text: 'Why is this red?', images: [{ mimeType: 'image/png', data: PNG }, { mimeType: 'image/jpeg', data: PNG }] },
+  ]);
+  assert.equal(await page.isHidden('#attachments'), true);
+  assert.equal(await page.$$eval('.msg.user .thumbnail img', (ns) => ns.length), 2);
+  assert.equal(await page.$eval('.msg.user .thumbnail img', (n) => n.naturalWidth), 1, 'the thumbnail shows the image');
+  // small images are kept in the saved state (a reloaded view shows them); the composer's are gone
+  assert.deepEqual(await page.evaluate(() => [window.__state.items.find((i) => i.kind === 'user').images.length, window.__state.images.length]), [2, 0]);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('/ at the start of the input completes commands from agent/commands (name, argument hint, description)', async () => {
+  const { page, errors, toPage, posted } = await open(undefined);
+  await toPage({ type: 'init', mode: 'default', server: { state: 'ready', features: ['commands'] }, busy: false });
+  const commands = [
+    { name: 'compact', description: 'Compact the conversation now', source: 'builtin' },
+    { name: 'memory', description: 'Show what the agent remembers', source: 'builtin' },
+    { name: 'review', description: 'Review a file for bugs', argumentHint: '<path>', source: 'project' },
+  ];
+  const items = () => page.$$eval('#command-list li', (ns) => ns.map((n) => [[...n.children].map((c) => c.textContent), n.getAttribute('aria-selected')]));
+  await page.type('#prompt', 'not /here');  // only at the start of the message
+  assert.equal((await posted()).some((m) => m.type === 'listCommands'), false);
+  await page.fill('#prompt', '');
+  await page.type('#prompt', '/');
+  await page.waitForFunction(() => window.__posted.some((m) => m.type === 'listCommands'));
+  await toPage({ type: 'commands', commands });
+  await page.waitForSelector('#command-list li');
+  assert.deepEqual(await items(), [
+    [['/compact', 'Compact the conversation now'], 'true'],
+    [['/memory', 'Show what the agent remembers'], 'false'],
+    [['/review', '<path>', 'Review a file for bugs'], 'false'],
+  ]);
+  await page.screenshot({ path: path.join(OUT, 'webview-commands.png') });
+  await page.type('#prompt', 'r');  // names that start with it first, then names that contain it
+  await page.waitForFunction(() => document.querySelectorAll('#command-list li').length === 2);
+  assert.deepEqual((await items()).map(([texts]) => texts[0]), ['/review', '/memory']);
+  await page.type('#prompt', 'ev');
+  await page.waitForFunction(() => document.querySelectorAll('#command-list li').length === 1);
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('#command-list', { state: 'hidden' });
+  assert.equal(await page.inputValue('#prompt'), '/review ');
+  await page.type('#prompt', 'app.py');
+  // Escape closes the list without picking (and does not stop anything); arrows then Tab pick
+  await page.fill('#prompt', '');
+  await page.type('#prompt', '/me');
+  await page.waitForFunction(() => document.querySelectorAll('#command-list li').length === 1);
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('#command-list', { state: 'hidden' });
+  assert.equal(await page.inputValue('#prompt'), '/me');
+  await page.fill('#prompt', '');
+  await page.type('#prompt', '/');
+  await page.waitForFunction(() => document.querySelectorAll('#command-list li').length === 3);
+  await page.keyboard.press('ArrowUp');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.inputValue('#prompt'), '/review ');
+  await page.type('#prompt', 'app.py');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => window.__posted.some((m) => m.type === 'send'));
+  assert.deepEqual((await posted()).filter((m) => m.type === 'send'), [{ type: 'send', text: '/review app.py' }]);
+  // a server without commands: no list opens
+  await toPage({ type: 'busy', busy: false });
+  await toPage({ type: 'commands', commands: null });
+  await page.type('#prompt', '/');
+  assert.equal(await page.isHidden('#command-list'), true);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a server without images: no attach button, and a pasted image is refused saying why', async () => {
+  const { page, errors, toPage, posted } = await open(undefined);
+  await toPage({ type: 'init', mode: 'default', server: { state: 'ready', features: [] }, busy: false });
+  assert.equal(await page.isHidden('#attach'), true);
+  await page.evaluate((png) => {
+    const data = new DataTransfer();
+    data.items.add(new File([Uint8Array.from(atob(png), (c) => c.charCodeAt(0))], 'shot.png', { type: 'image/png' }));
+    document.getElementById('prompt').dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+  }, PNG);
+  await page.waitForSelector('.notice.error');
+  assert.equal(await page.textContent('.notice.error'),
+    'The agent server does not take images (they came with protocol 1.2): update agent-lsp to send them.');
+  assert.equal(await page.isHidden('#attachments'), true);
+  await toPage({ type: 'server', server: { state: 'ready', features: ['images'] } });
+  assert.equal(await page.isVisible('#attach'), true);
+  assert.deepEqual((await posted()).filter((m) => m.type !== 'ready'), []);
+  assert.deepEqual(errors, []);
+  await page.close();
+});

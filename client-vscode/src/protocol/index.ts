@@ -7,6 +7,7 @@ import { NotificationType, RequestType } from 'vscode-jsonrpc';
 import type { SessionParams } from './generated/agent-abort.params';
 import type { AbortResult } from './generated/agent-abort.result';
 import type { ChatParams } from './generated/agent-chat.params';
+import type { ToolCall } from './generated/agent-update.params';
 import type { ChatResult } from './generated/agent-chat.result';
 import type { ConfirmToolParams } from './generated/agent-confirmTool.params';
 import type { ConfirmToolResult } from './generated/agent-confirmTool.result';
@@ -22,8 +23,11 @@ import type { SessionsResult } from './generated/agent-sessions.result';
 import type { UpdateParams } from './generated/agent-update.params';
 import type { RevertParams } from './generated/agent-revert.params';
 import type { RevertResult } from './generated/agent-revert.result';
+import type { CommandsResult } from './generated/agent-commands.result';
 
 export type { ChatContext, ChatParams, Mention } from './generated/agent-chat.params';
+export type { CommandInfo, CommandsResult } from './generated/agent-commands.result';
+export type { PlanEntry } from './generated/agent-update.params';
 export type { RevertResult } from './generated/agent-revert.result';
 export type { ChatResult } from './generated/agent-chat.result';
 export type { ConfirmToolParams } from './generated/agent-confirmTool.params';
@@ -36,6 +40,17 @@ export type { ClientAgentCapabilities } from './generated/initialize.experimenta
 export type {
   ConfirmationRequest, Notice, ToolCall, ToolCallUpdate, UpdateParams, Usage,
 } from './generated/agent-update.params';
+
+/** An image sent with a message (protocol 1.2, §9 "Images"): one of four types, at most 5 MiB decoded (the
+ * schema says only `string` for its type). */
+export interface ChatImage { mimeType: ImageType; data: string }
+export const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
+export type ImageType = typeof IMAGE_TYPES[number];
+/** The most bytes one image may hold, decoded (§9). */
+export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+
+/** `fetch` is §9's (web_fetch). */
+export type ToolKind = ToolCall['toolKind'];
 
 /** One streamed update: the `update` field of agent/update. */
 export type AgentUpdate = UpdateParams['update'];
@@ -53,6 +68,8 @@ export const HistoryRequest = new RequestType<SessionParams, HistoryResult, void
 export const DeleteSessionRequest = new RequestType<SessionParams, DeleteSessionResult, void>('agent/deleteSession');
 export const ModelsRequest = new RequestType<Record<string, never>, ModelsResult, void>('agent/models');
 export const NewSessionRequest = new RequestType<NewSessionParams, NewSessionResult, void>('agent/newSession');
+/** agent/commands (§9; the server lists "commands" in `features`). */
+export const CommandsRequest = new RequestType<Record<string, never>, CommandsResult, void>('agent/commands');
 /** agent/revert (§8; the server lists "revert" in `features`). */
 export const RevertRequest = new RequestType<RevertParams, RevertResult, void>('agent/revert');
 // server → client

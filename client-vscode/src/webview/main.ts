@@ -5,12 +5,18 @@
 import {
   type FromWebview, MAX_MESSAGE_CHARS, type MentionChoice, type ModelChoice, type ServerState, type ToWebview, tooLong,
 } from '../messages';
-import type { AgentUpdate, ChatResult, PermissionMode, SessionInfo } from '../protocol';
-import { type Actions, el, renderItem } from './render';
+import type { Attachment } from '../images';
+import type { AgentUpdate, ChatResult, PermissionMode, PlanEntry, SessionInfo } from '../protocol';
+import { type Actions, el, planList, renderItem } from './render';
+import { CommandInput } from './commands';
+import { ImageInput } from './images';
 import { chipText, MentionInput } from './mentions';
 import { type Item, Transcript } from './transcript';
 
-interface SavedState { sessionId?: string; mode: PermissionMode; items: Item[]; draft: string; mentions?: MentionChoice[] }
+interface SavedState {
+  sessionId?: string; mode: PermissionMode; items: Item[]; draft: string; mentions?: MentionChoice[];
+  plan?: PlanEntry[]; images?: Attachment[];
+}
 
 declare function acquireVsCodeApi(): {
   postMessage(message: FromWebview): void;
@@ -28,17 +34,20 @@ const ui = {
   newSession: $<HTMLButtonElement>('new-session'), deleteSession: $<HTMLButtonElement>('delete-session'),
   queued: $<HTMLElement>('queued'), model: $<HTMLSelectElement>('model'),
   chips: $<HTMLElement>('mentions'), mentionList: $<HTMLUListElement>('mention-list'),
+  plan: $<HTMLDetailsElement>('plan'), attachments: $<HTMLElement>('attachments'), attach: $<HTMLButtonElement>('attach'),
+  commandList: $<HTMLUListElement>('command-list'), composer: $<HTMLElement>('composer'),
 };
 
-let transcript = new Transcript(saved?.items ?? []);
+let transcript = new Transcript(saved?.items ?? [], saved?.plan ?? []);
 let sessionId = saved?.sessionId;
 let busy = false;
 let sessions: SessionInfo[] | null = [];
 let server: ServerState = { state: 'starting' };
 /** A message typed while a chat runs: sent when that chat ends, unless cancelled. */
 let queued: string | undefined;
-/** The chips of the queued message. */
+/** The chips and images of the queued message. */
 let queuedMentions: MentionChoice[] = [];
+let queuedImages: Attachment[] = [];
 /** Whether new output scrolls the transcript: true unless the user scrolled up. */
 let follow = true;
 /** The DOM node of each transcript item, by index. */
@@ -46,6 +55,10 @@ let nodes: HTMLElement[] = [];
 
 const post = (message: FromWebview) => vscode.postMessage(message);
 const mentions = new MentionInput(ui.prompt, ui.chips, ui.mentionList, post, save, saved?.mentions);
+const commands = new CommandInput(ui.prompt, ui.commandList, post);
+const images = new ImageInput(ui.attachments, (message) => draw(transcript.error(message)), save, () => (takesImages() ? undefined
+  : 'The agent server does not take images (they came with protocol 1.2): update agent-lsp to send them.'), saved?.images);
+images.listen(ui.prompt, ui.composer, (uris) => post({ type: 'pickImages', uris }));
 const actions: Actions = {
   confirm(toolCallId, decision) {
     draw(transcript.answer(toolCallId, decision));
@@ -93,6 +106,11 @@ function addRevert(i: number, node: HTMLElement): void {
   node.append(button);
 }
 
+/** Whether the server takes images with a message (it lists "images" in its features). */
+function takesImages(): boolean {
+  return server.state === 'ready' && (server.features ?? []).includes('images');
+}
+
 function canRevert(): boolean {
   return server.state === 'ready' && (server.features ?? []).includes('revert');
 }
@@ -102,7 +120,15 @@ function redrawResults(): void {
   transcript.items.forEach((it, i) => { if (it.kind === 'result' && nodes[i]) draw(i); });
 }
 
+/** The plan pinned above the chat (hidden while the session has none); keeps it open or closed as the user left it. */
+function drawPlan(): void {
+  const entries = transcript.plan;
+  ui.plan.hidden = entries.length === 0;
+  ui.plan.replaceChildren(...(entries.length ? planList(entries) : []));
+}
+
 function redrawAll(): void {
+  drawPlan();
   ui.transcript.replaceChildren();
   nodes = [];
   if (transcript.items.length === 0) ui.transcript.append(welcome());
@@ -123,7 +149,16 @@ function scrollToEnd(): void {
 }
 
 function save(): void {
-  vscode.setState({ sessionId, mode: ui.mode.value as PermissionMode, items: transcript.items, draft: ui.prompt.value, mentions: mentions.chips });
+  vscode.setState({ sessionId, mode: ui.mode.value as PermissionMode, items: savedItems(), draft: ui.prompt.value,
+    mentions: mentions.chips, plan: transcript.plan, images: images.images });
+}
+
+/** The state is written on every update: sent images over 64 KiB stay out of it (a reloaded view shows their
+ * message without them; the server has them), so a long chat does not copy megabytes each time. */
+const SAVED_IMAGE_CHARS = 64 * 1024;
+function savedItems(): Item[] {
+  return transcript.items.map((it) => (it.kind === 'user' && it.images?.some((im) => im.data.length > SAVED_IMAGE_CHARS)
+    ? { ...it, images: it.images.filter((im) => im.data.length <= SAVED_IMAGE_CHARS) } : it));
 }
 
 function setBusy(value: boolean): void {
@@ -135,9 +170,9 @@ function setBusy(value: boolean): void {
   ui.deleteSession.disabled = value;
   ui.status.textContent = value ? 'Working…' : SERVER_STATUS[server.state];
   if (!value && queued !== undefined && server.state === 'ready') {
-    const [text, chips] = [queued, queuedMentions];
+    const [text, chips, pics] = [queued, queuedMentions, queuedImages];
     setQueued(undefined);
-    submit(text, chips);
+    submit(text, chips, pics);
   }
 }
 
@@ -169,23 +204,29 @@ function showServer(s: ServerState): void {
     }
   }
   if (!busy) ui.status.textContent = SERVER_STATUS[s.state];
+  ui.attach.hidden = !takesImages();
   if (s.state === 'ready' && !busy && queued !== undefined) {
-    const [text, chips] = [queued, queuedMentions];
+    const [text, chips, pics] = [queued, queuedMentions, queuedImages];
     setQueued(undefined);
-    submit(text, chips);
+    submit(text, chips, pics);
   }
 }
 
-function setQueued(text: string | undefined, chipsOfQueued: MentionChoice[] = []): void {
+function setQueued(text: string | undefined, chipsOfQueued: MentionChoice[] = [], imagesOfQueued: Attachment[] = []): void {
   queued = text;
   queuedMentions = chipsOfQueued;
+  queuedImages = imagesOfQueued;
   ui.queued.replaceChildren();
   ui.queued.hidden = text === undefined;
   if (text === undefined) return;
   const cancel = el('button', 'secondary', 'Cancel');
   cancel.title = 'Do not send this message';
   cancel.addEventListener('click', () => {
-    if (!ui.prompt.value) { ui.prompt.value = text; mentions.setChips([...chipsOfQueued, ...mentions.chips]); }
+    if (!ui.prompt.value) {
+      ui.prompt.value = text;
+      mentions.setChips([...chipsOfQueued, ...mentions.chips]);
+      images.set([...imagesOfQueued, ...images.images]);
+    }
     setQueued(undefined);
   });
   ui.queued.append(el('span', 'queued-label', 'Queued'), el('span', 'queued-text', text), cancel);
@@ -221,6 +262,7 @@ function onUpdate(update: AgentUpdate): void {
   if (update.kind === 'turn_start') ui.status.textContent = `Turn ${update.turn}…`;
   else if (update.kind === 'usage') ui.status.textContent = `${((update.inputTokens ?? 0) + (update.outputTokens ?? 0)).toLocaleString('en')} tokens`;
   draw(transcript.apply(update));
+  if (update.kind === 'plan' && !update.parentToolCallId) { drawPlan(); save(); }
 }
 
 function onDone(result: ChatResult): void {
@@ -253,6 +295,8 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
     case 'notice': return draw(transcript.notice(m.level, m.message));
     case 'external': follow = true; return draw(transcript.user(m.text));
     case 'mentionChoices': return mentions.setChoices(m.choices);
+    case 'commands': return commands.setCommands(m.commands);
+    case 'attach': return images.add(m.images);
     case 'chatFailed': transcript.fail(m.message, m.details).forEach(draw); return;
     case 'models':
       ui.model.title = m.note ? `The model of the next chat (${m.note})` : 'The model of the next chat';
@@ -260,7 +304,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
     case 'sessions': sessions = m.sessions; return showSessions();
     case 'history':
       sessionId = m.sessionId;
-      transcript = Transcript.fromHistory(m.messages);
+      transcript = Transcript.fromHistory(m.messages, m.plan);
       redrawAll();
       return showSessions();
     case 'reset':
@@ -274,34 +318,40 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
 /** Enter: sends, or queues the message while a chat runs (one at a time); refuses what cannot be sent. */
 function send(): void {
   const text = ui.prompt.value.trim();
-  if (!text) return;
+  if (!text) {
+    if (images.images.length) draw(transcript.error('Add a message to send with the images.'));
+    return;
+  }
   if (text.length > MAX_MESSAGE_CHARS) return void draw(transcript.error(tooLong(text.length)));
   // While a chat runs, or the server is still starting, the message waits for its turn.
   if (busy || server.state === 'starting' || server.state === 'restarting') {
     if (queued !== undefined) return;  // one queued message; cancel it to queue another
-    setQueued(text, mentions.chips);
+    setQueued(text, mentions.chips, images.images);
     ui.prompt.value = '';
     mentions.setChips([]);
+    images.set([]);
     return;
   }
   if (server.state !== 'ready') return;  // the banner says what is wrong and how to fix it
-  const chips = mentions.chips;
+  const [chips, pics] = [mentions.chips, images.images];
   ui.prompt.value = '';
   mentions.setChips([]);
-  submit(text, chips);
+  images.set([]);
+  submit(text, chips, pics);
 }
 
-/** Sends a message with its chips (shown under it in the transcript). */
-function submit(text: string, chips: MentionChoice[] = []): void {
+/** Sends a message with its chips (shown under it in the transcript) and images (thumbnails under it). */
+function submit(text: string, chips: MentionChoice[] = [], pics: Attachment[] = []): void {
   follow = true;
-  draw(transcript.user(chips.length ? `${text}\n\n${chips.map(chipText).join(' ')}` : text));
+  const sent = pics.map((p) => ({ mimeType: p.mimeType, data: p.data }));
+  draw(transcript.user(chips.length ? `${text}\n\n${chips.map(chipText).join(' ')}` : text, sent));
   setBusy(true);
-  post({ type: 'send', text, ...(chips.length ? { mentions: chips } : {}) });
+  post({ type: 'send', text, ...(chips.length ? { mentions: chips } : {}), ...(sent.length ? { images: sent } : {}) });
 }
 
 ui.prompt.addEventListener('keydown', (e) => {
-  if (mentions.onKeydown(e)) return;
-  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); mentions.close(); send(); }
+  if (mentions.onKeydown(e) || commands.onKeydown(e)) return;
+  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); mentions.close(); commands.close(); send(); }
 });
 document.addEventListener('keydown', (e) => {
   if (e.key !== 'Escape') return;
@@ -317,6 +367,7 @@ ui.transcript.addEventListener('scroll', () => {
 ui.model.addEventListener('change', () => post({ type: 'setModel', model: ui.model.value }));
 ui.prompt.addEventListener('input', save);
 ui.send.addEventListener('click', send);
+ui.attach.addEventListener('click', () => post({ type: 'pickImages' }));
 ui.stop.addEventListener('click', () => post({ type: 'stop' }));
 ui.mode.addEventListener('change', () => { save(); post({ type: 'setMode', mode: ui.mode.value as PermissionMode }); });
 ui.newSession.addEventListener('click', () => post({ type: 'newSession' }));

@@ -6,7 +6,7 @@ import DOMPurify from 'dompurify';
 import hljs from 'highlight.js/lib/common';
 import { Marked } from 'marked';
 import type { PanelCommand } from '../messages';
-import type { ChatResult, Decision } from '../protocol';
+import type { ChatImage, ChatResult, Decision, PlanEntry } from '../protocol';
 import type { Item, ToolItem } from './transcript';
 
 /** What a rendered item can ask for: the user answered a confirmation, clicked a command, or a code block's
@@ -28,18 +28,64 @@ const ANSWERED_LABEL: Record<Decision, string> = {
 /** The panel offers the three everyday answers; reject_always stays available to other clients. */
 const OFFERED: Decision[] = ['allow_once', 'allow_always', 'reject_once'];
 const KIND_ICON: Record<ToolItem['toolKind'], string> = {
-  read: '◉', search: '⌕', edit: '✎', execute: '›_', other: '•',
+  read: '◉', search: '⌕', edit: '✎', execute: '›_', fetch: '⇣', other: '•',
 };
 
 export function renderItem(item: Item, actions: Actions): HTMLElement {
   switch (item.kind) {
-    case 'user': return el('div', 'msg user', item.text);
+    case 'user': return user(item.text, item.images);
     case 'assistant': return assistant(item.text, item.thinking, actions);
     case 'tool': return tool(item, actions);
     case 'notice': return el('div', `notice ${item.level}`, item.message);
     case 'result': return result(item.result, actions);
     case 'error': return failure(item, actions);
   }
+}
+
+function user(text: string, images: ChatImage[] = []): HTMLElement {
+  const box = el('div', 'msg user', text);
+  if (images.length) box.append(thumbnails(images));
+  return box;
+}
+
+/** A row of image thumbnails (data: URLs, which the page's CSP allows for images only). */
+export function thumbnails(images: (ChatImage & { name?: string })[], remove?: (i: number) => void): HTMLElement {
+  const row = el('div', 'thumbnails');
+  images.forEach((image, i) => {
+    const figure = el('span', 'thumbnail');
+    const img = el('img');
+    img.src = `data:${image.mimeType};base64,${image.data}`;
+    img.alt = image.name ?? `Image ${i + 1}`;
+    img.title = img.alt;
+    figure.append(img);
+    if (remove) {
+      const button = el('button', 'icon thumbnail-remove', '×');
+      button.title = `Remove ${img.alt}`;
+      button.setAttribute('aria-label', button.title);
+      button.addEventListener('click', () => remove(i));
+      figure.append(button);
+    }
+    row.append(figure);
+  });
+  return row;
+}
+
+const PLAN_MARK: Record<PlanEntry['status'], string> = { pending: '○', in_progress: '◐', completed: '✓' };
+const PLAN_STATUS: Record<PlanEntry['status'], string> = { pending: 'to do', in_progress: 'in progress', completed: 'done' };
+
+/** The agent's plan as a checklist: a summary with how many steps are done, and each step with its mark. */
+export function planList(entries: PlanEntry[]): HTMLElement[] {
+  const done = entries.filter((e) => e.status === 'completed').length;
+  const summary = el('summary', 'plan-summary');
+  summary.append(el('span', 'plan-title', 'Plan'), el('span', 'plan-count', `${done}/${entries.length} done`));
+  const list = el('ol', 'plan-list');
+  for (const e of entries) {
+    const li = el('li', `plan-entry ${e.status}`);
+    li.setAttribute('aria-label', `${e.content} (${PLAN_STATUS[e.status]})`);
+    li.append(el('span', 'plan-mark', PLAN_MARK[e.status]), el('span', 'plan-text', e.content));
+    list.append(li);
+  }
+  return [summary, list];
 }
 
 function failure(item: Extract<Item, { kind: 'error' }>, actions: Actions): HTMLElement {
@@ -116,8 +162,12 @@ function tool(item: ToolItem, actions: Actions): HTMLElement {
     el('span', `badge ${item.status}`, item.status.replace('_', ' ')));
   card.append(head);
   if (item.diff) card.append(diff(item.diff));
-  if (item.confirm?.command) card.append(el('pre', 'command', item.confirm.command));
+  const url = fetchUrl(item);
+  // A web_fetch's question carries its URL as `command` too: shown once, as the URL.
+  if (item.confirm?.command && item.confirm.command !== url) card.append(el('pre', 'command', item.confirm.command));
+  if (url) card.append(el('div', 'fetch-url', url));
   if (item.error) card.append(el('div', 'tool-error', item.error));
+  if (item.children?.length) card.append(subagent(item.children, actions));
   const details = el('details', 'tool-details');
   details.append(el('summary', '', 'Details'), el('pre', 'tool-input', JSON.stringify(item.input, null, 2)));
   if (item.output) details.append(el('pre', 'tool-output', item.output));
@@ -127,11 +177,27 @@ function tool(item: ToolItem, actions: Actions): HTMLElement {
   return card;
 }
 
+/** The URL a `web_fetch` call (tool kind `fetch`) asks for, shown on its card and in its confirmation. */
+function fetchUrl(item: ToolItem): string | undefined {
+  const url = item.input?.url;
+  return (item.toolKind === 'fetch' || item.name === 'web_fetch') && typeof url === 'string' ? url : undefined;
+}
+
+/** A `task` call's subagent: its tool calls, collapsed under one line that counts them and says how many run. */
+function subagent(children: ToolItem[], actions: Actions): HTMLElement {
+  const details = el('details', 'subagent');
+  const running = children.filter((c) => c.status === 'running' || c.status === 'pending').length;
+  details.append(el('summary', '', `Subagent: ${plural(children.length, 'tool call')}${running ? `, ${running} running` : ''}`));
+  for (const child of children) details.append(tool(child, actions));
+  return details;
+}
+
 function confirmation(item: ToolItem, actions: Actions): HTMLElement {
   const confirm = item.confirm!;
   const box = el('div', 'confirm');
   const question = item.toolKind === 'edit' ? 'Apply this edit?'
-    : item.toolKind === 'execute' ? 'Run this command?' : `Allow ${item.name}?`;
+    : item.toolKind === 'execute' ? 'Run this command?'
+      : fetchUrl(item) ? 'Fetch this page?' : `Allow ${item.name}?`;
   box.append(el('span', 'confirm-question', question));
   for (const decision of OFFERED.filter((d) => confirm.options.includes(d))) {
     const button = el('button', decision.startsWith('allow') ? 'primary' : 'secondary', DECISION_LABEL[decision]);

@@ -124,3 +124,48 @@ describe('Transcript', () => {
 });
 
 const RESULT_FOR_REVERT: ChatResult = { sessionId: 's', stopReason: 'end_turn', finalMessage: '', metadata: META };
+
+describe('Transcript: plan, subagents, images', () => {
+  it('keeps the latest plan, and a subagent\'s tool calls under its task call', () => {
+    const t = new Transcript();
+    t.user('fix it');
+    const updates: AgentUpdate[] = [
+      { kind: 'plan', entries: [{ content: 'Find greet', status: 'in_progress' }, { content: 'Fix it', status: 'pending' }] },
+      { kind: 'tool_call', toolCallId: 'task1', name: 'task', title: 'Task: find greet', toolKind: 'read', input: { description: 'find greet', prompt: 'Where is greet?' } },
+      { kind: 'tool_call_update', toolCallId: 'task1', status: 'running' },
+      { kind: 'turn_start', turn: 1, maxTurns: 25, parentToolCallId: 'task1' },
+      { kind: 'text_delta', text: 'Searching.', parentToolCallId: 'task1' },
+      { kind: 'tool_call', toolCallId: 's1', name: 'search', title: 'Search greet', toolKind: 'search', input: { pattern: 'greet' }, parentToolCallId: 'task1' },
+      { kind: 'tool_call_update', toolCallId: 's1', status: 'completed', output: 'app.py:1: def greet', parentToolCallId: 'task1' },
+      { kind: 'tool_call', toolCallId: 's2', name: 'read_file', title: 'Read app.py', toolKind: 'read', input: { path: 'app.py' }, parentToolCallId: 'task1' },
+      { kind: 'tool_call_update', toolCallId: 'unknown', status: 'completed', parentToolCallId: 'task1' },
+      { kind: 'tool_call', toolCallId: 'x', name: 'search', title: 'lost', toolKind: 'search', input: {}, parentToolCallId: 'nope' },
+      { kind: 'plan', entries: [{ content: 'Find greet', status: 'completed' }, { content: 'Fix it', status: 'in_progress' }] },
+    ];
+    expect(updates.map((u) => t.apply(u))).toEqual([-1, 1, 1, -1, -1, 1, 1, 1, -1, -1, -1]);
+    expect(t.plan).toEqual([{ content: 'Find greet', status: 'completed' }, { content: 'Fix it', status: 'in_progress' }]);
+    expect(t.items).toEqual([
+      { kind: 'user', text: 'fix it' },
+      { kind: 'tool', id: 'task1', name: 'task', title: 'Task: find greet', toolKind: 'read',
+        input: { description: 'find greet', prompt: 'Where is greet?' }, status: 'running', children: [
+          { kind: 'tool', id: 's1', name: 'search', title: 'Search greet', toolKind: 'search', input: { pattern: 'greet' },
+            status: 'completed', output: 'app.py:1: def greet' },
+          { kind: 'tool', id: 's2', name: 'read_file', title: 'Read app.py', toolKind: 'read', input: { path: 'app.py' }, status: 'pending' },
+        ] },
+    ]);
+    // The chat ends (aborted): the task and its open subagent call are cancelled.
+    t.finish({ sessionId: 's', stopReason: 'aborted', finalMessage: '', metadata: META });
+    expect(t.settled).toEqual([1]);
+    const task = t.items[1] as Extract<(typeof t.items)[number], { kind: 'tool' }>;
+    expect([task.status, ...task.children!.map((c) => c.status)]).toEqual(['cancelled', 'completed', 'cancelled']);
+  });
+
+  it('takes the plan of agent/history, and user messages with their images', () => {
+    const t = Transcript.fromHistory([{ role: 'user', content: 'go' }], [{ content: 'Step', status: 'pending' }]);
+    expect(t.plan).toEqual([{ content: 'Step', status: 'pending' }]);
+    const u = new Transcript();
+    u.user('see', [{ mimeType: 'image/png', data: 'AAAA' }]);
+    u.user('plain');
+    expect(u.items).toEqual([{ kind: 'user', text: 'see', images: [{ mimeType: 'image/png', data: 'AAAA' }] }, { kind: 'user', text: 'plain' }]);
+  });
+});

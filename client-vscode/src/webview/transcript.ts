@@ -2,7 +2,7 @@
  * The chat as data: a list of items built from the agent/update stream, a chat's result, or a session's
  * history. Pure (no DOM), so the webview can save it with setState and redraw it, and unit tests can check it.
  */
-import type { AgentUpdate, ChatResult, Decision, HistoryMessage, ToolCall } from '../protocol';
+import type { AgentUpdate, ChatImage, ChatResult, Decision, HistoryMessage, PlanEntry, ToolKind } from '../protocol';
 
 /** How a chat ended, as agent/history reports it on assistant messages (protocol 1.1). */
 interface ChatEnd { stopReason: ChatResult['stopReason']; usage: ChatResult['metadata']['usage']; durationMs?: number }
@@ -14,7 +14,7 @@ export interface ToolItem {
   id: string;
   name: string;
   title: string;
-  toolKind: ToolCall['toolKind'];
+  toolKind: ToolKind;
   input: Record<string, unknown>;
   status: ToolStatus;
   output?: string;
@@ -22,10 +22,12 @@ export interface ToolItem {
   diff?: string;
   /** Set by a confirmation_request; `answered` once the user clicked. */
   confirm?: { options: Decision[]; command?: string; answered?: Decision };
+  /** A `task` call's subagent: its own tool calls (updates carrying this call's id as `parentToolCallId`). */
+  children?: ToolItem[];
 }
 
 export type Item =
-  | { kind: 'user'; text: string }
+  | { kind: 'user'; text: string; images?: ChatImage[] }
   | { kind: 'assistant'; text: string; thinking: string }
   | ToolItem
   | { kind: 'notice'; level: 'info' | 'warning'; message: string }
@@ -38,17 +40,23 @@ export class Transcript {
   /** The tool items the last finish() ended (to redraw them). */
   settled: number[] = [];
 
-  constructor(public items: Item[] = []) {}
+  /** `plan`: the agent's latest plan (`todo_write`), shown pinned above the chat. */
+  constructor(public items: Item[] = [], public plan: PlanEntry[] = []) {}
 
-  /** Adds the user's message; returns the index of the new item. */
-  user(text: string): number {
+  /** Adds the user's message (with the images it carries); returns the index of the new item. */
+  user(text: string, images: ChatImage[] = []): number {
     this.chatStart = this.items.length;
-    return this.push({ kind: 'user', text });
+    return this.push({ kind: 'user', text, ...(images.length ? { images } : {}) });
   }
 
-  /** Applies one streamed update; returns the index of the item it added or changed, or -1. */
+  /** Applies one streamed update; returns the index of the item it added or changed, or -1 (a `plan` update
+   * changes `plan`, not an item). */
   apply(update: AgentUpdate): number {
+    if (update.parentToolCallId) return this.applyNested(update.parentToolCallId, update);
     switch (update.kind) {
+      case 'plan':
+        this.plan = update.entries.map((e) => ({ content: e.content, status: e.status }));
+        return -1;
       case 'text_delta': return this.appendAssistant('text', update.text);
       case 'thinking_delta': return this.appendAssistant('thinking', update.text);
       case 'tool_call':
@@ -83,6 +91,31 @@ export class Transcript {
       default:  // turn_start, usage: shown in the status line, not in the transcript
         return -1;
     }
+  }
+
+  /** A subagent's update: its tool calls go under the `task` card they belong to (the card is redrawn); its
+   * text, thinking and usage are not shown (its final text is the task's result). */
+  private applyNested(parent: string, update: AgentUpdate): number {
+    const i = this.findTool(parent);
+    if (i < 0) return -1;
+    const task = this.items[i] as ToolItem;
+    if (update.kind === 'tool_call') {
+      (task.children ??= []).push({
+        kind: 'tool', id: update.toolCallId, name: update.name, title: update.title || update.name,
+        toolKind: update.toolKind, input: update.input, status: 'pending',
+      });
+      return i;
+    }
+    if (update.kind === 'tool_call_update') {
+      const child = task.children?.find((c) => c.id === update.toolCallId);
+      if (!child) return -1;
+      child.status = update.status;
+      if (update.output != null) child.output = update.output;
+      if (update.error != null) child.error = update.error;
+      if (update.diff != null) child.diff = update.diff;
+      return i;
+    }
+    return -1;
   }
 
   /** Records the user's answer to a confirmation; returns the tool's index. */
@@ -136,17 +169,17 @@ export class Transcript {
     const changed: number[] = [];
     this.items.forEach((it, i) => {
       if (i < this.chatStart || it.kind !== 'tool') return;
-      if (['pending', 'awaiting_confirmation', 'running'].includes(it.status)) {
-        it.status = 'cancelled';
-        changed.push(i);
-      }
+      const open = (t: ToolItem) => ['pending', 'awaiting_confirmation', 'running'].includes(t.status);
+      const ended = [it, ...(it.children ?? [])].filter(open);
+      ended.forEach((t) => { t.status = 'cancelled'; });
+      if (ended.length) changed.push(i);
     });
     return changed;
   }
 
-  /** A session's history (agent/history), as it would have streamed. */
-  static fromHistory(messages: HistoryMessage[]): Transcript {
-    const t = new Transcript();
+  /** A session's history (agent/history), as it would have streamed, with its latest plan. */
+  static fromHistory(messages: HistoryMessage[], plan: PlanEntry[] = []): Transcript {
+    const t = new Transcript([], plan.map((e) => ({ content: e.content, status: e.status })));
     // Protocol 1.1 (§8): assistant messages carry their chat's usage, stopReason and duration; a chat's footer
     // is drawn from them where the server sends them.
     let chat: { turns: number; tools: number; denied: number; end?: ChatEnd } | undefined;
