@@ -47,6 +47,8 @@ class AcpAgent:
         self.cwds: dict[str, Path] = {}
         self.modes: dict[str, str] = {}
         self.models: dict[str, str] = {}
+        self.mcp_servers: dict[str, Any] = {}
+        """The MCP servers each session's client gave in session/new or session/load (checked)."""
         """The model chosen per session with session/set_config_option (else the settings' model)."""
         self.catalogs: dict[str, Any] = {}
         self.editors: dict[str, Any] = {}
@@ -143,12 +145,10 @@ class AcpAgent:
 
     async def new_session(self, cwd: str, additional_directories: Optional[list[str]] = None,
                           mcp_servers: Optional[list[Any]] = None, **kwargs: Any) -> schema.NewSessionResponse:
-        if mcp_servers:
-            log.info("session/new: %d MCP servers offered; agent-lsp does not connect to MCP servers yet",
-                     len(mcp_servers))
         if not Path(cwd).is_absolute() or not Path(cwd).is_dir():
             raise invalid("cwd", f"{cwd!r} is not an absolute path to a directory")
         session = self.sessions.start(workspace_folders=[Path(cwd).resolve().as_uri()])
+        self._take_mcp_servers(session.id, mcp_servers)
         modes = self._open(session.id, cwd)
         self._announce_commands(session.id)
         return schema.NewSessionResponse(session_id=session.id, modes=modes,
@@ -165,6 +165,7 @@ class AcpAgent:
         session = self._session(session_id)
         if session.busy:
             raise invalid("sessionId", f"session {session_id} is running a prompt")
+        self._take_mcp_servers(session_id, mcp_servers)
         modes = self._open(session_id, cwd)
         for update in acp_replay(render_history(session.history, tools.BY_NAME, session.tool_calls)):
             self.outbox.push(session_id, update)
@@ -209,6 +210,17 @@ class AcpAgent:
                                             title=row.title or None, updated_at=row.updated_at))
         more = start + LIST_PAGE < len(rows)
         return schema.ListSessionsResponse(sessions=found, next_cursor=str(start + LIST_PAGE) if more else None)
+
+    def _take_mcp_servers(self, session_id: str, servers: Optional[list[Any]]) -> None:
+        """The MCP servers the client gave for the session (its user's own configuration, so nothing asks for
+        trust): started like the settings' on the first prompt that offers their tools; a bad one is a warning."""
+        from agent_lsp.acp.convert import acp_mcp_servers
+        from agent_lsp.config import clean
+
+        raw, unsupported = acp_mcp_servers(servers or [])
+        layer, problems = clean({"mcpServers": raw}, "the client's mcpServers (session/new, session/load)") if raw else ({}, [])
+        self.mcp_servers[session_id] = layer.get("mcp_servers", {})
+        self._warn(unsupported + problems)
 
     async def _config_options(self, session_id: str) -> list[Any]:
         """The session's settings a client may change: the model, chosen from the provider's list."""
@@ -313,7 +325,8 @@ class AcpAgent:
             return tool
 
         return ChatInputs(message=text, editor=editor, session_id=session_id, mentions=mentions, attached=attached,
-                          chat_settings={"permission_mode": self.modes[session_id], "model": self.models.get(session_id)},
+                          chat_settings={"permission_mode": self.modes[session_id], "model": self.models.get(session_id),
+                                         "mcp_servers": self.mcp_servers.get(session_id)},
                           substitute=substitute, images=acp_images(prompt),
                           ask_trust=lambda question: ask_trust(self.conn, self.outbox, session_id, question))
 

@@ -43,6 +43,24 @@ def acp_modes(current: str) -> schema.SessionModeState:
         schema.SessionMode(id=i, name=n, description=d) for i, n, d in MODES])
 
 
+def acp_mcp_servers(servers: list[Any]) -> tuple[dict[str, Any], list[str]]:
+    """ACP's McpServer entries as the `mcpServers` setting's shape, and a warning for each kind agent-lsp does not
+    connect to (SSE)."""
+    raw, unsupported = {}, []
+    for server in servers:
+        kind = getattr(server, "type", None)
+        if kind == "http":
+            raw[server.name] = {"type": "http", "url": server.url,
+                                "headers": {h.name: h.value for h in server.headers or []}}
+        elif kind in (None, "stdio") and getattr(server, "command", None):
+            raw[server.name] = {"command": server.command, "args": list(server.args or []),
+                                "env": {e.name: e.value for e in server.env or []}}
+        else:
+            unsupported.append(f"agent-lsp: MCP server `{getattr(server, 'name', '?')}` of session/new uses {kind!r}, "
+                               "which agent-lsp does not connect to (stdio and http only); it is not started.")
+    return raw, unsupported
+
+
 def acp_model_option(models: list[Any], current: str) -> schema.SessionConfigOptionSelect:
     """The model as a session config option (ACP's model picker); `current` is listed even if the provider's
     list lacks it."""

@@ -276,7 +276,7 @@ class Layers:
             merged.update(layer)
         merged.update({k: v for k, v in (chat or {}).items() if v is not None})
         for added in ADDED_UP:  # servers by name: each layer adds its own, a higher one replaces a same-named one
-            merged[added] = {n: c for layer in layers for n, c in layer.get(added, {}).items()}
+            merged[added] = {n: c for layer in (*layers, chat or {}) for n, c in (layer.get(added) or {}).items()}
         return replace(Settings(), **merged)
 
 

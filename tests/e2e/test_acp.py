@@ -476,3 +476,23 @@ async def test_session_list_pages_with_a_cursor(fake_api, workspace):
         assert refused.value.code == -32602 and "cursor" in str(refused.value)
     finally:
         await agent.stop()
+
+
+async def test_the_mcp_servers_of_session_new_are_started_and_their_tools_offered(agents, fake_api, workspace, tmp_path):
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "mcp"
+    out.mkdir()
+    client = RecordingClient()
+    agent = await agents(client)
+    servers = [schema.McpServerStdio(name="fake", command=sys.executable, args=["-m", "tests.fakes.mcp_server", str(out)],
+                                     env=[schema.EnvVariable(name="PYTHONPATH", value=str(root))]),
+               schema.SseMcpServer(type="sse", name="old", url="http://127.0.0.1:9/sse", headers=[])]
+    session_id = (await agent.conn.new_session(cwd=str(workspace), mcp_servers=servers)).session_id
+    fake_api.add(tool_use("mcp__fake__lookup", {"word": "cat"}, id="toolu_l"), text("Looked up."))
+    assert (await prompt(agent, session_id, "look up cat")).stop_reason == "end_turn"
+    assert "mcp__fake__lookup" in [t["name"] for t in fake_api.requests[0]["tools"]]
+    assert sent(fake_api, 1)[-1]["content"][0]["content"] == "cat: a word"
+    shown = "".join(u.content.text for u in client.updates if isinstance(u, schema.AgentMessageChunk))
+    assert "MCP server `old`" in shown and "'sse'" in shown  # a kind agent-lsp does not connect to: said so
