@@ -7,34 +7,7 @@
 ;; M-x agent-lsp-attach-image refuses another type or more than 5 MiB, and sends an image as agent/chat
 ;; `images'; a new session drops the plan.
 
-(require 'cl-lib)
-(require 'json)
-(defvar test-dir (file-name-as-directory (make-temp-file "agent-lsp-emacs" t)))
-(defvar test-here (file-name-directory (or load-file-name buffer-file-name)))
-(defvar test-t0 (float-time))
-
-(defun test-wait (what pred)
-  "Run the event loop until PRED holds, or fail naming WHAT (the ceiling only ends a broken test)."
-  (let ((end (+ (float-time) 60)))
-    (while (not (funcall pred))
-      (when (> (float-time) end) (error "Timed out waiting for %s" what))
-      (accept-process-output nil 0.05))))
-
-(defun test-eq (expected actual what)
-  (unless (equal expected actual)
-    (error "%s\nexpected: %S\nactual:   %S" what expected actual)))
-
-(defun test-fake-api (script)
-  "Start the scripted Messages API with SCRIPT; point the anthropic SDK at it."
-  (let* ((file (concat test-dir "script.json")) (url nil))
-    (with-temp-file file (insert (json-encode script)))
-    (make-process :name "fake-api" :noquery t
-                  :command (list "python3" (expand-file-name "../../tests/fakes/messages_api.py" test-here)
-                                 file "--record" (concat test-dir "requests.json"))
-                  :filter (lambda (_ out) (unless url (setq url (car (split-string out "\n"))))))
-    (test-wait "the fake Messages API" (lambda () url))
-    (setenv "ANTHROPIC_API_KEY" "test")
-    (setenv "ANTHROPIC_BASE_URL" url)))
+(load (expand-file-name "helpers.el" (file-name-directory (or load-file-name buffer-file-name))) nil t)
 
 (defun test-transcript ()
   (with-current-buffer "*agent-lsp*" (buffer-substring-no-properties (point-min) (point-max))))

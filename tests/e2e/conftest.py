@@ -255,6 +255,23 @@ class Harness:
 
 
 @pytest_asyncio.fixture
+async def agents(fake_api, workspace):
+    """Starts `agent-lsp --acp` processes connected to a RecordingClient (e2e/acp_client.py); stops them all."""
+    from tests.e2e.acp_client import start_agent  # acp_client imports this module
+
+    started = []
+
+    async def start(client, *args: str, **kw):
+        agent = await start_agent(fake_api.base_url, workspace.parent / "state", client, *args, **kw)
+        started.append(agent)
+        return agent
+
+    yield start
+    for agent in started:
+        await agent.stop()
+
+
+@pytest_asyncio.fixture
 async def lsp(fake_api, workspace):
     harness = Harness(fake_api, workspace)
     yield harness

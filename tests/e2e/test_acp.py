@@ -25,20 +25,6 @@ async def round_trip(agent) -> None:
     await agent.conn.list_sessions()
 
 
-@pytest.fixture
-async def agents(fake_api, workspace):
-    started = []
-
-    async def start(client: RecordingClient, *args: str, **kw):
-        agent = await start_agent(fake_api.base_url, workspace.parent / "state", client, *args, **kw)
-        started.append(agent)
-        return agent
-
-    yield start
-    for agent in started:
-        await agent.stop()
-
-
 async def test_initialize_and_a_prompt_with_a_tool_call_reading_the_unsaved_buffer(agents, fake_api, workspace):
     app = str(workspace / "app.py")
     client = RecordingClient({app: "def greet(name):\n    return 'hello ' + name  # unsaved\n"})

@@ -8,23 +8,9 @@ import asyncio
 import acp
 import pytest
 
-from tests.e2e.acp_client import RecordingClient, start_agent, until
+from tests.e2e.acp_client import RecordingClient, until
 from tests.e2e.conftest import text, tool_use
 from tests.e2e.test_workflow import PLAN, results, subagent_script
-
-
-@pytest.fixture
-async def agents(fake_api, workspace):
-    started = []
-
-    async def start(client: RecordingClient, *args: str, **kw):
-        agent = await start_agent(fake_api.base_url, workspace.parent / "state", client, *args, **kw)
-        started.append(agent)
-        return agent
-
-    yield start
-    for agent in started:
-        await agent.stop()
 
 
 def prompt(agent, session_id: str, words: str):
