@@ -10,7 +10,7 @@ import acp
 import pytest
 from acp import RequestError, schema
 
-from tests.e2e.acp_client import RecordingClient, start_agent, wire_shape
+from tests.e2e.acp_client import RecordingClient, wire_shape
 from tests.e2e.conftest import sent, text, tool_use
 from tests.fakes.web_server import WebServer
 
@@ -31,20 +31,6 @@ def allow_private(tmp_path) -> dict[str, str]:
     (config / "agent-lsp").mkdir(parents=True)
     (config / "agent-lsp" / "settings.json").write_text(json.dumps({"webFetch": {"allowPrivate": True}}))
     return {"XDG_CONFIG_HOME": str(config)}
-
-
-@pytest.fixture
-async def agents(fake_api, workspace):
-    started = []
-
-    async def start(client: RecordingClient, **kw):
-        agent = await start_agent(fake_api.base_url, workspace.parent / "state", client, **kw)
-        started.append(agent)
-        return agent
-
-    yield start
-    for agent in started:
-        await agent.stop()
 
 
 async def test_image_prompt_blocks_reach_the_model(agents, fake_api, workspace):
