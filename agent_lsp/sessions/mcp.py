@@ -12,13 +12,13 @@ import asyncio
 import json
 import shutil
 import logging
-import sys
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
 from agent_lsp.config.mcp_servers import ServerConfig
+from agent_lsp.sessions.children import dying_with_us
 from agent_lsp.core.tool import ToolError
 from agent_lsp.tools.mcp_tool import McpTool, schema_problem
 
@@ -27,9 +27,6 @@ MCP_JSON = ".mcp.json"
 START_TIMEOUT = 60.0
 """Seconds a server may take to start and list its tools before it counts as failed."""
 STOP_TIMEOUT = 10.0
-# exec the server with SIGKILL as its parent-death signal (prctl 1 = PR_SET_PDEATHSIG), unless we are gone already
-_LAUNCH = ("import ctypes,os,sys\nppid=int(sys.argv[1])\nctypes.CDLL(None).prctl(1,9)\n"
-           "os.getppid()==ppid or os._exit(1)\nos.execvp(sys.argv[2],sys.argv[2:])")
 
 
 def read_mcp_json(root: Path) -> tuple[Any, list[str]]:
@@ -163,7 +160,6 @@ def _transport(config: ServerConfig) -> Any:
         from mcp.shared._httpx_utils import create_mcp_http_client
 
         return streamable_http_client(config.url, http_client=create_mcp_http_client(headers=dict(config.headers)))
-    import os
 
     from mcp.client.stdio import StdioServerParameters
 
@@ -172,6 +168,5 @@ def _transport(config: ServerConfig) -> Any:
     command, args = config.command, list(config.args)
     if shutil.which(command) is None:
         raise OSError(f"`{command}` was not found")
-    if sys.platform.startswith("linux"):
-        command, args = sys.executable, ["-I", "-S", "-c", _LAUNCH, str(os.getpid()), command, *args]
+    command, args = dying_with_us(command, args)
     return stdio_transport(StdioServerParameters(command=command, args=args, env=dict(config.env) or None))

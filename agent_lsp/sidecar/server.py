@@ -13,7 +13,6 @@ import logging
 import os
 import shutil
 import signal
-import sys
 import uuid
 from collections import deque
 from pathlib import Path
@@ -25,15 +24,12 @@ from agent_lsp.config.language_servers import LanguageServerConfig
 from agent_lsp.core.ports import LANGUAGE_METHODS, LanguageFeatureError
 from agent_lsp.sidecar.client import SidecarClient
 from agent_lsp.sidecar.documents import Buffers, Documents
+from agent_lsp.sessions.children import dying_with_us
 from agent_lsp.sidecar.positions import Texts, convert, uri_path
 from agent_lsp.tools.run_command import command_env
 
 log = logging.getLogger(__name__)
 
-# exec the server with SIGKILL as its parent-death signal (prctl 1 = PR_SET_PDEATHSIG), unless we are gone already
-# (the same launcher as sessions/mcp.py's)
-_LAUNCH = ("import ctypes,os,sys\nppid=int(sys.argv[1])\nctypes.CDLL(None).prctl(1,9)\n"
-           "os.getppid()==ppid or os._exit(1)\nos.execvp(sys.argv[2],sys.argv[2:])")
 STOP_WAIT = 2.0
 """Seconds a server has to answer `shutdown`, then to leave after `exit`, before it is killed."""
 
@@ -138,9 +134,7 @@ class Server:
         if executable is None:
             raise LanguageFeatureError(f"language server `{self.name}`: command `{self.config.command[0]}` "
                                        "was not found")
-        command, args = executable, list(self.config.command[1:])
-        if sys.platform.startswith("linux"):
-            command, args = sys.executable, ["-I", "-S", "-c", _LAUNCH, str(os.getpid()), executable, *args]
+        command, args = dying_with_us(executable, list(self.config.command[1:]))
         self.client = client = SidecarClient(self._exited)
         self._register(client)
         await client.start_io(command, *args, cwd=str(self.root), start_new_session=True,
