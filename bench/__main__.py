@@ -23,7 +23,7 @@ ROWS = 25
 """Every run prints this many rows; fewer means a figure went missing (a failure, in CI too)."""
 
 
-async def run(quick: bool) -> list[Row]:
+async def run(quick: bool, only: frozenset[str] = frozenset()) -> list[Row]:
     root = figures.scratch()
     try:
         rows: list[Row] = []
@@ -43,7 +43,12 @@ async def run(quick: bool) -> list[Row]:
                                                                    root)),
             ("web_fetch", lambda: figures.web_fetch(1 if quick else 3, root)),
         ]
+        unknown = only - {name for name, _ in steps}
+        if unknown:
+            sys.exit(f"no such figure: {', '.join(sorted(unknown))} (figures: {', '.join(n for n, _ in steps)})")
         for name, step in steps:
+            if only and name not in only:
+                continue
             started = time.perf_counter()
             print(f"-- {name}", file=sys.stderr, flush=True)
             rows += await step()
@@ -91,12 +96,16 @@ times are medians with p99. The machine is shared: figures move by about ±10 % 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: few iterations, docs left alone")
+    parser.add_argument("--only", action="append", default=[], metavar="FIGURE",
+                        help="run just this figure (its step name, e.g. 'abort'; repeatable); docs left alone")
     args = parser.parse_args()
     about = machine()
     started = time.perf_counter()
-    rows = asyncio.run(run(args.quick))
+    rows = asyncio.run(run(args.quick, frozenset(args.only)))
     print(table(rows))
     print(f"\n{about}")
+    if args.only:
+        return
     if not args.quick:
         write_doc(rows, "python -m bench", about, time.perf_counter() - started)
         print(f"wrote {DOC}")
