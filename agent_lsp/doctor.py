@@ -192,7 +192,7 @@ async def _start_mcp(name: str, config: Any) -> Check:
     warnings: list[str] = []
     servers = McpServers(warnings.append)
     try:
-        tools = await servers.tools({name: config})
+        tools = await servers.tools({name: config}, wait=None)
     finally:
         await servers.close()
     if warnings:

@@ -6,6 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+START_TIMEOUT = 60.0
+"""Seconds a server may take to start and list its tools before it counts as failed (`startTimeout`)."""
+
+
 @dataclass(frozen=True)
 class ServerConfig:
     """One MCP server: stdio (`command`, `args`, `env`) or streamable HTTP (`url`, `headers`)."""
@@ -16,6 +20,7 @@ class ServerConfig:
     env: tuple[tuple[str, str], ...] = ()
     url: str = ""
     headers: tuple[tuple[str, str], ...] = ()
+    start_timeout: float = START_TIMEOUT
 
     def describe(self) -> str:
         return " ".join([self.command, *self.args]) if self.type == "stdio" else self.url
@@ -29,10 +34,19 @@ def _strings(value: Any, what: str) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(value.items()))
 
 
+def _start_timeout(value: Any) -> float:
+    if value is None:
+        return START_TIMEOUT
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1 <= value <= 600:
+        raise ValueError("`startTimeout` must be a number of seconds from 1 to 600")
+    return float(value)
+
+
 def server_config(value: Any) -> ServerConfig:
     """One entry of `mcpServers`; ValueError saying what is wrong."""
     if not isinstance(value, dict):
         raise ValueError("must be an object")
+    timeout = _start_timeout(value.get("startTimeout"))
     kind = value.get("type", "http" if "url" in value and "command" not in value else "stdio")
     if kind == "stdio":
         command, args = value.get("command"), value.get("args", [])
@@ -40,12 +54,14 @@ def server_config(value: Any) -> ServerConfig:
             raise ValueError("`command` must be a non-empty string")
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             raise ValueError("`args` must be a list of strings")
-        return ServerConfig("stdio", command=command, args=tuple(args), env=_strings(value.get("env"), "`env`"))
+        return ServerConfig("stdio", command=command, args=tuple(args), env=_strings(value.get("env"), "`env`"),
+                            start_timeout=timeout)
     if kind in ("http", "streamable-http", "streamableHttp"):
         url = value.get("url")
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise ValueError("`url` must be an http(s) URL")
-        return ServerConfig("http", url=url, headers=_strings(value.get("headers"), "`headers`"))
+        return ServerConfig("http", url=url, headers=_strings(value.get("headers"), "`headers`"),
+                            start_timeout=timeout)
     raise ValueError(f"unknown type {kind!r} (stdio or http)")
 
 

@@ -24,8 +24,9 @@ from agent_lsp.tools.mcp_tool import McpTool, schema_problem
 
 log = logging.getLogger(__name__)
 MCP_JSON = ".mcp.json"
-START_TIMEOUT = 60.0
-"""Seconds a server may take to start and list its tools before it counts as failed."""
+CHAT_WAIT = 10.0
+"""Seconds a chat waits for servers still starting; it then goes on without their tools, offered once they are up
+(a server has its own `startTimeout` to start at all)."""
 STOP_TIMEOUT = 10.0
 
 
@@ -52,6 +53,8 @@ class _Server:
     session: Any = None
     tools: list[McpTool] = field(default_factory=list)
     task: Optional[asyncio.Task] = None
+    late: bool = False
+    """A chat went on without this server's tools (warned once)."""
 
 
 class McpServers:
@@ -61,16 +64,29 @@ class McpServers:
         self._warn = warn
         self._servers: dict[str, _Server] = {}
 
-    async def tools(self, configs: Mapping[str, ServerConfig]) -> list[McpTool]:
+    async def tools(self, configs: Mapping[str, ServerConfig], wait: Optional[float] = CHAT_WAIT) -> list[McpTool]:
         """The tools of the configured servers, starting those not started yet (a server keeps the configuration
-        it started with for the life of the process)."""
+        it started with for the life of the process). Servers still starting after `wait` seconds (None: however
+        long they take) are left out of this answer, with one warning each; later chats take their tools once they
+        are up, without waiting for them again."""
         for name, config in configs.items():
             if name not in self._servers:
                 server = self._servers[name] = _Server(name, config)
                 server.task = asyncio.create_task(self._run(server), name=f"mcp server {name}")
         wanted = [self._servers[name] for name in configs]
-        await asyncio.gather(*(s.ready.wait() for s in wanted))
-        return [tool for s in wanted if s.session is not None for tool in s.tools]
+        waiting = [asyncio.ensure_future(s.ready.wait()) for s in wanted if not s.ready.is_set() and not s.late]
+        if waiting:
+            try:
+                await asyncio.wait(waiting, timeout=wait)
+            finally:
+                for waiter in waiting:
+                    waiter.cancel()
+        for s in wanted:
+            if not s.ready.is_set() and not s.late and wait is not None:
+                s.late = True
+                self._warn(f"agent-lsp: the MCP server `{s.name}` ({s.config.describe()}) is still starting after "
+                           f"{wait:g} s; this chat goes on without its tools, which are offered once it has started.")
+        return [tool for s in wanted if s.ready.is_set() and s.session is not None for tool in s.tools]
 
     async def close(self) -> None:
         """Stop every server (their context exits close stdio pipes and kill process groups)."""
@@ -85,11 +101,14 @@ class McpServers:
             from mcp import ClientSession  # the SDK costs most of a second: only once a server is configured
 
             async with AsyncExitStack() as stack:
-                streams = await stack.enter_async_context(_transport(server.config))
+                streams = await stack.enter_async_context(_transport(server.config, self._refused(server)))
                 session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
-                async with asyncio.timeout(START_TIMEOUT):
-                    await session.initialize()
-                    listed = await _list_tools(session)
+                try:
+                    async with asyncio.timeout(server.config.start_timeout):
+                        await session.initialize()
+                        listed = await _list_tools(session)
+                except TimeoutError:
+                    raise TimeoutError(f"no answer within {server.config.start_timeout:g} s (its `startTimeout`)")
                 server.tools = [McpTool(server.name, t.name, t.description or t.title or "", t.input_schema,
                                         bool(t.annotations and t.annotations.read_only_hint), self._caller(server))
                                 for t in listed if self._usable(server, t)]
@@ -112,6 +131,13 @@ class McpServers:
             self._warn(f"agent-lsp: the tool `{tool.name}` of the MCP server `{server.name}` has an input schema "
                        f"that is not valid JSON Schema ({problem}); it is not offered.")
         return problem is None
+
+    def _refused(self, server: _Server) -> Callable[[str, str], None]:
+        def warn(tool: str, why: str) -> None:
+            self._warn(f"agent-lsp: the tool `{tool}` of the MCP server `{server.name}` is not a valid MCP tool "
+                       f"({why}); it is not offered.")
+
+        return warn
 
     def _caller(self, server: _Server):
         async def call(tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
@@ -154,7 +180,7 @@ async def _list_tools(session: Any) -> list:
             return tools
 
 
-def _transport(config: ServerConfig) -> Any:
+def _transport(config: ServerConfig, refused: Callable[[str, str], None]) -> Any:
     if config.type == "http":
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
@@ -169,4 +195,5 @@ def _transport(config: ServerConfig) -> Any:
     if shutil.which(command) is None:
         raise OSError(f"`{command}` was not found")
     command, args = dying_with_us(command, args)
-    return stdio_transport(StdioServerParameters(command=command, args=args, env=dict(config.env) or None))
+    return stdio_transport(StdioServerParameters(command=command, args=args, env=dict(config.env) or None),
+                           refused=refused)

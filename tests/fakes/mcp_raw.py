@@ -6,6 +6,8 @@ whose call does what MODE says:
   big      answers a text of BIG_BYTES (env, default 50 MB)
   die      exits in the middle of the call, answering nothing
   schema   answers "fine", but tools/list also offers `bad`, whose input schema is not a valid JSON Schema
+  refused  answers "fine", but tools/list also offers `odd`, whose entry the MCP SDK's own types refuse
+  silent   never answers `initialize`
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ def main() -> None:
         method, msg_id = message.get("method"), message.get("id")
         if msg_id is None or method is None:
             continue  # notifications, responses
+        if method == "initialize" and mode == "silent":
+            continue
         if method == "initialize":
             result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
                       "serverInfo": {"name": f"raw-{mode}", "version": "0"}}
@@ -36,6 +40,9 @@ def main() -> None:
             if mode == "schema":
                 tools.append({"name": "bad", "description": "Broken schema.", "inputSchema": {
                     "type": "object", "properties": {"x": {"type": "strin"}}}})
+            if mode == "refused":
+                tools.append({"name": "odd", "description": "Refused by the SDK's types.", "inputSchema": {
+                    "type": "object", "properties": {}, "required": "x"}})
             result = {"tools": tools}
         elif method == "tools/call":
             name = message["params"]["name"]

@@ -1,6 +1,7 @@
 """MCP servers that misbehave (tests/fakes/mcp_raw.py, plain JSON-RPC over stdio): a call that never answers, a
-50 MB answer, a tool whose input schema is not JSON Schema, a server that dies in the middle of a call. Each chat
-answers, the model reads what went wrong, the other tools go on, nothing crashes."""
+50 MB answer, a tool whose input schema is not JSON Schema, a tool the SDK's types refuse, a server that dies in the
+middle of a call, servers that never answer `initialize`. Each chat answers, the model reads what went wrong, the
+other tools go on, nothing crashes."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ AREA = "MCP servers"
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def raw_server(mode: str, out: Path, **env: str) -> dict:
+def raw_server(mode: str, out: Path, start_timeout: float = 60, **env: str) -> dict:
     return {"command": sys.executable, "args": ["-m", "tests.fakes.mcp_raw", mode, str(out / mode)],
-            "env": {"PYTHONPATH": str(ROOT), **env}}
+            "env": {"PYTHONPATH": str(ROOT), **env}, "startTimeout": start_timeout}
 
 
 def tool_results(fake_api, message: str) -> list[dict]:
@@ -39,7 +40,10 @@ async def test_misbehaving_mcp_servers(start_server, fake_api, tmp_path):
     out = tmp_path / "mcp"
     size = 50 * 1024 * 1024
     servers = {"schema": raw_server("schema", out), "big": raw_server("big", out, BIG_BYTES=str(size)),
-               "die": raw_server("die", out), "hang": raw_server("hang", out)}
+               "die": raw_server("die", out), "hang": raw_server("hang", out), "refused": raw_server("refused", out),
+               # never answer `initialize`: one fails within its own startTimeout, the other outlasts the chat's wait
+               "mute": raw_server("silent", out / "mute", start_timeout=2),
+               "slow": raw_server("silent", out / "slow", start_timeout=600)}
     server = await start_server(init_options={"mcpServers": servers})
     bypass = {"permissionMode": "bypassPermissions"}
     problems: list[str] = []
@@ -57,6 +61,29 @@ async def test_misbehaving_mcp_servers(start_server, fake_api, tmp_path):
                for w in warnings(server)):
         problems.append(f"schema: no warning: {warnings(server)}")
     tally(AREA, cases=1)
+
+    # a tool the SDK's own types refuse: that tool alone is left out, the server's others are offered and answer
+    result = await chat("refused", tool_use("mcp__refused__good", {}), text("Good."))
+    (good,) = tool_results(fake_api, "refused") or [{}]
+    offered = [t["name"] for t in fake_api.requests[-2]["tools"] if t["name"].startswith("mcp__refused__")]
+    if result["stopReason"] != "end_turn" or offered != ["mcp__refused__good", "mcp__refused__act"] or \
+            good.get("content") != "fine" or good.get("is_error"):
+        problems.append(f"refused: {result}, offered {offered}, {good}")
+    if not any(w.startswith("agent-lsp: the tool `odd` of the MCP server `refused` is not a valid MCP tool "
+                            "(`inputSchema.required`") for w in warnings(server)):
+        problems.append(f"refused: no warning: {warnings(server)}")
+    tally(AREA, cases=1)
+
+    # never answering `initialize`: the first chat went on without those tools, a warning each; no later chat waits
+    silent = [w for w in warnings(server) if "`mute`" in w or "`slow`" in w]
+    if sorted(silent) != sorted([
+            f"agent-lsp: the MCP server `mute` ({servers['mute']['command']} {' '.join(servers['mute']['args'])}) "
+            "did not start: no answer within 2 s (its `startTimeout`); its tools are not offered.",
+            f"agent-lsp: the MCP server `slow` ({servers['slow']['command']} {' '.join(servers['slow']['args'])}) "
+            "is still starting after 10 s; this chat goes on without its tools, which are offered once it has "
+            "started."]):
+        problems.append(f"silent: {silent}")
+    tally(AREA, cases=2)
 
     # a huge answer: the model reads a bounded result, the server stays within bounds
     result = await chat("big", tool_use("mcp__big__act", {}), text("Big."))

@@ -9,15 +9,16 @@ from agent_lsp.tools.mcp_tool import model_name
 def test_stdio_and_http_servers_and_a_bad_entry_beside_them():
     good, warnings = clean({"mcpServers": {
         "git": {"command": "uvx", "args": ["mcp-server-git"], "env": {"A": "1"}},
-        "docs": {"url": "https://example.test/mcp", "headers": {"X": "y"}},
+        "docs": {"url": "https://example.test/mcp", "headers": {"X": "y"}, "startTimeout": 5},
         "old": {"type": "sse", "url": "https://example.test/sse"},
-        "broken": {"command": "x", "args": "not a list"}}}, "initializationOptions")
+        "broken": {"command": "x", "args": "not a list"},
+        "impatient": {"command": "x", "startTimeout": 0}}}, "initializationOptions")
     assert good["mcp_servers"] == {
-        "git": ServerConfig("stdio", command="uvx", args=("mcp-server-git",), env=(("A", "1"),)),
-        "docs": ServerConfig("http", url="https://example.test/mcp", headers=(("X", "y"),))}
+        "git": ServerConfig("stdio", command="uvx", args=("mcp-server-git",), env=(("A", "1"),), start_timeout=60),
+        "docs": ServerConfig("http", url="https://example.test/mcp", headers=(("X", "y"),), start_timeout=5)}
     assert warnings == ["agent-lsp: setting `mcpServers` from initializationOptions server `old`: unknown type 'sse' "
-                        "(stdio or http); server `broken`: `args` must be a list of strings (that server is not "
-                        "started)."]
+                        "(stdio or http); server `broken`: `args` must be a list of strings; server `impatient`: "
+                        "`startTimeout` must be a number of seconds from 1 to 600 (that server is not started)."]
 
 
 def test_the_layers_servers_add_up():
