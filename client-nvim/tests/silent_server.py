@@ -1,6 +1,6 @@
-"""A language server that does not answer: references and call hierarchy never come back, hover fails. Beside a
-real one, it shows that agent/languageFeature waits a bounded time, keeps the answers that came, and names the
-server that failed. Runs on the pygls of jedi-language-server's venv."""
+"""A language server that does not answer: references, definitions and call hierarchy never come back, hover
+fails. Beside a real one, it shows that agent/languageFeature waits a bounded time, keeps the answers that came,
+and names the server that failed. Runs on the pygls of jedi-language-server's venv."""
 import asyncio
 
 from lsprotocol import types
@@ -11,6 +11,11 @@ server = LanguageServer("silent", "0")
 
 @server.feature(types.TEXT_DOCUMENT_REFERENCES)
 async def references(ls: LanguageServer, params: types.ReferenceParams):
+    await asyncio.Event().wait()
+
+
+@server.feature(types.TEXT_DOCUMENT_DEFINITION)
+async def definition(ls: LanguageServer, params: types.DefinitionParams):
     await asyncio.Event().wait()
 
 

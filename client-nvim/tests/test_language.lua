@@ -2,10 +2,12 @@
 -- jedi-language-server clients beside agent-lsp): the plugin declares the methods, sends the standard request
 -- to the servers that support it, converts positions between agent-lsp's encoding (0.7: UTF-16, 0.11: UTF-8)
 -- and theirs (UTF-32), sees the buffer's unsaved text, loads a file nobody opened, and merges the answers
--- (lists de-duplicated, mixed shapes made one, hover the first); null when no server supports the method; bad
--- input is -32602. Beside a server that never answers (tests/silent_server.py), the wait is bounded, the
--- answers that came are kept, and when none came, the error names the server; the wait follows the server's
--- languageTimeout setting.
+-- (lists de-duplicated, mixed shapes made one, hover the first); references without includeDeclaration leave
+-- out what the definition request names (jedi lists the declaration whatever it is told); null when no server
+-- supports the method; bad input is -32602. Beside a server that never answers (tests/silent_server.py), the
+-- wait is bounded, the answers that came are kept (a definition that never comes leaves the references
+-- standing), and when none came, the error names the server; the wait follows the server's languageTimeout
+-- setting.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/helpers.lua')
 
 H.run('agent/languageFeature is answered by the other language servers', function()
@@ -58,12 +60,16 @@ H.run('agent/languageFeature is answered by the other language servers', functio
     { uri = main, range = range(0, 17, 0, 22) },
     { uri = main, range = range(2, col.total, 2, col.total + 5) },
     { uri = main, range = range(3, 4, 3, 9) },  -- the unsaved line
-    { uri = shop, range = range(0, 4, 0, 9) },
   }
+  local declaration = { uri = shop, range = range(0, 4, 0, 9) }
+  local with_declaration = vim.list_extend(vim.deepcopy(expected_refs), { declaration })
   local refs_params = { textDocument = { uri = main }, position = { line = 3, character = 4 },
-    context = { includeDeclaration = true } }
+    context = { includeDeclaration = false } }
+  -- jedi lists the declaration whatever includeDeclaration says: its definition at the position is left out.
   H.eq(expected_refs, sorted(ask('textDocument/references', refs_params)),
-    'references: both servers\' answers, each once')
+    'references without the declaration: both servers\' answers, each once')
+  H.eq(with_declaration, sorted(ask('textDocument/references', vim.tbl_extend('force', refs_params,
+    { context = { includeDeclaration = true } }))), 'references with the declaration')
   -- A null inside a list, as decoded JSON holds it (vim.NIL), is copied along.
   H.eq(expected_refs, sorted(ask('textDocument/references', vim.tbl_extend('force', refs_params,
     { workDoneToken = vim.NIL, extra = { vim.NIL } }))), 'references, params with nulls')
@@ -113,6 +119,14 @@ H.run('agent/languageFeature is answered by the other language servers', functio
   result, err = language.answer({ method = 'textDocument/hover', params = { position = at_total.position } }, me, 1000)
   H.eq({ nil, -32602, 'params.textDocument.uri: a string is required' }, { result, err.code, err.message },
     'no textDocument')
+  result, err = language.answer({ method = 'textDocument/references', params = vim.tbl_extend('force', refs_params,
+    { context = { includeDeclaration = 'no' } }) }, me, 1000)
+  H.eq({ nil, -32602, 'params.context.includeDeclaration: a boolean is required' }, { result, err.code, err.message },
+    'includeDeclaration not a boolean')
+  result, err = language.answer({ method = 'textDocument/references', params = vim.tbl_extend('force', refs_params,
+    { context = true }) }, me, 1000)
+  H.eq({ nil, -32602, 'params.context: an object is required' }, { result, err.code, err.message },
+    'context not an object')
 
   -- Shapes that need two different servers: one's LocationLink[] beside another's Location[] (Locations), one's
   -- DocumentSymbol[] beside another's SymbolInformation[] (flat).
@@ -132,12 +146,14 @@ H.run('agent/languageFeature is answered by the other language servers', functio
   H.eq({ contents = 'second' }, language._merge('textDocument/hover',
     { { contents = { kind = 'markdown', value = '' } }, { contents = 'second' } }, main), 'hover: the first non-empty')
 
-  -- A server that hangs on references and call hierarchy and fails hover, attached beside the two jedi.
+  -- A server that hangs on references, definitions and call hierarchy and fails hover, beside the two jedi.
   local silent = H.language_server({ name = 'silent', cmd = { H.JEDI_VENV .. '/bin/python',
     H.plugin .. '/tests/silent_server.py' } })
   H.eq(true, vim.lsp.buf_is_attached(vim.fn.bufnr(H.dir .. '/main.py'), silent.id), 'silent attached to main.py')
   H.eq(expected_refs, sorted(language.answer({ method = 'textDocument/references', params = refs_params }, me, 1000)),
-    'references: jedi\'s answer, silent not waited for past the bound')
+    'references: jedi\'s answer less jedi\'s definition, silent\'s references and definition not waited for past the bound')
+  H.eq(with_declaration, sorted(language.answer({ method = 'textDocument/references', params = vim.tbl_extend('force',
+    refs_params, { context = { includeDeclaration = true } }) }, me, 1000)), 'references with the declaration, beside silent')
   H.eq(range(2, col.total, 2, col.total + 5), language.answer({ method = 'textDocument/hover', params = at_total },
     me, 1000).range, 'hover: jedi\'s, beside silent\'s error')
   H.eq({ vim.NIL }, { language.answer({ method = 'textDocument/hover', params = { textDocument = { uri = main },

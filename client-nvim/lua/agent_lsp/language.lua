@@ -2,7 +2,8 @@
 -- language servers answer to that standard request: sent to every client attached to the document (not
 -- agent-lsp itself) that supports it, positions converted between agent-lsp's position encoding and each
 -- server's, the answers merged (lists concatenated and de-duplicated; hover, prepareRename and rename: the
--- first answer; null when none answers; prepareRename's default behaviour when a server renames without one).
+-- first answer; null when none answers; prepareRename's default behaviour when a server renames without one;
+-- references without includeDeclaration less what the definition request names at that position).
 local M = {}
 
 -- The standard methods the plugin answers: the capabilities list them as experimental.agent.languageFeatures.
@@ -494,6 +495,99 @@ local function describe(failures)
   return table.concat(parts, '; ')
 end
 
+-- Sends `method` to each client, params converted into its encoding and its answer back into agent-lsp's.
+-- Returns the batch: replies[i] ({result} or {err}) as they come, pending[i] the request ids still out.
+local function send(clients, method, p, buf, self_encoding)
+  local batch = { clients = clients, method = method, replies = {}, pending = {} }
+  local replies, pending = batch.replies, batch.pending
+  for i, client in ipairs(clients) do
+    local encoding = client.offset_encoding or 'utf-16'
+    local conv = converter(self_encoding, encoding)
+    local sent = copy(p)
+    if conv then
+      convert_params(conv, method, sent)
+    end
+    local ok, request_id = call(client, 'request', method, sent, function(err, result)
+      if replies[i] then
+        return
+      end
+      if err then
+        replies[i] = { err = err }
+      else
+        local back = converter(encoding, self_encoding)
+        if back then
+          convert_result(back, method, sent, result)
+        end
+        if type(result) == 'table' and type(result.changes) == 'table' and next(result.changes) == nil then
+          result.changes = vim.empty_dict()  -- a WorkspaceEdit's map, which an empty Lua table would send as []
+        end
+        replies[i] = { result = result }
+      end
+      pending[i] = nil
+    end, buf)
+    if ok then
+      pending[i] = not replies[i] and request_id or nil
+    else
+      replies[i] = { err = { message = 'the server is not running' } }
+    end
+  end
+  return batch
+end
+
+-- After the wait: the non-null results, how many servers answered (null included: "nothing here" is an
+-- answer), and the failures; requests still out are cancelled and their late answers dropped.
+local function collect(batch, timeout_ms)
+  local answers, answered, failures = {}, 0, {}
+  for i, client in ipairs(batch.clients) do
+    local reply = batch.replies[i]
+    if not reply then
+      pcall(call, client, 'cancel_request', batch.pending[i])  -- no pending request left behind
+      batch.pending[i] = nil
+      batch.replies[i] = { err = { message = 'timed out' } }  -- so a late answer is dropped
+      table.insert(failures, { name = client.name, why = 'no answer within ' .. timeout_ms .. ' ms' })
+    elseif reply.err then
+      table.insert(failures, { name = client.name, why = tostring(reply.err.message or vim.inspect(reply.err)) })
+    else
+      answered = answered + 1
+      if reply.result ~= nil and reply.result ~= vim.NIL then
+        table.insert(answers, reply.result)
+      end
+    end
+  end
+  return answers, answered, failures
+end
+
+-- The references less those that start where a definition's target does (LocationLink: its
+-- targetSelectionRange), as Visual Studio Code's client does it: some servers (jedi-language-server) list the
+-- declaration whatever includeDeclaration says.
+local function without_declaration(references, definitions)
+  local declared = {}
+  local function mark(d)
+    if type(d) ~= 'table' then
+      return
+    end
+    local uri, range = d.uri, d.range
+    if d.targetUri then
+      uri, range = d.targetUri, d.targetSelectionRange or d.targetRange
+    end
+    local s = type(range) == 'table' and range.start
+    if type(uri) == 'string' and type(s) == 'table' then
+      declared[table.concat({ uri, tostring(s.line), tostring(s.character) }, '\0')] = true
+    end
+  end
+  for _, answer in ipairs(definitions) do
+    if answer.uri or answer.targetUri then
+      mark(answer)  -- a single Location
+    else
+      each(answer, mark)
+    end
+  end
+  return vim.tbl_filter(function(r)
+    local s = type(r) == 'table' and type(r.range) == 'table' and r.range.start
+    return not (s and declared[table.concat({ tostring(r.uri), tostring(s.line), tostring(s.character) }, '\0')])
+  end, references)
+end
+
 -- The handler of `agent/languageFeature`: returns the merged result (vim.NIL for null), or nil and an error.
 -- `self_client` is agent-lsp's client (positions in params and result are in its encoding); `timeout_ms` bounds
 -- the wait for the other servers.
@@ -519,6 +613,18 @@ function M.answer(params, self_client, timeout_ms)
       return invalid('params.textDocument.uri: a string is required')
     end
     uri = p.textDocument.uri
+  end
+  local include_declaration = true  -- as Neovim's own vim.lsp.buf.references() asks when not told
+  if method == 'textDocument/references' and p.context ~= nil and p.context ~= vim.NIL then
+    if type(p.context) ~= 'table' then
+      return invalid('params.context: an object is required')
+    end
+    include_declaration = p.context.includeDeclaration
+    if include_declaration == nil or include_declaration == vim.NIL then
+      include_declaration = true
+    elseif type(include_declaration) ~= 'boolean' then
+      return invalid('params.context.includeDeclaration: a boolean is required')
+    end
   end
   local self_id = self_client and self_client.id
   local self_encoding = self_client and self_client.offset_encoding or 'utf-16'
@@ -565,63 +671,37 @@ function M.answer(params, self_client, timeout_ms)
     return true
   end, deadline)
 
-  local replies, pending = {}, {}
-  for i, client in ipairs(clients) do
-    local encoding = client.offset_encoding or 'utf-16'
-    local conv = converter(self_encoding, encoding)
-    local sent = copy(p)
-    if conv then
-      convert_params(conv, method, sent)
-    end
-    local ok, request_id = call(client, 'request', method, sent, function(err, result)
-      if replies[i] then
-        return
-      end
-      if err then
-        replies[i] = { err = err }
-      else
-        local back = converter(encoding, self_encoding)
-        if back then
-          convert_result(back, method, sent, result)
-        end
-        if type(result) == 'table' and type(result.changes) == 'table' and next(result.changes) == nil then
-          result.changes = vim.empty_dict()  -- a WorkspaceEdit's map, which an empty Lua table would send as []
-        end
-        replies[i] = { result = result }
-      end
-      pending[i] = nil
-    end, buf)
-    if ok then
-      pending[i] = not replies[i] and request_id or nil
-    else
-      replies[i] = { err = { message = 'the server is not running' } }
+  local batch = send(clients, method, p, buf, self_encoding)
+  local declared  -- references without the declaration: the definitions at that position, asked alongside
+  if method == 'textDocument/references' and not include_declaration then
+    local definers = vim.tbl_filter(function(c) return supports(c, 'textDocument/definition') end, clients)
+    if #definers > 0 then
+      declared = send(definers, 'textDocument/definition',
+        { textDocument = p.textDocument, position = p.position }, buf, self_encoding)
     end
   end
-  wait_until(function() return next(pending) == nil end, deadline)
+  wait_until(function()
+    return next(batch.pending) == nil and (declared == nil or next(declared.pending) == nil)
+  end, deadline)
 
-  local answers, answered, failures = {}, 0, {}
-  for i, client in ipairs(clients) do
-    local reply = replies[i]
-    if not reply then
-      pcall(call, client, 'cancel_request', pending[i])  -- no pending request left behind
-      replies[i] = { err = { message = 'timed out' } }  -- so a late answer is dropped
-      table.insert(failures, { name = client.name, why = 'no answer within ' .. timeout_ms .. ' ms' })
-    elseif reply.err then
-      table.insert(failures, { name = client.name, why = tostring(reply.err.message or vim.inspect(reply.err)) })
-    else
-      answered = answered + 1  -- null included: "nothing here" is an answer
-      if reply.result ~= nil and reply.result ~= vim.NIL then
-        table.insert(answers, reply.result)
-      end
-      if method == 'textDocument/prepareCallHierarchy' then
-        remember_items(reply.result, client.id)
-      end
-    end
-  end
+  local answers, answered, failures = collect(batch, timeout_ms)
+  -- A definition that failed or came late only leaves its declaration in: the references stand.
+  local definitions = declared and (collect(declared, timeout_ms))
   if answered == 0 and #failures > 0 then
     return nil, { code = -32603, message = method .. ' failed: ' .. describe(failures) }  -- InternalError
   end
-  return merge(method, answers, uri)
+  if method == 'textDocument/prepareCallHierarchy' then
+    for i, client in ipairs(clients) do
+      if batch.replies[i].result then
+        remember_items(batch.replies[i].result, client.id)
+      end
+    end
+  end
+  local merged = merge(method, answers, uri)
+  if definitions and type(merged) == 'table' then
+    merged = without_declaration(merged, definitions)
+  end
+  return merged
 end
 
 return M
