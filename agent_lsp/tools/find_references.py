@@ -52,8 +52,9 @@ class FindReferences(LanguageTool):
 
 
 def _own_server(ctx: ToolContext, t: Target) -> bool:
-    """Whether agent-lsp's own language server answers (the editors' answers honour includeDeclaration; some
-    servers, jedi-language-server among them, list the declaration whatever it says)."""
+    """Whether agent-lsp's own language server answers. Some servers, jedi-language-server among them, list the
+    declaration whatever includeDeclaration says: here the declaration is dropped for our own server; the VS Code
+    and Neovim clients drop it themselves (the definition at the same position, asked alongside)."""
     origin = ctx.language.methods(t.path).get("textDocument/references", "") if ctx.language else ""
     return origin.startswith("languageServer:")
 

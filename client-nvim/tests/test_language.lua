@@ -151,9 +151,10 @@ H.run('agent/languageFeature is answered by the other language servers', functio
     H.plugin .. '/tests/silent_server.py' } })
   H.eq(true, vim.lsp.buf_is_attached(vim.fn.bufnr(H.dir .. '/main.py'), silent.id), 'silent attached to main.py')
   H.eq(expected_refs, sorted(language.answer({ method = 'textDocument/references', params = refs_params }, me, 1000)),
-    'references: jedi\'s answer less jedi\'s definition, silent\'s references and definition not waited for past the bound')
-  H.eq(with_declaration, sorted(language.answer({ method = 'textDocument/references', params = vim.tbl_extend('force',
-    refs_params, { context = { includeDeclaration = true } }) }, me, 1000)), 'references with the declaration, beside silent')
+    'references: jedi\'s less its definition; silent\'s references and definition not waited for past the bound')
+  H.eq(with_declaration, sorted(language.answer({ method = 'textDocument/references',
+    params = vim.tbl_extend('force', refs_params, { context = { includeDeclaration = true } }) }, me, 1000)),
+    'references with the declaration, beside silent')
   H.eq(range(2, col.total, 2, col.total + 5), language.answer({ method = 'textDocument/hover', params = at_total },
     me, 1000).range, 'hover: jedi\'s, beside silent\'s error')
   H.eq({ vim.NIL }, { language.answer({ method = 'textDocument/hover', params = { textDocument = { uri = main },

@@ -498,7 +498,7 @@ end
 -- Sends `method` to each client, params converted into its encoding and its answer back into agent-lsp's.
 -- Returns the batch: replies[i] ({result} or {err}) as they come, pending[i] the request ids still out.
 local function send(clients, method, p, buf, self_encoding)
-  local batch = { clients = clients, method = method, replies = {}, pending = {} }
+  local batch = { clients = clients, replies = {}, pending = {} }
   local replies, pending = batch.replies, batch.pending
   for i, client in ipairs(clients) do
     local encoding = client.offset_encoding or 'utf-16'
@@ -558,7 +558,7 @@ local function collect(batch, timeout_ms)
 end
 
 -- The references less those that start where a definition's target does (LocationLink: its
--- targetSelectionRange), as Visual Studio Code's client does it: some servers (jedi-language-server) list the
+-- targetSelectionRange), as the VS Code client does it: some servers (jedi-language-server) list the
 -- declaration whatever includeDeclaration says.
 local function without_declaration(references, definitions)
   local declared = {}
