@@ -150,10 +150,10 @@ H.run('agent/languageFeature is answered by the other language servers', functio
   local silent = H.language_server({ name = 'silent', cmd = { H.JEDI_VENV .. '/bin/python',
     H.plugin .. '/tests/silent_server.py' } })
   H.eq(true, vim.lsp.buf_is_attached(vim.fn.bufnr(H.dir .. '/main.py'), silent.id), 'silent attached to main.py')
-  H.eq(expected_refs, sorted(language.answer({ method = 'textDocument/references', params = refs_params }, me, 1000)),
+  H.eq(expected_refs, sorted(language.answer({ method = 'textDocument/references', params = refs_params }, me, 2500)),
     'references: jedi\'s less its definition; silent\'s references and definition not waited for past the bound')
   H.eq(with_declaration, sorted(language.answer({ method = 'textDocument/references',
-    params = vim.tbl_extend('force', refs_params, { context = { includeDeclaration = true } }) }, me, 1000)),
+    params = vim.tbl_extend('force', refs_params, { context = { includeDeclaration = true } }) }, me, 2500)),
     'references with the declaration, beside silent')
   H.eq(range(2, col.total, 2, col.total + 5), language.answer({ method = 'textDocument/hover', params = at_total },
     me, 1000).range, 'hover: jedi\'s, beside silent\'s error')
