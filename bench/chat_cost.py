@@ -1,0 +1,115 @@
+"""What a short text-only chat costs over the model request itself, and how that grows with a session's length.
+
+One agent-lsp server with the fake Messages API. Each sample of agent-lsp is `agent/chat` sent → answered by an
+LSP client; each sample of the reference is one line sent → answered to a warm script that makes the same
+streamed request with the SDK alone (`messages.stream`, the body agent-lsp sent just before: the same system
+prompt, tools and messages), so the difference is agent-lsp's own cost per chat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+
+from bench.figures import HELLO, Driven, Row, env_for, median, ms, p99
+from tests.fakes.messages_api import FakeMessagesAPI
+
+SDK_SERVER = """
+import asyncio, json, sys
+async def main():
+    import anthropic
+    client = anthropic.AsyncAnthropic(base_url=sys.argv[1], api_key="bench", max_retries=0)
+    loop = asyncio.get_running_loop()
+    while line := await loop.run_in_executor(None, sys.stdin.readline):
+        body = json.loads(line)
+        body.pop("stream", None)
+        async with client.messages.stream(**body) as stream:
+            async for event in stream:
+                pass
+        print("done", flush=True)
+asyncio.run(main())
+"""
+
+
+class SdkAlone:
+    """A warm script that makes one streamed request per line it reads (a request body as JSON)."""
+
+    async def start(self, api: FakeMessagesAPI) -> "SdkAlone":
+        self.api = api
+        self.process = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", SDK_SERVER, api.base_url, stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, env=env_for(api))
+        return self
+
+    async def request(self, body: dict) -> float:
+        """Line sent → "done" read: the request made and its stream consumed."""
+        self.api.add(HELLO)
+        line = json.dumps(body).encode() + b"\n"
+        started = time.perf_counter()
+        self.process.stdin.write(line)
+        answer = await self.process.stdout.readline()
+        elapsed = time.perf_counter() - started
+        if answer.strip() != b"done":
+            raise RuntimeError(f"the SDK script failed: {answer!r}")
+        return elapsed
+
+    async def close(self) -> None:
+        self.process.stdin.close()
+        try:
+            await asyncio.wait_for(self.process.wait(), 10)
+        except TimeoutError:
+            self.process.kill()
+            await self.process.wait()
+
+
+LATE = 5
+"""How many of a grown session's last chats are timed."""
+
+
+async def _timed_chat(d: Driven, **params) -> tuple[float, dict]:
+    started = time.perf_counter()
+    result = await d.chat(HELLO, **params)
+    return time.perf_counter() - started, result
+
+
+async def chat_cost(samples: int, length: int, sessions: int, root: Path) -> list[Row]:
+    """`samples` chats (each the second of a new session) beside the SDK making the same request; then `sessions`
+    sessions grown to `length` chats, whose last LATE chats are each timed beside a new session's first chat."""
+    api = FakeMessagesAPI().start()
+    sdk = await SdkAlone().start(api)
+    agent, reference, first, late = [], [], [], []
+    try:
+        async with Driven(api, root, state="state-chat-cost") as d:
+            for _ in range(3):  # warm: the SDK imported, the tools and prompt built once
+                await _timed_chat(d)
+                await sdk.request(api.requests[-1])
+            for _ in range(samples):
+                elapsed, result = await _timed_chat(d)
+                first.append(elapsed)
+                elapsed, _ = await _timed_chat(d, sessionId=result["sessionId"])
+                agent.append(elapsed)
+                reference.append(await sdk.request(api.requests[-1]))
+            for _ in range(sessions):
+                _, result = await _timed_chat(d)
+                for n in range(2, length + 1):
+                    elapsed, _ = await _timed_chat(d, sessionId=result["sessionId"])
+                    if n > length - LATE:
+                        late.append(elapsed)
+                        elapsed, _ = await _timed_chat(d)  # interleaved: a new session's first chat
+                        first.append(elapsed)
+    finally:
+        await sdk.close()
+        api.stop()
+    over = [a - r for a, r in zip(agent, reference)]
+    over_ms = median(over) * 1000
+    ratio = median(late) / median(first)
+    return [
+        Row("text-only chat (2nd of a session): chat answered, minus the same request by the SDK alone",
+            f"+{over_ms:.1f} ms (p99 +{p99(over) * 1000:.1f}); chat {ms(agent)}", f"SDK {ms(reference)}", None,
+            "≤ 5 ms", over_ms <= 5),
+        Row(f"chat {length} of one session, vs chat 1 of a new one (short text replies)", ms(late), ms(first), ratio,
+            "≤ 1.20×", ratio <= 1.2),
+    ]
