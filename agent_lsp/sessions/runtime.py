@@ -103,19 +103,25 @@ class Session:
     """What each chat changed, oldest first (chats without edits have none); stored with the chat."""
     plan: list[dict[str, str]] = field(default_factory=list)
     """The latest plan the agent sent (`todo_write`), as {content, status} entries."""
+    saved_chats: int = 0
+    """How many of `chats` the store has."""
+    unsaved_calls: set[str] = field(default_factory=set)
+    """The ids of `tool_calls` changed since the store last took them (a save writes only these, not them all)."""
 
     @property
     def chat_count(self) -> int:
         """How many chats the session has had (also those from before chats had records)."""
         return sum(1 for m in self.history if isinstance(m, UserMessage) and m.origin == "user")
 
-    def row(self) -> SessionRow:
-        usage = Usage()
-        for chat in self.chats:
-            usage = usage.plus(chat.usage)
+    def row(self, usage: bool = True) -> SessionRow:
+        """The session as the store lists it; without `usage` its usage is left empty (the store computes it from
+        the chats, so a save need not add up every chat)."""
+        total = Usage()
+        for chat in self.chats if usage else ():
+            total = total.plus(chat.usage)
         return SessionRow(id=self.id, title=self.title, created_at=self.created_at, updated_at=self.updated_at,
                           turns_count=self.turns_count, compaction=list(self.compaction) if self.compaction else None,
-                          workspace_folders=list(self.workspace_folders), usage=usage,
+                          workspace_folders=list(self.workspace_folders), usage=total,
                           plan=[dict(entry) for entry in self.plan])
 
     def next_seq(self) -> int:
@@ -174,7 +180,7 @@ class Sessions:
                           turns_count=row.turns_count, history=history, saved=len(history),
                           compaction=tuple(row.compaction) if row.compaction else None,
                           tool_calls=self._store.tool_calls(session_id), workspace_folders=row.workspace_folders,
-                          chats=self._store.chats(session_id), plan=row.plan,
+                          chats=(chats := self._store.chats(session_id)), saved_chats=len(chats), plan=row.plan,
                           checkpoints=from_rows(self._store.checkpoints(session_id)))
         if cached is not None:  # refreshed in place (a caller may hold it); what lives only in this process stays
             for name in (f.name for f in fields(Session)):
@@ -218,15 +224,19 @@ class Sessions:
         """Commit what the chat appended (and its checkpoints, or what a revert undid), before it answers."""
         if not self._store:
             return
+        # Only what changed since the last save: per-chat cost must not grow with the session.
         bodies = [_MESSAGE.dump_json(m).decode() for m in session.history[session.saved:]]
-        chats = tuple(session.chats)
-        in_step = self._write(lambda: self._store.save(session.row(), session.saved, bodies, session.tool_calls,
+        chats = tuple(session.chats[session.saved_chats:])
+        calls = {k: session.tool_calls[k] for k in session.unsaved_calls if k in session.tool_calls}
+        in_step = self._write(lambda: self._store.save(session.row(usage=False), session.saved, bodies, calls,
                                                        chats, checkpoints, reverted))
         if in_step is None:
             self._publish(session, Notice(level="warning", message=(
                 "This chat could not be saved to the session store (see the log); it is kept in memory only.")))
             return
         session.saved = len(session.history) if in_step else -1  # -1: reload the stored history next time
+        session.saved_chats = len(session.chats)
+        session.unsaved_calls.clear()
 
     def _write(self, action: Callable[[], Any]) -> Any:
         """The action's value, or None when the store could not be written (logged; the chat goes on)."""
@@ -444,9 +454,11 @@ class Sessions:
             session.plan = [entry.wire() for entry in update.entries]
         elif isinstance(update, ToolCall):
             session.tool_calls[update.tool_call_id] = {**update.wire(), "status": "running"}
+            session.unsaved_calls.add(update.tool_call_id)
         elif isinstance(update, ToolCallUpdate) and update.tool_call_id in session.tool_calls:
             record = session.tool_calls[update.tool_call_id]
             record.update({k: v for k, v in update.wire().items() if k in ("status", "output", "error", "diff")})
+            session.unsaved_calls.add(update.tool_call_id)
         self._emit(session, update)
 
 
