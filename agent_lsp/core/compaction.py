@@ -8,9 +8,9 @@ so tool_use/tool_result pairs are never split.
 from __future__ import annotations
 
 import json
-import weakref
 from typing import Optional
 
+from agent_lsp.core.memo import per_message
 from agent_lsp.core.messages import AssistantMessage, Message, ToolResultsMessage, UserMessage
 
 SUMMARY_SYSTEM = (
@@ -41,30 +41,8 @@ def size(messages: list[Message]) -> int:
     return sum(_chars(m) for m in messages)
 
 
-_SIZES: dict[int, tuple[weakref.ref, int]] = {}
-"""Each live message's size by id(): a transcript message is never changed once made (a changed one is a new
-object, `model_copy`), so a request measures only what was added since the last one, not the whole history."""
-
-
+@per_message
 def _chars(message: Message) -> int:
-    key = id(message)
-    known = _SIZES.get(key)
-    if known is not None and known[0]() is message:
-        return known[1]
-    chars = _measure(message)
-    _SIZES[key] = (weakref.ref(message, _forget(key)), chars)
-    return chars
-
-
-def _forget(key: int):
-    """A weakref callback dropping the entry of a message gone (unless the id already names a newer one)."""
-    def forget(ref: weakref.ref) -> None:
-        if _SIZES.get(key, (None,))[0] is ref:
-            del _SIZES[key]
-    return forget
-
-
-def _measure(message: Message) -> int:
     if isinstance(message, UserMessage) and message.images:
         return len(json.dumps(message.model_dump(mode="json", exclude={"images"}))) + IMAGE_CHARS * len(
             message.images)
