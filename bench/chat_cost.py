@@ -8,62 +8,12 @@ prompt, tools and messages), so the difference is agent-lsp's own cost per chat.
 
 from __future__ import annotations
 
-import asyncio
-import json
-import sys
 import time
 from pathlib import Path
 
 from bench.figures import HELLO, Driven, Row, env_for, median, ms, p99
+from bench.sdk_alone import SdkAlone
 from tests.fakes.messages_api import FakeMessagesAPI
-
-SDK_SERVER = """
-import asyncio, json, sys
-async def main():
-    import anthropic
-    client = anthropic.AsyncAnthropic(base_url=sys.argv[1], api_key="bench", max_retries=0)
-    loop = asyncio.get_running_loop()
-    while line := await loop.run_in_executor(None, sys.stdin.readline):
-        body = json.loads(line)
-        body.pop("stream", None)
-        async with client.messages.stream(**body) as stream:
-            async for event in stream:
-                pass
-        print("done", flush=True)
-asyncio.run(main())
-"""
-
-
-class SdkAlone:
-    """A warm script that makes one streamed request per line it reads (a request body as JSON)."""
-
-    async def start(self, api: FakeMessagesAPI) -> "SdkAlone":
-        self.api = api
-        self.process = await asyncio.create_subprocess_exec(
-            sys.executable, "-c", SDK_SERVER, api.base_url, stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, env=env_for(api))
-        return self
-
-    async def request(self, body: dict) -> float:
-        """Line sent → "done" read: the request made and its stream consumed."""
-        self.api.add(HELLO)
-        line = json.dumps(body).encode() + b"\n"
-        started = time.perf_counter()
-        self.process.stdin.write(line)
-        answer = await self.process.stdout.readline()
-        elapsed = time.perf_counter() - started
-        if answer.strip() != b"done":
-            raise RuntimeError(f"the SDK script failed: {answer!r}")
-        return elapsed
-
-    async def close(self) -> None:
-        self.process.stdin.close()
-        try:
-            await asyncio.wait_for(self.process.wait(), 10)
-        except TimeoutError:
-            self.process.kill()
-            await self.process.wait()
-
 
 LATE = 5
 """How many of a grown session's last chats are timed."""
@@ -80,7 +30,7 @@ async def chat_cost(samples: int, length: int, sessions: int, root: Path) -> lis
     request; then `sessions` sessions grown to `length` chats, whose last LATE chats are each timed beside a new
     session's second chat, each with the SDK making the same request too."""
     api = FakeMessagesAPI().start()
-    sdk = await SdkAlone().start(api)
+    sdk = await SdkAlone().start(api, env_for(api))
     agent, reference, late, sdk_late = [], [], [], []
     try:
         async with Driven(api, root, state="state-chat-cost") as d:

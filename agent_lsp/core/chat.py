@@ -51,8 +51,12 @@ class ChatState:
     final_message: str = ""
     stop_reason: Optional[str] = None
     error: Optional[ModelError] = None
-    partial_text: str = ""
-    """Text streamed in the current model call and not yet in the history."""
+    partial: list[str] = field(default_factory=list)
+    """The pieces of text streamed in the current model call and not yet in the history (joined when needed:
+    appending to one string would copy it at every delta)."""
+    stream_to: Optional[Emit] = None
+    """Where this chat's text and thinking deltas go, as they arrive, instead of up the loop's generators (a
+    reply streams thousands; everything else is still yielded, in order). None: deltas are yielded too."""
     open_calls: dict[str, str] = field(default_factory=dict)
     """Tool calls announced without a terminal status: model id -> the id the editor knows them by."""
     results: dict[str, ToolResult] = field(default_factory=dict)
@@ -66,3 +70,8 @@ class ChatState:
     """What the model call in flight has used so far, as the provider reported it (not yet in `usage`)."""
     children: dict[str, "ChatState"] = field(default_factory=dict)
     """The subagents running now, by the id of their `task` call."""
+
+    @property
+    def partial_text(self) -> str:
+        """Text streamed in the current model call and not yet in the history."""
+        return "".join(self.partial)

@@ -322,7 +322,8 @@ class Sessions:
         started = time.monotonic()
         if request.builtin is not None:
             return await self._builtin(session, request, started)
-        state = ChatState(history=session.history)
+        # Deltas straight to the edge: _publish records nothing of them, and a reply streams thousands.
+        state = ChatState(history=session.history, stream_to=lambda update: self._emit(session, update))
         settings = request.settings
         if settings.max_turns == 0:
             return _result(session, state, "disabled", started)
