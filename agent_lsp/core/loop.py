@@ -178,12 +178,12 @@ async def _call_model(
             if kind is TextChunk:  # once per delta: built without validation (the text is a str)
                 state.partial.append(event.text)
                 if sink is not None:
-                    sink(TextDelta.model_construct(text=event.text))
+                    sink(event.text, False)
                 else:
                     yield TextDelta.model_construct(text=event.text)
             elif kind is ThinkingChunk:
                 if sink is not None:
-                    sink(ThinkingDelta.model_construct(text=event.text))
+                    sink(event.text, True)
                 else:
                     yield ThinkingDelta.model_construct(text=event.text)
             elif isinstance(event, Usage):

@@ -15,7 +15,17 @@ from typing import Any, Callable, Optional
 from pydantic import TypeAdapter
 
 from agent_lsp.config import Settings, effective_max_turns
-from agent_lsp.core.events import AgentUpdate, Decision, Notice, Plan, TextDelta, ToolCall, ToolCallUpdate, Usage
+from agent_lsp.core.events import (
+    AgentUpdate,
+    Decision,
+    Notice,
+    Plan,
+    TextDelta,
+    ThinkingDelta,
+    ToolCall,
+    ToolCallUpdate,
+    Usage,
+)
 from agent_lsp.core.hooks import Hook
 from agent_lsp.core.loop import ChatConfig, ChatState, close_aborted, compact_now, run_chat
 from agent_lsp.core.messages import Message, UserMessage
@@ -147,15 +157,21 @@ class ChatRequest:
 
 
 Emit = Callable[[Session, AgentUpdate], None]
+EmitText = Callable[[Session, str, bool], None]
+"""Sends streamed text of a session's chat: (session, text, is thinking)."""
 BuildModel = Callable[[Settings], Model]
 
 
 class Sessions:
     """Every session: those this process runs, and those the store keeps (any process's, any day's)."""
 
-    def __init__(self, build_model: BuildModel, emit: Emit, store: Optional[Store] = None) -> None:
+    def __init__(self, build_model: BuildModel, emit: Emit, store: Optional[Store] = None,
+                 emit_text: Optional[EmitText] = None) -> None:
+        """`emit_text` sends streamed text without an update object per delta (an edge that coalesces text);
+        without it each delta is emitted as a TextDelta or ThinkingDelta."""
         self._build_model = build_model
         self._emit = emit
+        self._emit_text = emit_text or self._text_as_update
         self._store = store
         self._sessions: dict[str, Session] = {}
         self._beat: Optional[asyncio.TimerHandle] = None
@@ -322,8 +338,9 @@ class Sessions:
         started = time.monotonic()
         if request.builtin is not None:
             return await self._builtin(session, request, started)
-        # Deltas straight to the edge: _publish records nothing of them, and a reply streams thousands.
-        state = ChatState(history=session.history, stream_to=lambda update: self._emit(session, update))
+        # Text straight to the edge: _publish records nothing of it, and a reply streams thousands of deltas.
+        state = ChatState(history=session.history, stream_to=lambda text, thinking: self._emit_text(session, text,
+                                                                                                   thinking))
         settings = request.settings
         if settings.max_turns == 0:
             return _result(session, state, "disabled", started)
@@ -445,6 +462,9 @@ class Sessions:
         session.updated_at = _now()
         self._save(session, reverted=tuple(undone))
         return reverted, refused
+
+    def _text_as_update(self, session: Session, text: str, thinking: bool) -> None:
+        self._emit(session, (ThinkingDelta if thinking else TextDelta).model_construct(text=text))
 
     def _publish(self, session: Session, update: AgentUpdate) -> None:
         """Send an update, and remember how tool calls went and the latest plan for agent/history (a subagent's
