@@ -60,11 +60,17 @@ async def chat_cost(samples: int, length: int, sessions: int, root: Path) -> lis
     over_ms = median(over) * 1000
     ratio = median(late) / median(agent)
     sdk_ratio = median(sdk_late) / median(reference)
+    own_late = median([a - r for a, r in zip(late, sdk_late)]) * 1000
+    grown = Row(f"chat {length} of one session, vs chat 2 of a new one (short text replies)", ms(late),
+                f"{ms(agent)}; the SDK alone, same requests: {ms(sdk_late)} vs {ms(reference)}, {sdk_ratio:.2f}×",
+                ratio, "≤ 1.20×", ratio <= 1.2)
+    if not grown.met:
+        grown.why = (f"the SDK's own work on the request grows {sdk_ratio:.2f}× on the same two requests (the body "
+                     f"carries the whole history); agent-lsp's own part is +{over_ms:.1f} ms at chat 2 and "
+                     f"+{own_late:.1f} ms at chat {length}")
     return [
         Row("text-only chat (2nd of a session): chat answered, minus the same request by the SDK alone",
             f"+{over_ms:.1f} ms (p99 +{p99(over) * 1000:.1f}); chat {ms(agent)}", f"SDK {ms(reference)}", None,
             "≤ 5 ms", over_ms <= 5),
-        Row(f"chat {length} of one session, vs chat 2 of a new one (short text replies)", ms(late),
-            f"{ms(agent)}; the SDK alone, same requests: {ms(sdk_late)} vs {ms(reference)}, {sdk_ratio:.2f}×", ratio,
-            "≤ 1.20×", ratio <= 1.2),
+        grown,
     ]
