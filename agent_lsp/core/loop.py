@@ -175,7 +175,7 @@ async def _call_model(
     try:
         async for event in model.stream(request):
             kind = type(event)
-            if kind is TextChunk:  # once per delta: built without validation (the text is a str)
+            if kind is TextChunk:  # once per delta: no update object when the sink takes the text
                 state.partial.append(event.text)
                 if sink is not None:
                     sink(event.text, False)
