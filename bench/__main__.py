@@ -16,10 +16,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parents[1]))
 from bench import figures, language  # noqa: E402
 from bench.figures import Row  # noqa: E402
-from bench import workflow  # noqa: E402
+from bench import chat_cost, workflow  # noqa: E402
 
 DOC = Path(__file__).parents[1] / "docs" / "benchmarks.md"
-ROWS = 25
+ROWS = 27
 """Every run prints this many rows; fewer means a figure went missing (a failure, in CI too)."""
 
 
@@ -30,6 +30,8 @@ async def run(quick: bool, only: frozenset[str] = frozenset()) -> list[Row]:
         steps = [
             ("start-up", lambda: figures.startup(3 if quick else 7, quick)),
             ("first chat and stream", lambda: figures.first_chat_and_stream(1 if quick else 2, quick, root)),
+            ("chat cost", lambda: chat_cost.chat_cost(5 if quick else 30, 10 if quick else 100,
+                                                      1 if quick else 3, root)),
             ("parallel tools", lambda: figures.parallel_tools(1 if quick else 5, root)),
             ("search and list_files", lambda: figures.search_and_list(1 if quick else 5, quick, root)),
             ("editor scale", lambda: figures.editor_scale(20 if quick else 300, 50 if quick else 1000,

@@ -169,15 +169,23 @@ async def _call_model(
         max_tokens=config.max_tokens,
         thinking=config.thinking,
     )
-    state.partial_text = ""
+    state.partial.clear()
     reply: Optional[ModelReply] = None
+    sink = state.stream_to
     try:
         async for event in model.stream(request):
-            if isinstance(event, TextChunk):  # once per delta: built without validation (the text is a str)
-                state.partial_text += event.text
-                yield TextDelta.model_construct(text=event.text)
-            elif isinstance(event, ThinkingChunk):
-                yield ThinkingDelta.model_construct(text=event.text)
+            kind = type(event)
+            if kind is TextChunk:  # once per delta: no update object when the sink takes the text
+                state.partial.append(event.text)
+                if sink is not None:
+                    sink(event.text, False)
+                else:
+                    yield TextDelta.model_construct(text=event.text)
+            elif kind is ThinkingChunk:
+                if sink is not None:
+                    sink(event.text, True)
+                else:
+                    yield ThinkingDelta.model_construct(text=event.text)
             elif isinstance(event, Usage):
                 state.streaming_usage = event
             elif isinstance(event, ModelReply):
@@ -196,7 +204,7 @@ async def _call_model(
     state.usage = state.usage.plus(reply.usage)
     yield state.usage.model_copy()
     parts = unique_ids([p for p in reply.parts if not (isinstance(p, TextPart) and not p.text.strip())])
-    state.partial_text = ""
+    state.partial.clear()
     if parts:
         message = AssistantMessage(parts=parts)
         state.history.append(message)
@@ -266,10 +274,11 @@ def _answer_all(state: ChatState, why: str) -> None:
 
 def commit_partial(state: ChatState) -> None:
     """Keep text streamed before a failure or an abort as an assistant message."""
-    if state.partial_text.strip():
-        state.history.append(AssistantMessage(parts=[TextPart(text=state.partial_text)]))
-        state.final_message = state.partial_text
-    state.partial_text = ""
+    text = state.partial_text
+    if text.strip():
+        state.history.append(AssistantMessage(parts=[TextPart(text=text)]))
+        state.final_message = text
+    state.partial.clear()
 
 
 def count_streamed_usage(state: ChatState) -> None:

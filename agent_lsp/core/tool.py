@@ -73,6 +73,10 @@ class ToolContext:
     """Runs sub-chats for `task` (set by the loop; None inside a subagent)."""
 
 
+_SCHEMAS: dict[type, dict[str, Any]] = {}
+"""The JSON schema of each tool input class, as the model sees it (shared: never modified after it is built)."""
+
+
 class Tool:
     """Base class; subclasses set the class attributes and implement `run`."""
 
@@ -83,10 +87,13 @@ class Tool:
 
     def spec(self) -> ToolSpec:
         """The definition the model sees."""
-        schema = self.Input.model_json_schema()
-        schema.pop("title", None)
-        for prop in schema.get("properties", {}).values():
-            prop.pop("title", None)
+        schema = _SCHEMAS.get(self.Input)
+        if schema is None:  # built once per input class: pydantic's schema generation costs ms, per request
+            schema = self.Input.model_json_schema()
+            schema.pop("title", None)
+            for prop in schema.get("properties", {}).values():
+                prop.pop("title", None)
+            _SCHEMAS[self.Input] = schema
         return ToolSpec(self.name, self.description, schema)
 
     def title(self, input: ToolInput) -> str:

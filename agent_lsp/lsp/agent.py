@@ -35,7 +35,7 @@ class Agent:
         if server.data_dir is not None:
             store, warning = open_store(server.data_dir)
             server.warn([warning] if warning else [])
-        self.sessions = Sessions(build_model, self.emit, store)
+        self.sessions = Sessions(build_model, self.emit, store, emit_text=self.emit_text)
         self.assembly = ChatAssembly(server.layers, server.data_dir, server.warn, server.user_file,
                                      language_servers=self._language_servers)
         self.streams: dict[str, UpdateStream] = {}
@@ -51,6 +51,13 @@ class Agent:
         stream.push(update)
         if session.id in self.progress:
             self.progress[session.id].report(update)
+
+    def emit_text(self, session: Session, text: str, thinking: bool) -> None:
+        """Send streamed text of `session`'s chat (coalesced; it moves no progress along)."""
+        stream = self.streams.get(session.id)
+        if stream is None:
+            stream = self.streams[session.id] = UpdateStream(lambda u: self._notify(session, u))
+        stream.push_text(text, thinking)
 
     def _notify(self, session: Session, update: AgentUpdate) -> None:
         params = UpdateParams(session_id=session.id, seq=session.next_seq(), update=update)

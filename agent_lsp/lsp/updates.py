@@ -24,15 +24,22 @@ class UpdateStream:
 
     def push(self, update: AgentUpdate) -> None:
         if isinstance(update, (TextDelta, ThinkingDelta)):
-            if self._kind is type(update) and self._parent == update.parent_tool_call_id:
-                self._pieces.append(update.text)
-                return
-            self.flush()
-            self._kind, self._parent, self._pieces = type(update), update.parent_tool_call_id, [update.text]
-            self._timer = asyncio.get_running_loop().call_later(COALESCE_SECONDS, self.flush)
+            self._text(type(update), update.parent_tool_call_id, update.text)
             return
         self.flush()
         self._send(update)
+
+    def push_text(self, text: str, thinking: bool) -> None:
+        """Streamed text of the chat's own agent, without an update object per delta."""
+        self._text(ThinkingDelta if thinking else TextDelta, None, text)
+
+    def _text(self, kind: type[TextDelta] | type[ThinkingDelta], parent: Optional[str], text: str) -> None:
+        if self._kind is kind and self._parent == parent:
+            self._pieces.append(text)
+            return
+        self.flush()
+        self._kind, self._parent, self._pieces = kind, parent, [text]
+        self._timer = asyncio.get_running_loop().call_later(COALESCE_SECONDS, self.flush)
 
     def flush(self) -> None:
         if self._timer is not None:

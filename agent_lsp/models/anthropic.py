@@ -10,6 +10,7 @@ import contextlib
 from typing import Any, AsyncIterator, Optional
 
 from agent_lsp.core.events import Usage
+from agent_lsp.core.memo import per_message
 from agent_lsp.core.messages import (
     AssistantMessage,
     Message,
@@ -148,31 +149,37 @@ def api_messages(history: list[Message]) -> list[dict[str, Any]]:
     """The Messages API form of a transcript; consecutive user turns are merged, tool results first."""
     out: list[dict[str, Any]] = []
     for message in history:
-        if isinstance(message, AssistantMessage):
-            # Thinking without a signature came from another provider (chat.completions reasoning): the API
-            # rejects an unsigned thinking block, so it stays in the transcript only.
-            role, blocks = "assistant", [_block(p) for p in message.parts
-                                         if not (isinstance(p, ThinkingPart) and not p.signature)]
-            if not blocks:
-                continue
-        elif isinstance(message, ToolResultsMessage):
-            role, blocks = "user", [
-                {"type": "tool_result", "tool_use_id": r.tool_use_id, "content": r.content or "(no output)",
-                 **({"is_error": True} if r.is_error else {})}
-                for r in message.results
-            ]
-        elif isinstance(message, UserMessage):
-            context = [{"type": "text", "text": message.context}] if message.context else []
-            images = [{"type": "image", "source": {"type": "base64", "media_type": i.media_type, "data": i.data}}
-                      for i in message.images]
-            role, blocks = "user", [*context, *images, {"type": "text", "text": message.text}]
-        else:  # pragma: no cover - the union is closed
+        converted = _role_blocks(message)
+        if converted is None:
             continue
+        role, blocks = converted
         if out and out[-1]["role"] == role:
             out[-1]["content"].extend(blocks)
         else:
-            out.append({"role": role, "content": blocks})
+            out.append({"role": role, "content": list(blocks)})  # a new list: merging and the cache mark change it
     return out
+
+
+@per_message
+def _role_blocks(message: Message) -> Optional[tuple[str, list[dict[str, Any]]]]:
+    """A message's role and blocks, worked out once per message (the blocks are shared: never changed)."""
+    if isinstance(message, AssistantMessage):
+        # Thinking without a signature came from another provider (chat.completions reasoning): the API
+        # rejects an unsigned thinking block, so it stays in the transcript only.
+        blocks = [_block(p) for p in message.parts if not (isinstance(p, ThinkingPart) and not p.signature)]
+        return ("assistant", blocks) if blocks else None
+    if isinstance(message, ToolResultsMessage):
+        return "user", [
+            {"type": "tool_result", "tool_use_id": r.tool_use_id, "content": r.content or "(no output)",
+             **({"is_error": True} if r.is_error else {})}
+            for r in message.results
+        ]
+    if isinstance(message, UserMessage):
+        context = [{"type": "text", "text": message.context}] if message.context else []
+        images = [{"type": "image", "source": {"type": "base64", "media_type": i.media_type, "data": i.data}}
+                  for i in message.images]
+        return "user", [*context, *images, {"type": "text", "text": message.text}]
+    return None  # pragma: no cover - the union is closed
 
 
 def _block(part: Any) -> dict[str, Any]:

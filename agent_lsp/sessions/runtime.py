@@ -15,7 +15,17 @@ from typing import Any, Callable, Optional
 from pydantic import TypeAdapter
 
 from agent_lsp.config import Settings, effective_max_turns
-from agent_lsp.core.events import AgentUpdate, Decision, Notice, Plan, TextDelta, ToolCall, ToolCallUpdate, Usage
+from agent_lsp.core.events import (
+    AgentUpdate,
+    Decision,
+    Notice,
+    Plan,
+    TextDelta,
+    ThinkingDelta,
+    ToolCall,
+    ToolCallUpdate,
+    Usage,
+)
 from agent_lsp.core.hooks import Hook
 from agent_lsp.core.loop import ChatConfig, ChatState, close_aborted, compact_now, run_chat
 from agent_lsp.core.messages import Message, UserMessage
@@ -103,19 +113,25 @@ class Session:
     """What each chat changed, oldest first (chats without edits have none); stored with the chat."""
     plan: list[dict[str, str]] = field(default_factory=list)
     """The latest plan the agent sent (`todo_write`), as {content, status} entries."""
+    saved_chats: int = 0
+    """How many of `chats` the store has."""
+    unsaved_calls: set[str] = field(default_factory=set)
+    """The ids of `tool_calls` changed since the store last took them (a save writes only these, not them all)."""
 
     @property
     def chat_count(self) -> int:
         """How many chats the session has had (also those from before chats had records)."""
         return sum(1 for m in self.history if isinstance(m, UserMessage) and m.origin == "user")
 
-    def row(self) -> SessionRow:
-        usage = Usage()
-        for chat in self.chats:
-            usage = usage.plus(chat.usage)
+    def row(self, usage: bool = True) -> SessionRow:
+        """The session as the store lists it; without `usage` its usage is left empty (the store computes it from
+        the chats, so a save need not add up every chat)."""
+        total = Usage()
+        for chat in self.chats if usage else ():
+            total = total.plus(chat.usage)
         return SessionRow(id=self.id, title=self.title, created_at=self.created_at, updated_at=self.updated_at,
                           turns_count=self.turns_count, compaction=list(self.compaction) if self.compaction else None,
-                          workspace_folders=list(self.workspace_folders), usage=usage,
+                          workspace_folders=list(self.workspace_folders), usage=total,
                           plan=[dict(entry) for entry in self.plan])
 
     def next_seq(self) -> int:
@@ -141,15 +157,21 @@ class ChatRequest:
 
 
 Emit = Callable[[Session, AgentUpdate], None]
+EmitText = Callable[[Session, str, bool], None]
+"""Sends streamed text of a session's chat: (session, text, is thinking)."""
 BuildModel = Callable[[Settings], Model]
 
 
 class Sessions:
     """Every session: those this process runs, and those the store keeps (any process's, any day's)."""
 
-    def __init__(self, build_model: BuildModel, emit: Emit, store: Optional[Store] = None) -> None:
+    def __init__(self, build_model: BuildModel, emit: Emit, store: Optional[Store] = None,
+                 emit_text: Optional[EmitText] = None) -> None:
+        """`emit_text` sends streamed text without an update object per delta (an edge that coalesces text);
+        without it each delta is emitted as a TextDelta or ThinkingDelta."""
         self._build_model = build_model
         self._emit = emit
+        self._emit_text = emit_text or self._text_as_update
         self._store = store
         self._sessions: dict[str, Session] = {}
         self._beat: Optional[asyncio.TimerHandle] = None
@@ -174,7 +196,7 @@ class Sessions:
                           turns_count=row.turns_count, history=history, saved=len(history),
                           compaction=tuple(row.compaction) if row.compaction else None,
                           tool_calls=self._store.tool_calls(session_id), workspace_folders=row.workspace_folders,
-                          chats=self._store.chats(session_id), plan=row.plan,
+                          chats=(chats := self._store.chats(session_id)), saved_chats=len(chats), plan=row.plan,
                           checkpoints=from_rows(self._store.checkpoints(session_id)))
         if cached is not None:  # refreshed in place (a caller may hold it); what lives only in this process stays
             for name in (f.name for f in fields(Session)):
@@ -218,15 +240,19 @@ class Sessions:
         """Commit what the chat appended (and its checkpoints, or what a revert undid), before it answers."""
         if not self._store:
             return
+        # Only what changed since the last save: per-chat cost must not grow with the session.
         bodies = [_MESSAGE.dump_json(m).decode() for m in session.history[session.saved:]]
-        chats = tuple(session.chats)
-        in_step = self._write(lambda: self._store.save(session.row(), session.saved, bodies, session.tool_calls,
+        chats = tuple(session.chats[session.saved_chats:])
+        calls = {k: session.tool_calls[k] for k in session.unsaved_calls if k in session.tool_calls}
+        in_step = self._write(lambda: self._store.save(session.row(usage=False), session.saved, bodies, calls,
                                                        chats, checkpoints, reverted))
         if in_step is None:
             self._publish(session, Notice(level="warning", message=(
                 "This chat could not be saved to the session store (see the log); it is kept in memory only.")))
             return
         session.saved = len(session.history) if in_step else -1  # -1: reload the stored history next time
+        session.saved_chats = len(session.chats)
+        session.unsaved_calls.clear()
 
     def _write(self, action: Callable[[], Any]) -> Any:
         """The action's value, or None when the store could not be written (logged; the chat goes on)."""
@@ -312,7 +338,9 @@ class Sessions:
         started = time.monotonic()
         if request.builtin is not None:
             return await self._builtin(session, request, started)
-        state = ChatState(history=session.history)
+        # Text straight to the edge: _publish records nothing of it, and a reply streams thousands of deltas.
+        state = ChatState(history=session.history, stream_to=lambda text, thinking: self._emit_text(session, text,
+                                                                                                   thinking))
         settings = request.settings
         if settings.max_turns == 0:
             return _result(session, state, "disabled", started)
@@ -435,6 +463,9 @@ class Sessions:
         self._save(session, reverted=tuple(undone))
         return reverted, refused
 
+    def _text_as_update(self, session: Session, text: str, thinking: bool) -> None:
+        self._emit(session, (ThinkingDelta if thinking else TextDelta).model_construct(text=text))
+
     def _publish(self, session: Session, update: AgentUpdate) -> None:
         """Send an update, and remember how tool calls went and the latest plan for agent/history (a subagent's
         calls are not in the transcript: only sent)."""
@@ -444,9 +475,11 @@ class Sessions:
             session.plan = [entry.wire() for entry in update.entries]
         elif isinstance(update, ToolCall):
             session.tool_calls[update.tool_call_id] = {**update.wire(), "status": "running"}
+            session.unsaved_calls.add(update.tool_call_id)
         elif isinstance(update, ToolCallUpdate) and update.tool_call_id in session.tool_calls:
             record = session.tool_calls[update.tool_call_id]
             record.update({k: v for k, v in update.wire().items() if k in ("status", "output", "error", "diff")})
+            session.unsaved_calls.add(update.tool_call_id)
         self._emit(session, update)
 
 
