@@ -121,6 +121,8 @@ class ReplyBuilder:
         self.finish_reason: Optional[str] = None
         self.usage = Usage()
         self.chunks = 0
+        self.refused = False
+        """A `refusal` delta came: OpenAI ends such a reply with "stop", yet it is a refusal."""
 
     def add(self, chunk: Any) -> Iterator[ModelEvent]:
         """Take one `ChatCompletionChunk`; yield its text and thinking."""
@@ -139,7 +141,9 @@ class ReplyBuilder:
                         self.thinking.append(reasoning)
                         yield ThinkingChunk(reasoning)
                         break
-                for text in (getattr(delta, "content", None), getattr(delta, "refusal", None)):
+                refusal = getattr(delta, "refusal", None)
+                self.refused = self.refused or bool(refusal)
+                for text in (getattr(delta, "content", None), refusal):
                     if text and not isinstance(text, str):
                         raise ValueError(f"a delta's text is a JSON {_JSON_TYPES.get(type(text), 'value')}: "
                                          f"{_quote(json.dumps(text, default=str))}")
@@ -192,7 +196,8 @@ class ReplyBuilder:
         parts += uses
         # Whether tools were called is read from the calls, not the finish_reason: some compatible servers end
         # a tool-call reply with "stop".
-        stop = STOP_REASONS.get(self.finish_reason) or ("tool_use" if uses else "end_turn")
+        stop = STOP_REASONS.get(self.finish_reason) or ("tool_use" if uses else "refusal" if self.refused else
+                                                        "end_turn")
         return ModelReply(parts=parts, stop_reason=stop, usage=self.usage)
 
 
