@@ -56,7 +56,27 @@ class ToolUsePart(_Model):
                                                                                   "a number")
             data = {**data, "input": {}, "input_error": f"the input must be a JSON object, not {kind}; the call was "
                                                           "not run"}
+        elif isinstance(data, dict) and isinstance(data.get("input"), dict) and too_deep(data["input"]):
+            # The store's JSON serializer stops at a few hundred levels: such a call could not be saved.
+            data = {**data, "input": {}, "input_error": f"the input is nested more than {MAX_INPUT_DEPTH} levels "
+                                                          "deep; the call was not run"}
         return data
+
+
+MAX_INPUT_DEPTH = 64
+"""How deep a tool call's input may nest (no tool's schema comes near it)."""
+
+
+def too_deep(value: Any, limit: int = MAX_INPUT_DEPTH) -> bool:
+    """Whether `value` (decoded JSON) nests deeper than `limit` lists and objects. Iterative."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limit:
+                return True
+            stack.extend((inner, depth + 1) for inner in (item.values() if isinstance(item, dict) else item))
+    return False
 
 
 AssistantPart = Annotated[

@@ -24,6 +24,7 @@ from agent_lsp.core.messages import (
     UserMessage,
 )
 from agent_lsp.core.ports import ModelError, ModelEvent, ModelReply, ModelRequest, StopReason, TextChunk, ThinkingChunk
+from agent_lsp.surrogates import usable, usable_value
 
 ERROR_PREFIX = "Error: "
 """chat.completions has no `is_error` flag on a tool message: an error result says so in its text."""
@@ -138,6 +139,8 @@ class ReplyBuilder:
                 for name in REASONING_FIELDS:
                     reasoning = extra.get(name, getattr(delta, name, None))
                     if isinstance(reasoning, str) and reasoning:
+                        # Lone surrogates ("\ud800" in the JSON) cannot be stored or sent on: U+FFFD, as they come.
+                        reasoning = usable(reasoning)
                         self.thinking.append(reasoning)
                         yield ThinkingChunk(reasoning)
                         break
@@ -148,6 +151,7 @@ class ReplyBuilder:
                         raise ValueError(f"a delta's text is a JSON {_JSON_TYPES.get(type(text), 'value')}: "
                                          f"{_quote(json.dumps(text, default=str))}")
                     if text:
+                        text = usable(text)
                         self.text.append(text)
                         yield TextChunk(text)
                 fragments = getattr(delta, "tool_calls", None) or []
@@ -171,14 +175,14 @@ class ReplyBuilder:
                 self._by_index[index] = call
             self.calls.append(call)
         function = getattr(fragment, "function", None)
-        if new_id:
-            call.id = new_id
+        if isinstance(new_id, str) and new_id:
+            call.id = usable(new_id)
         name = getattr(function, "name", None)
         if isinstance(name, str) and name:
-            call.name = name
+            call.name = usable(name)
         arguments = getattr(function, "arguments", None) if function is not None else None
         if isinstance(arguments, str):
-            call.arguments.append(arguments)
+            call.arguments.append(arguments)  # made usable once whole: an escape may be split over fragments
         elif isinstance(arguments, dict):  # some proxies send the object itself
             call.arguments.append(json.dumps(arguments))
 
@@ -203,12 +207,14 @@ class ReplyBuilder:
 
 def tool_use(call: _Call, n: int) -> ToolUsePart:
     """An assembled call; arguments that are not a JSON object leave `input_error` for the loop to answer."""
-    raw = "".join(call.arguments)
+    raw = usable("".join(call.arguments))
     call_id = call.id or f"call_{n}"
     if not raw.strip():
         return ToolUsePart(id=call_id, name=call.name, input={})  # a call without arguments
     try:
-        value = json.loads(raw)
+        value = usable_value(json.loads(raw))
+    except RecursionError:
+        problem = "nested too deep"
     except ValueError as e:
         problem = f"not valid JSON ({getattr(e, 'msg', e)}, at character {getattr(e, 'pos', '?')})"
     else:
@@ -218,7 +224,8 @@ def tool_use(call: _Call, n: int) -> ToolUsePart:
     return ToolUsePart(id=call_id, name=call.name, input={}, input_error=f"the arguments are {problem}: {_quote(raw)}")
 
 
-_JSON_TYPES = {dict: "object", list: "array", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
+_JSON_TYPES = {dict: "object", list: "array", str: "string", int: "number", float: "number", bool: "boolean",
+               type(None): "null"}
 
 
 def _is_object(value: Any) -> bool:

@@ -100,6 +100,16 @@ CELLS: list[Cell] = [
                                   "application/json")], ERROR, "422", []),
     ("429 with retry-after, then a reply", [status(429, "slow down", **{"retry-after": "0"}), OK], {"end_turn"}, "",
      []),
+    ("429 with retry-after of an hour, three times", [status(429, "quota", **{"retry-after": "3600"})] * 3, ERROR,
+     "429: quota", []),
+    ("408, then a reply", [status(408, "timeout"), OK], {"end_turn"}, "", []),
+    ("400, the model has no tools", [status(400, "registry.ollama.ai/library/x does not support tools")], ERROR,
+     "does not support tool calls", []),
+    ("400, context length", [status(400, "This model's maximum context length is 8192 tokens, you asked 9000")],
+     ERROR, "maximum context length", []),
+    ("500, an empty body, three times", [body(500, "", "text/plain")] * 3, ERROR, "500", []),
+    ("200, an error object first", [raw_sse({"error": {"message": "model is loading", "type": "server_error"}})],
+     ERROR, "model is loading", []),
     ("429 without retry-after, three times", [status(429, "rate limited")] * 3, ERROR, "429: rate limited", []),
     ("500, then a reply", [status(500, "boom", **{"retry-after-ms": "10"}), OK], {"end_turn"}, "", []),
     ("500 three times", [status(500, "boom", **{"retry-after-ms": "10"})] * 3, ERROR, "500: boom", []),
@@ -124,6 +134,16 @@ CELLS: list[Cell] = [
                                                 chunk({}, "stop"))], {"end_turn"}, "", []),
     ("comments and CRLF line ends", [raw_sse(*say("fine"), ": keep-alive\r\n\r\n", chunk({}, "stop"), eol="\r\n")],
      {"end_turn"}, "", []),
+    ("a lone surrogate in the text", [raw_sse('data: {"choices": [{"index": 0, "delta": {"content": "a\\ud800b"}}]}\n\n',
+                                              chunk({}, "stop"))], {"end_turn"}, "", []),
+    ("a lone surrogate in a call's name and arguments", [raw_sse(
+        'data: {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_\\udc00", "function": '
+        '{"name": "read\\ud800", "arguments": "{\\"path\\": \\"\\ud800.py\\"}"}}]}}]}\n\n',
+        chunk({}, "tool_calls")), OK], {"end_turn"}, "", ["error"]),
+    ("chunks after [DONE] and after the finish", [raw_sse(*say("fine"), chunk({}, "stop"), chunk({"content": " late"}),
+                                                          "data: [DONE]\n\n", chunk({"content": " later"}))],
+     {"end_turn"}, "", []),
+    ("a 200 kB delta", [{"chunks": say("x" * 200_000) + [chunk({}, "stop")]}], {"end_turn"}, "", []),
     ("no [DONE]", [raw_sse(*say("fine"), chunk({}, "stop"), USAGE, done=False)], {"end_turn"}, "", []),
     ("an error object mid-stream", [raw_sse(*say("half"), {"error": {"message": "Overloaded upstream"}})], ERROR,
      "Overloaded upstream", []),
@@ -171,6 +191,12 @@ CELLS: list[Cell] = [
                                OK], {"end_turn"}, "", ["error"]),
     ("arguments a JSON string", [{"content": [{"type": "tool_use", "name": "read_file", "arguments": '"app.py"'}]},
                                  OK], {"end_turn"}, "", ["error"]),
+    ("arguments nested 500 deep", [{"content": [{"type": "tool_use", "name": "read_file", "arguments":
+                                                 '{"path": ' + "[" * 500 + "]" * 500 + "}"}]}, OK],
+     {"end_turn"}, "", ["error"]),
+    ("arguments nested 100,000 deep", [{"content": [{"type": "tool_use", "name": "read_file", "arguments":
+                                                     '{"path": ' + "[" * 100_000 + "]" * 100_000 + "}"}]}, OK],
+     {"end_turn"}, "", ["error"]),
     ("arguments empty", [{"content": [{"type": "tool_use", "name": "read_file", "arguments": ""}]}, OK],
      {"end_turn"}, "", ["error"]),
     ("an empty name", [{"content": [{"type": "tool_use", "name": "", "input": {"path": "app.py"}}]}, OK],
@@ -347,7 +373,7 @@ async def test_fragments_make_the_exact_arguments(server, chat_api):
 # ---- stop means stop ----------------------------------------------------------------------------------------------
 
 
-async def test_abort_in_every_fault_state(server, chat_api):
+async def test_abort_in_every_fault_state(server, chat_api, long_run):
     first = await server.request("agent/chat", {"message": "hello"})
     chat_api.script[:] = []
     session_id = first["result"]["sessionId"]
@@ -374,8 +400,8 @@ async def test_abort_in_every_fault_state(server, chat_api):
         ("after a cut stream's tool call ran", [dict(TOOL_REPLY, cut_after=FINISH_AT + 1),
                                                 dict(text("and then"), hang=True)], lambda k: asked(k + 1)),
     ]
-    for name, script, ready in cells:
-        message = f"abort {name}"
+    for name, script, ready in [cell for _ in range(3 if long_run else 1) for cell in cells]:
+        message = f"abort {name} ({len(said)})"
         chat_api.script[:] = json.loads(json.dumps(script))
         server.notifications.clear()
         k = len(chat_api.requests) + 1
