@@ -32,23 +32,3 @@ def find_surrogate(value: Any, path: str = "") -> Optional[str]:
         elif isinstance(item, list):
             stack.extend((inner, f"{where}[{i}]") for i, inner in enumerate(item))
     return None
-
-
-def usable(text: str) -> str:
-    """`text` with each lone surrogate replaced by U+FFFD (one character for one, so offsets hold)."""
-    if text.isascii() or not SURROGATE.search(text):
-        return text
-    return SURROGATE.sub("\ufffd", text)
-
-
-def usable_value(value: Any) -> Any:
-    """A decoded JSON value with every lone surrogate in its strings and member names replaced by U+FFFD."""
-    if find_surrogate(value) is None:
-        return value
-    if isinstance(value, str):
-        return usable(value)
-    if isinstance(value, dict):
-        return {usable(k) if isinstance(k, str) else k: usable_value(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [usable_value(v) for v in value]
-    return value

@@ -29,6 +29,8 @@ from agent_lsp.core.messages import (
     ToolUsePart,
     UserMessage,
     unanswered_tool_uses,
+    usable,
+    usable_part,
 )
 from agent_lsp.core.ports import Model, ModelError, ModelReply, ModelRequest, TextChunk, ThinkingChunk
 from agent_lsp.core.subagent import Subagents, close_children
@@ -174,10 +176,11 @@ async def _call_model(
     try:
         async for event in model.stream(request):
             if isinstance(event, TextChunk):  # once per delta: built without validation (the text is a str)
-                state.partial_text += event.text
-                yield TextDelta.model_construct(text=event.text)
+                chunk = usable(event.text)
+                state.partial_text += chunk
+                yield TextDelta.model_construct(text=chunk)
             elif isinstance(event, ThinkingChunk):
-                yield ThinkingDelta.model_construct(text=event.text)
+                yield ThinkingDelta.model_construct(text=usable(event.text))
             elif isinstance(event, Usage):
                 state.streaming_usage = event
             elif isinstance(event, ModelReply):
@@ -195,7 +198,7 @@ async def _call_model(
     state.streaming_usage = Usage()
     state.usage = state.usage.plus(reply.usage)
     yield state.usage.model_copy()
-    parts = unique_ids([p for p in reply.parts if not (isinstance(p, TextPart) and not p.text.strip())])
+    parts = unique_ids([usable_part(p) for p in reply.parts if not (isinstance(p, TextPart) and not p.text.strip())])
     state.partial_text = ""
     if parts:
         message = AssistantMessage(parts=parts)

@@ -24,7 +24,6 @@ from agent_lsp.core.messages import (
     UserMessage,
 )
 from agent_lsp.core.ports import ModelError, ModelEvent, ModelReply, ModelRequest, StopReason, TextChunk, ThinkingChunk
-from agent_lsp.surrogates import usable, usable_value
 
 ERROR_PREFIX = "Error: "
 """chat.completions has no `is_error` flag on a tool message: an error result says so in its text."""
@@ -139,8 +138,6 @@ class ReplyBuilder:
                 for name in REASONING_FIELDS:
                     reasoning = extra.get(name, getattr(delta, name, None))
                     if isinstance(reasoning, str) and reasoning:
-                        # Lone surrogates ("\ud800" in the JSON) cannot be stored or sent on: U+FFFD, as they come.
-                        reasoning = usable(reasoning)
                         self.thinking.append(reasoning)
                         yield ThinkingChunk(reasoning)
                         break
@@ -151,7 +148,6 @@ class ReplyBuilder:
                         raise ValueError(f"a delta's text is a JSON {_JSON_TYPES.get(type(text), 'value')}: "
                                          f"{_quote(json.dumps(text, default=str))}")
                     if text:
-                        text = usable(text)
                         self.text.append(text)
                         yield TextChunk(text)
                 fragments = getattr(delta, "tool_calls", None) or []
@@ -176,13 +172,13 @@ class ReplyBuilder:
             self.calls.append(call)
         function = getattr(fragment, "function", None)
         if isinstance(new_id, str) and new_id:
-            call.id = usable(new_id)
+            call.id = new_id
         name = getattr(function, "name", None)
         if isinstance(name, str) and name:
-            call.name = usable(name)
+            call.name = name
         arguments = getattr(function, "arguments", None) if function is not None else None
         if isinstance(arguments, str):
-            call.arguments.append(arguments)  # made usable once whole: an escape may be split over fragments
+            call.arguments.append(arguments)
         elif isinstance(arguments, dict):  # some proxies send the object itself
             call.arguments.append(json.dumps(arguments))
 
@@ -207,12 +203,12 @@ class ReplyBuilder:
 
 def tool_use(call: _Call, n: int) -> ToolUsePart:
     """An assembled call; arguments that are not a JSON object leave `input_error` for the loop to answer."""
-    raw = usable("".join(call.arguments))
+    raw = "".join(call.arguments)
     call_id = call.id or f"call_{n}"
     if not raw.strip():
         return ToolUsePart(id=call_id, name=call.name, input={})  # a call without arguments
     try:
-        value = usable_value(json.loads(raw))
+        value = json.loads(raw)
     except RecursionError:
         problem = "nested too deep"
     except ValueError as e:

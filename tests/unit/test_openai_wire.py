@@ -268,15 +268,6 @@ def test_a_past_call_goes_back_with_a_name_the_api_accepts(name, sent):
     assert api_messages(history)[1]["tool_calls"][0]["function"]["name"] == sent
 
 
-def test_lone_surrogates_from_the_model_become_u_fffd():
-    call = {"tool_calls": [{"index": 0, "id": "call_\udc00", "function": {"name": "read\ud800",
-                                                                          "arguments": '{"path": "\\ud800.py"}'}}]}
-    events, reply = run(loose({"content": "a\ud800b"}, {"reasoning_content": "\udfff"}, call, finish="tool_calls"))
-    assert events == [TextChunk("a\ufffdb"), ThinkingChunk("\ufffd")]
-    use = reply.parts[-1]
-    assert (use.id, use.name, use.input) == ("call_\ufffd", "read\ufffd", {"path": "\ufffd.py"})
-
-
 @pytest.mark.parametrize("depth, error", [(60, None), (500, "nested more than 64 levels"),
                                           (100_000, "the arguments are nested too deep")])
 def test_arguments_nested_too_deep_are_an_input_error(depth, error):
