@@ -29,6 +29,8 @@ from agent_lsp.core.messages import (
     ToolUsePart,
     UserMessage,
     unanswered_tool_uses,
+    usable,
+    usable_part,
 )
 from agent_lsp.core.ports import Model, ModelError, ModelReply, ModelRequest, TextChunk, ThinkingChunk
 from agent_lsp.core.subagent import Subagents, close_children
@@ -176,16 +178,17 @@ async def _call_model(
         async for event in model.stream(request):
             kind = type(event)
             if kind is TextChunk:  # once per delta: no update object when the sink takes the text
-                state.partial.append(event.text)
+                chunk = usable(event.text)
+                state.partial.append(chunk)
                 if sink is not None:
-                    sink(event.text, False)
+                    sink(chunk, False)
                 else:
-                    yield TextDelta.model_construct(text=event.text)
+                    yield TextDelta.model_construct(text=chunk)
             elif kind is ThinkingChunk:
                 if sink is not None:
-                    sink(event.text, True)
+                    sink(usable(event.text), True)
                 else:
-                    yield ThinkingDelta.model_construct(text=event.text)
+                    yield ThinkingDelta.model_construct(text=usable(event.text))
             elif isinstance(event, Usage):
                 state.streaming_usage = event
             elif isinstance(event, ModelReply):
@@ -203,7 +206,7 @@ async def _call_model(
     state.streaming_usage = Usage()
     state.usage = state.usage.plus(reply.usage)
     yield state.usage.model_copy()
-    parts = unique_ids([p for p in reply.parts if not (isinstance(p, TextPart) and not p.text.strip())])
+    parts = unique_ids([usable_part(p) for p in reply.parts if not (isinstance(p, TextPart) and not p.text.strip())])
     state.partial.clear()
     if parts:
         message = AssistantMessage(parts=parts)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -56,7 +57,27 @@ class ToolUsePart(_Model):
                                                                                   "a number")
             data = {**data, "input": {}, "input_error": f"the input must be a JSON object, not {kind}; the call was "
                                                           "not run"}
+        elif isinstance(data, dict) and isinstance(data.get("input"), dict) and too_deep(data["input"]):
+            # The store's JSON serializer stops at a few hundred levels: such a call could not be saved.
+            data = {**data, "input": {}, "input_error": f"the input is nested more than {MAX_INPUT_DEPTH} levels "
+                                                          "deep; the call was not run"}
         return data
+
+
+MAX_INPUT_DEPTH = 64
+"""How deep a tool call's input may nest (no tool's schema comes near it)."""
+
+
+def too_deep(value: Any, limit: int = MAX_INPUT_DEPTH) -> bool:
+    """Whether `value` (decoded JSON) nests deeper than `limit` lists and objects. Iterative."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limit:
+                return True
+            stack.extend((inner, depth + 1) for inner in (item.values() if isinstance(item, dict) else item))
+    return False
 
 
 AssistantPart = Annotated[
@@ -118,6 +139,38 @@ class ToolResultsMessage(_Model):
 
 
 Message = Annotated[Union[UserMessage, AssistantMessage, ToolResultsMessage], Field(discriminator="kind")]
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def usable(text: str) -> str:
+    """`text` with each lone UTF-16 surrogate replaced by U+FFFD: a model's JSON may escape one ("\\ud800"), and
+    such text could neither be saved nor sent to the editor. One character for one, so offsets hold."""
+    return text if text.isascii() or not _SURROGATE.search(text) else _SURROGATE.sub("\ufffd", text)
+
+
+def _usable_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return usable(value)
+    if isinstance(value, dict):
+        return {usable(k) if isinstance(k, str) else k: _usable_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_usable_value(v) for v in value]
+    return value
+
+
+def usable_part(part: Any) -> Any:
+    """A reply part with every lone surrogate replaced by U+FFFD (tool inputs are at most MAX_INPUT_DEPTH deep)."""
+    if isinstance(part, TextPart) and usable(part.text) is not part.text:
+        return part.model_copy(update={"text": usable(part.text)})
+    if isinstance(part, ThinkingPart) and usable(part.thinking) is not part.thinking:
+        return part.model_copy(update={"thinking": usable(part.thinking)})
+    if isinstance(part, ToolUsePart):
+        fixed = _usable_value([part.id, part.name, part.input])
+        if fixed != [part.id, part.name, part.input]:
+            return part.model_copy(update={"id": fixed[0], "name": fixed[1], "input": fixed[2]})
+    return part
 
 
 def wire_id(model_id: str, earlier: int) -> str:

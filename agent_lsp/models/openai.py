@@ -85,6 +85,9 @@ class OpenAIModel:
         except (openai.APIError, httpx2.TransportError) as e:
             raise ModelError("llm_error", f"The model stream failed: {_describe(e)}") from None
         except (ValueError, AttributeError, TypeError) as e:
+            if reply.chunks:  # a stream that began well and then broke: not a wrong address
+                raise ModelError("llm_error", f"The model stream from {self._url()} sent a line that is not a "
+                                 f"chat.completions chunk after {reply.chunks} chunks ({_describe(e)}).") from None
             raise ModelError("llm_error", f"{self._url()} sent something that is not a chat.completions stream "
                              f"({_describe(e)}). {self._expected()}") from None
         if reply.chunks == 0:

@@ -8,6 +8,7 @@ chunks are read by attribute, so the SDK's own types and the tests' plain models
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 from urllib.parse import urlparse
@@ -87,7 +88,18 @@ def _tool_call(part: ToolUsePart) -> dict[str, Any]:
     # A call whose arguments could not be read goes back as `{}` (its tool result quotes what was wrong): some
     # servers (Ollama) parse the arguments of past calls and would refuse every later request of the session.
     return {"id": part.id, "type": "function",
-            "function": {"name": part.name, "arguments": json.dumps(part.input, ensure_ascii=False)}}
+            "function": {"name": wire_name(part.name), "arguments": json.dumps(part.input, ensure_ascii=False)}}
+
+
+def wire_name(name: str) -> str:
+    """A past call's name as the API accepts it (^[A-Za-z0-9_-]{1,64}$): OpenAI answers 400 to a history with an
+    empty or odd name, so a call the model named wrongly (answered "Unknown tool") goes back with a cleaned name."""
+    if _NAME.match(name):
+        return name
+    return (re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64]) or "unnamed_tool"
+
+
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 @dataclass
@@ -109,6 +121,8 @@ class ReplyBuilder:
         self.finish_reason: Optional[str] = None
         self.usage = Usage()
         self.chunks = 0
+        self.refused = False
+        """A `refusal` delta came: OpenAI ends such a reply with "stop", yet it is a refusal."""
 
     def add(self, chunk: Any) -> Iterator[ModelEvent]:
         """Take one `ChatCompletionChunk`; yield its text and thinking."""
@@ -127,27 +141,41 @@ class ReplyBuilder:
                         self.thinking.append(reasoning)
                         yield ThinkingChunk(reasoning)
                         break
-                for text in (delta.content, getattr(delta, "refusal", None)):
+                refusal = getattr(delta, "refusal", None)
+                self.refused = self.refused or bool(refusal)
+                for text in (getattr(delta, "content", None), refusal):
+                    if text and not isinstance(text, str):
+                        raise ValueError(f"a delta's text is a JSON {_JSON_TYPES.get(type(text), 'value')}: "
+                                         f"{_quote(json.dumps(text, default=str))}")
                     if text:
                         self.text.append(text)
                         yield TextChunk(text)
-                for fragment in getattr(delta, "tool_calls", None) or []:
+                fragments = getattr(delta, "tool_calls", None) or []
+                if not isinstance(fragments, list) or not all(_is_object(f) for f in fragments):
+                    raise ValueError(f"a delta's tool_calls is not a list of objects: {_quote(repr(fragments))}")
+                for fragment in fragments:
                     self._fragment(fragment)
             if choice.finish_reason:
                 self.finish_reason = choice.finish_reason
 
     def _fragment(self, fragment: Any) -> None:
-        index = fragment.index if isinstance(fragment.index, int) else len(self.calls)
-        call = self._by_index.get(index)
-        if call is None or (fragment.id and call.id and fragment.id != call.id):
+        index, new_id = getattr(fragment, "index", None), getattr(fragment, "id", None)
+        if isinstance(index, int):
+            call = self._by_index.get(index)
+        else:  # some proxies send no index: a fragment continues the last call unless it brings a new id
+            call = self.calls[-1] if self.calls else None
+        if call is None or (new_id and call.id and new_id != call.id):
             # A new call, also when a proxy gives every parallel call index 0 but each its own id.
-            call = self._by_index[index] = _Call(index)
+            call = _Call(index if isinstance(index, int) else len(self.calls))
+            if isinstance(index, int):
+                self._by_index[index] = call
             self.calls.append(call)
-        function = fragment.function
-        if fragment.id:
-            call.id = fragment.id
-        if function is not None and function.name:
-            call.name = function.name
+        function = getattr(fragment, "function", None)
+        if isinstance(new_id, str) and new_id:
+            call.id = new_id
+        name = getattr(function, "name", None)
+        if isinstance(name, str) and name:
+            call.name = name
         arguments = getattr(function, "arguments", None) if function is not None else None
         if isinstance(arguments, str):
             call.arguments.append(arguments)
@@ -168,7 +196,8 @@ class ReplyBuilder:
         parts += uses
         # Whether tools were called is read from the calls, not the finish_reason: some compatible servers end
         # a tool-call reply with "stop".
-        stop = STOP_REASONS.get(self.finish_reason) or ("tool_use" if uses else "end_turn")
+        stop = STOP_REASONS.get(self.finish_reason) or ("tool_use" if uses else "refusal" if self.refused else
+                                                        "end_turn")
         return ModelReply(parts=parts, stop_reason=stop, usage=self.usage)
 
 
@@ -180,6 +209,8 @@ def tool_use(call: _Call, n: int) -> ToolUsePart:
         return ToolUsePart(id=call_id, name=call.name, input={})  # a call without arguments
     try:
         value = json.loads(raw)
+    except RecursionError:
+        problem = "nested too deep"
     except ValueError as e:
         problem = f"not valid JSON ({getattr(e, 'msg', e)}, at character {getattr(e, 'pos', '?')})"
     else:
@@ -189,7 +220,13 @@ def tool_use(call: _Call, n: int) -> ToolUsePart:
     return ToolUsePart(id=call_id, name=call.name, input={}, input_error=f"the arguments are {problem}: {_quote(raw)}")
 
 
-_JSON_TYPES = {list: "array", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
+_JSON_TYPES = {dict: "object", list: "array", str: "string", int: "number", float: "number", bool: "boolean",
+               type(None): "null"}
+
+
+def _is_object(value: Any) -> bool:
+    """A parsed JSON object: the SDK's model of it, or a dict (not null, a string, a number or a list)."""
+    return not isinstance(value, (type(None), str, int, float, bool, list, tuple))
 
 
 def _quote(raw: str, limit: int = 300) -> str:

@@ -12,7 +12,9 @@ The script is the fake Messages API's (tests/fakes/messages_api.py), so one scen
 plus what only this API has: a tool_use block's `arguments` (the raw argument text, e.g. malformed JSON) and
 `pieces` (how many fragments its arguments are cut into, default 3, cut mid-token); a thinking block's `field`
 (`reasoning_content` or `reasoning`); `finish_reason` (overrides the mapped stop_reason); `chunks` (raw chunk
-dicts instead of a generated stream); `raw` + `content_type` (a literal body, e.g. an HTML page).
+dicts instead of a generated stream); `raw` + `content_type` (+ `raw_status`: a literal body, e.g. an HTML page
+or a damaged event stream); `silent_after` + `silent_for` (send nothing at all for `silent_for` seconds after that
+many chunks). Every request's arrival time is in `arrivals`.
 """
 
 from __future__ import annotations
@@ -101,6 +103,8 @@ class FakeChatCompletions:
         self.models = list(MODELS if models is None else models)
         self.requests: list[dict[str, Any]] = []
         self.authorizations: list[Optional[str]] = []
+        self.arrivals: list[float] = []
+        """time.monotonic() of each request's arrival, in the order of `requests`."""
         self.disconnects: list[int] = []
         self.emissions: list[tuple[float, float]] = []
         """(first chunk written, [DONE] written) per complete stream, in time.perf_counter() (for benchmarks)."""
@@ -128,6 +132,7 @@ class FakeChatCompletions:
     def _next(self, body: dict[str, Any], authorization: Optional[str]) -> tuple[int, dict[str, Any]]:
         with self._lock:
             self.requests.append(body)
+            self.arrivals.append(time.monotonic())
             self.authorizations.append(authorization)
             self._served += 1
             if not self.script:
@@ -179,6 +184,8 @@ class FakeChatCompletions:
                         self.wfile.flush()
                         if reply.get("delay"):
                             time.sleep(reply["delay"])
+                        if n + 1 == reply.get("silent_after"):  # a stall mid-stream: nothing, not even comments
+                            time.sleep(reply.get("silent_for", 30))
                     if reply.get("hang"):  # keep the stream open (SSE comments) until the client goes away
                         while True:
                             self.wfile.write(b": keep-alive\n\n")

@@ -65,6 +65,15 @@ CELLS: list[tuple[str, list[dict], set[str]]] = [
         {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{bad"}},
         {"type": "content_block_stop", "index": 0}] + reply_events(tool_use("read_file", {}), 1)[-2:]}],
      ERROR | {"end_turn"}),
+    ("a lone surrogate in a text delta", [{"raw": sse(START, {"type": "content_block_start", "index": 0,
+                                                           "content_block": {"type": "text", "text": ""}})
+                                          + 'event: content_block_delta\ndata: {"type": "content_block_delta", '
+                                          '"index": 0, "delta": {"type": "text_delta", "text": "a\\ud800b"}}\n\n'
+                                          + sse({"type": "content_block_stop", "index": 0},
+                                                {"type": "message_delta", "delta": {"stop_reason": "end_turn",
+                                                                                    "stop_sequence": None},
+                                                 "usage": {"output_tokens": 1}}, {"type": "message_stop"})}],
+     {"end_turn"}),
     ("unknown tool", [tool_use("launch_rockets", {"n": 1}), OK_REPLY], {"end_turn"}),
     ("empty content list", [{"content": []}], {"end_turn"}),
     ("tool_use input is a list", [tool_use("read_file", ["app.py"]), OK_REPLY], {"end_turn"}),

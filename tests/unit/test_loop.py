@@ -189,3 +189,21 @@ async def test_model_failure_keeps_partial_text_and_a_valid_history(editor):
     assert shape(updates) == ["turn_start"]
     assert (state.stop_reason, state.error.type, state.error.message) == ("error", "llm_error", "overloaded")
     assert state.history == [UserMessage(text="hello")]
+
+
+async def test_lone_surrogates_from_a_model_become_u_fffd_and_the_reply_can_be_saved(editor):
+    """A model's JSON may escape a lone surrogate ("\\ud800"): such text could not be saved or sent on."""
+    updates, state, _ = await run([calls(("read\ud800", {"path": "\udc00.py"}), say="a\ud800b"), text("ok")], editor)
+    assert "".join(u.text for u in updates if isinstance(u, TextDelta)) == "a\ufffdbok"
+    reply = state.history[1]
+    assert reply.text == "a\ufffdb"
+    assert [(u.name, u.input) for u in reply.tool_uses] == [("read\ufffd", {"path": "\ufffd.py"})]
+    assert [m.model_dump_json() for m in state.history]  # would raise on a lone surrogate
+    assert state.stop_reason == "end_turn"
+
+
+async def test_lone_surrogates_in_thinking_become_u_fffd(editor):
+    updates, state, _ = await run([{"content": [{"type": "thinking", "thinking": "hm\udfff"},
+                                                {"type": "text", "text": "ok"}]}], editor)
+    assert state.history[1].parts[0].thinking == "hm\ufffd"
+    assert [m.model_dump_json() for m in state.history]

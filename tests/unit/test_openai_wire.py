@@ -225,3 +225,53 @@ def test_a_stream_that_breaks_off_says_so_and_an_error_chunk_is_the_apis_message
     assert broke.message == ("The model stream from http://127.0.0.1:2/v1/chat/completions broke off after 3 "
                              "chunks (ReadError: connection reset).")
     assert overloaded.message == "The model stream failed: APIError: overloaded"
+
+
+def loose(*deltas: dict, finish: str = "stop") -> list[ChatCompletionChunk]:
+    """Chunks as the SDK reads a stream (built without validation), so that odd shapes get through."""
+    base = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    out = [{**base, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
+    out.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    return [ChatCompletionChunk.construct(**c) for c in out]
+
+
+def test_fragments_without_an_index_continue_the_last_call_until_a_new_id():
+    reply = run(loose({"tool_calls": [{"id": "call_a", "function": {"name": "read_file", "arguments": '{"pa'}}]},
+                      {"tool_calls": [{"function": {"arguments": 'th": "a"}'}}]},
+                      {"tool_calls": [{"id": "call_b", "function": {"name": "list_files", "arguments": "{}"}}]},
+                      finish="tool_calls"))[1]
+    assert [(p.id, p.name, p.input) for p in reply.parts] == [("call_a", "read_file", {"path": "a"}),
+                                                               ("call_b", "list_files", {})]
+
+
+@pytest.mark.parametrize("delta, says", [
+    ({"content": 7}, "a delta's text is a JSON number: '7'"),
+    ({"content": {"text": "x"}}, "a delta's text is a JSON object"),
+    ({"tool_calls": [None]}, "a delta's tool_calls is not a list of objects"),
+    ({"tool_calls": {"index": 0}}, "a delta's tool_calls is not a list of objects"),
+])
+def test_a_delta_of_the_wrong_shape_is_a_value_error_naming_it(delta, says):
+    with pytest.raises(ValueError, match=says.replace("(", r"\(")):
+        run(loose({"content": "fine"}, delta))
+
+
+def test_a_refusal_delta_is_a_refusal_though_it_ends_with_stop():
+    events, reply = run(loose({"content": None, "refusal": "I can't help with that"}))
+    assert (events, reply.stop_reason) == ([TextChunk("I can't help with that")], "refusal")
+
+
+@pytest.mark.parametrize("name, sent", [("read_file", "read_file"), ("", "unnamed_tool"),
+                                         ("read file!", "read_file_"), ("x" * 200, "x" * 64)])
+def test_a_past_call_goes_back_with_a_name_the_api_accepts(name, sent):
+    history = [UserMessage(text="hi"), AssistantMessage(parts=[ToolUsePart(id="call_1", name=name, input={})]),
+               ToolResultsMessage(results=[ToolResult(tool_use_id="call_1", content="Unknown tool", is_error=True)])]
+    assert api_messages(history)[1]["tool_calls"][0]["function"]["name"] == sent
+
+
+@pytest.mark.parametrize("depth, error", [(60, None), (500, "nested more than 64 levels"),
+                                          (100_000, "the arguments are nested too deep")])
+def test_arguments_nested_too_deep_are_an_input_error(depth, error):
+    arguments = '{"path": ' + "[" * depth + "]" * depth + "}"
+    call = {"tool_calls": [{"index": 0, "id": "call_1", "function": {"name": "read_file", "arguments": arguments}}]}
+    use = run(loose(call, finish="tool_calls"))[1].parts[-1]
+    assert (use.input_error is None) if error is None else (error in use.input_error and use.input == {})
