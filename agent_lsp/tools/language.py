@@ -8,6 +8,7 @@ counts lines and columns from 1. Only this module converts between the two.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -158,8 +159,10 @@ def nothing_at(t: Target, what: str) -> ToolError:
 # ---- locations as the model reads them ---------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=4096)
 def uri_path(uri: str) -> Optional[Path]:
-    """The real path of a file: URI; None for other schemes."""
+    """The real path of a file: URI; None for other schemes. Remembered: an answer of many places in few files
+    asks for the same ones again and again (a realpath each, on the event loop)."""
     parsed = urlparse(uri)
     if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
         return None
@@ -190,11 +193,15 @@ class Places:
     def __init__(self, ctx: ToolContext) -> None:
         self._ctx = ctx
         self._lines: dict[Path, Optional[list[str]]] = {}
+        self._names: dict[str, str] = {}
 
     def name(self, uri: str) -> str:
         """The path as the model sees it (workspace-relative inside the workspace)."""
-        path = uri_path(uri)
-        return uri if path is None else display(self._ctx.editor.roots, path)
+        name = self._names.get(uri)
+        if name is None:  # once per file: an answer may name one file 100,000 times
+            path = uri_path(uri)
+            name = self._names[uri] = uri if path is None else display(self._ctx.editor.roots, path)
+        return name
 
     def where(self, uri: str, position: dict) -> str:
         line, character = numbers(position)
