@@ -121,13 +121,13 @@ class Server:
             return
         uri = (params.get("textDocument") or {}).get("uri", "file:///unknown")
         line = (params.get("position") or {}).get("line", 0)
-        if mode == "hang" or (mode == "no-init"):
+        if mode in ("hang", "no-init"):
             return
-        if method == "textDocument/definition" and mode in ("die", "die-once"):
-            if mode == "die" or not (self.out / "died").exists():
-                (self.out / "died").write_text("1")
-                print("dying on purpose", file=sys.stderr, flush=True)
-                os._exit(3)
+        dies = mode == "die" or (mode == "die-once" and not (self.out / "died").exists())
+        if method == "textDocument/definition" and dies:
+            (self.out / "died").write_text("1")
+            print("dying on purpose", file=sys.stderr, flush=True)
+            os._exit(3)
         if mode == "garbage":
             variants = garbage(uri)
             self.answer(msg_id, variants[line % len(variants)])
