@@ -32,3 +32,17 @@ def find_surrogate(value: Any, path: str = "") -> Optional[str]:
         elif isinstance(item, list):
             stack.extend((inner, f"{where}[{i}]") for i, inner in enumerate(item))
     return None
+
+
+def scrubbed(value: Any) -> Any:
+    """`value` with every lone surrogate in its strings and member names written as its \\u escape (`value`
+    itself when it has none): an answer from outside made safe to encode, log and send on."""
+    if find_surrogate(value) is None:
+        return value
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {printable(k) if isinstance(k, str) else k: scrubbed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrubbed(v) for v in value]
+    return value

@@ -183,7 +183,7 @@ async def agent_tools(ls: Any, params: Any) -> dict:
     agent = agent_of(ls)
     editor = agent.editor()
     settings = await agent.assembly.settings(editor.roots, agent.ask_trust)
-    language = agent.assembly.language(settings, editor.roots, agent.language(editor))
+    language = await agent.assembly.language(settings, editor.roots, agent.language(editor))
     offered = await agent.assembly.tools(settings, editor.roots, language=language)
     return ToolsResult(tools=[ToolInfo(name=t.name, kind=t.kind, origin=getattr(t, "origin", "builtin"),
                                        read_only=t.kind in ("read", "search"), description=t.description)

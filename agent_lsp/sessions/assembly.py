@@ -47,7 +47,8 @@ Substitute = Callable[[Tool], Tool]
 class LanguageServers(Protocol):
     """Language servers agent-lsp runs itself for the `languageServers` setting (sidecar/ SidecarPool)."""
 
-    def get(self, configs: Mapping[str, Any], roots: list[Path], timeout: float) -> Optional[LanguageFeatures]: ...
+    async def get(self, configs: Mapping[str, Any], roots: list[Path],
+                  timeout: float) -> Optional[LanguageFeatures]: ...
 
     async def close(self) -> None: ...
 
@@ -139,7 +140,7 @@ class ChatAssembly:
         self.warn(warnings)
         return self.layers.resolve(chat)
 
-    def language(self, settings: Settings, roots: list[Path],
+    async def language(self, settings: Settings, roots: list[Path],
                  editor: Optional[LanguageFeatures] = None) -> Optional[LanguageFeatures]:
         """Language intelligence for a chat: the editor's language servers first, then agent-lsp's own (the
         `languageServers` setting), per method."""
@@ -147,7 +148,7 @@ class ChatAssembly:
         if settings.language_servers and self._make_language_servers is not None:
             if self._language_servers is None:
                 self._language_servers = self._make_language_servers()
-            own = self._language_servers.get(settings.language_servers, roots, settings.language_timeout)
+            own = await self._language_servers.get(settings.language_servers, roots, settings.language_timeout)
         return combined(editor, own)
 
     async def tools(self, settings: Settings, roots: list[Path], substitute: Substitute = lambda tool: tool,
@@ -214,7 +215,7 @@ class ChatAssembly:
         env = await environment(inputs)
         memory = memory_file(settings.memory_file, roots, self.data_dir)
         context = "\n\n".join(part for part in (editor_context(env), inputs.attached, checked.mentioned) if part)
-        language = self.language(settings, roots, inputs.language)
+        language = await self.language(settings, roots, inputs.language)
         offered = await self.tools(settings, roots, inputs.substitute, language)
         builtin = checked.builtin
         if builtin and builtin[0] == "memory":

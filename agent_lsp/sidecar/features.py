@@ -42,6 +42,7 @@ class SidecarLanguageFeatures:
         self._deaths: dict[tuple[Path, str], int] = {}
         self._withdrawn: set[tuple[Path, str]] = set()
         self._relevant: dict[tuple[Path, str], bool] = {}
+        self._looking: Optional[asyncio.Task] = None
         self._restarts: set[asyncio.Task] = set()
         self._closed = False
         self._missing = set()
@@ -94,8 +95,32 @@ class SidecarLanguageFeatures:
         for task in self._restarts:
             task.cancel()
         await asyncio.gather(*self._restarts, return_exceptions=True)
+        if self._looking is not None:
+            await asyncio.gather(self._looking, return_exceptions=True)
         servers, self._servers = list(self._servers.values()), {}
         await asyncio.gather(*(s.stop() for s in servers), return_exceptions=True)
+
+    async def prepare(self) -> None:
+        """Look (once, in a thread: up to SCAN_LIMIT entries per folder) which workspace folders have files of
+        each server's languages, so that `methods()` answers from memory; until then every server counts."""
+        unknown = [(root, name) for root in self._roots for name in self._configs
+                   if (root, name) not in self._relevant]
+        if not unknown or self._closed:
+            return
+        if self._looking is None or self._looking.done():
+            self._looking = asyncio.ensure_future(asyncio.to_thread(self._look, unknown))
+        # shielded: a chat aborted meanwhile leaves the look going on for the next one
+        found = await asyncio.shield(self._looking)
+        for key, has in found.items():
+            self._relevant.setdefault(key, has)
+
+    def _look(self, keys: list[tuple[Path, str]]) -> dict[tuple[Path, str], bool]:
+        """Whether each (folder, server) has files of the server's languages (run in a thread)."""
+        found = {}
+        for root, name in keys:
+            suffixes = extensions(self._configs[name])
+            found[(root, name)] = suffixes is None or folder_has(root, suffixes)
+        return found
 
     def running(self) -> dict[tuple[Path, str], int]:
         """The process id of each running server, by (workspace folder, name)."""
@@ -152,10 +177,7 @@ class SidecarLanguageFeatures:
         for doc in editor.open_documents() if editor else []:
             if doc.path is not None and _under(doc.path, root) and serves(config, doc.path, doc.language_id):
                 return True
-        if key not in self._relevant:  # looked at once: a folder without such files stays without them here
-            suffixes = extensions(config)
-            self._relevant[key] = suffixes is None or folder_has(root, suffixes)
-        return self._relevant[key]
+        return self._relevant.get(key, True)  # not looked at yet (prepare): offered, as before a server starts
 
     def _root_of(self, path: Path) -> Optional[Path]:
         return next((r for r in self._roots if _under(path, r)), None)

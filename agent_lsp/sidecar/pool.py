@@ -24,18 +24,21 @@ class SidecarPool:
         self._key: Optional[tuple[dict[str, LanguageServerConfig], list[Path]]] = None
         self._closing: set[asyncio.Task] = set()
 
-    def get(self, configs: Mapping[str, LanguageServerConfig], roots: list[Path],
-            timeout: float) -> Optional[SidecarLanguageFeatures]:
-        """The sidecar for these settings (call it from the event loop)."""
+    async def get(self, configs: Mapping[str, LanguageServerConfig], roots: list[Path],
+                  timeout: float) -> Optional[SidecarLanguageFeatures]:
+        """The sidecar for these settings, prepared (which folders have files of its servers' languages, looked at
+        once, in a thread)."""
         key = (dict(configs), sorted(Path(r).resolve() for r in roots))
         if key != self._key:
             self._retire()
             self._key = key
             if configs:
                 self._current = SidecarLanguageFeatures(configs, roots, self._editor_provider, self._warn, timeout)
-        if self._current is not None:
-            self._current.timeout = timeout
-        return self._current
+        current = self._current
+        if current is not None:
+            current.timeout = timeout
+            await current.prepare()
+        return current
 
     def _retire(self) -> None:
         if self._current is not None:

@@ -67,7 +67,7 @@ class Texts:
             if text is None:
                 try:
                     text = path.read_text(encoding="utf-8", errors="replace")
-                except OSError:
+                except (OSError, UnicodeError, ValueError):  # a name no file can have (a lone surrogate, a NUL)
                     text = ""
             lines = self._lines[path] = _LINES.split(text)
         return lines[number] if 0 <= number < len(lines) else ""

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import Field
 
 from agent_lsp.core.tool import ToolContext, ToolInput, ToolOutput, bound
-from agent_lsp.tools.language import LanguageTool, ask, kind_name, split_lines
+from agent_lsp.tools.language import LanguageTool, ask, is_position, kind_name, numbers, split_lines
 from agent_lsp.tools.paths import display, resolve
 from agent_lsp.tools.read_file import read_text
 
@@ -19,7 +19,7 @@ class DocumentSymbolsInput(ToolInput):
 def _line(where: Any) -> int:
     """The 0-based start line of a Range."""
     start = where.get("start") if isinstance(where, dict) else None
-    return int(start.get("line", 0)) if isinstance(start, dict) else 0
+    return numbers(start)[0] if is_position(start) else 0
 
 
 def _lines(symbol: dict) -> tuple[int, int]:

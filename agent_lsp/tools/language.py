@@ -8,6 +8,7 @@ counts lines and columns from 1. Only this module converts between the two.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from pydantic import Field
 from agent_lsp.core.events import Location
 from agent_lsp.core.ports import LanguageFeatureError, LanguageFeatures
 from agent_lsp.core.tool import Tool, ToolContext, ToolError, ToolInput
+from agent_lsp.surrogates import scrubbed
 from agent_lsp.tools.paths import display, file_location, is_inside, resolve
 from agent_lsp.tools.read_file import read_text
 
@@ -56,9 +58,22 @@ def line_starts(text: str) -> list[int]:
     return [0, *(m.end() for m in LINE_BREAK.finditer(text))]
 
 
+def is_position(position: Any) -> bool:
+    """Whether a server's position has whole-number `line` and `character`."""
+    return isinstance(position, dict) and all(
+        isinstance(position.get(k), int) and not isinstance(position.get(k), bool) for k in ("line", "character"))
+
+
+def numbers(position: Any) -> tuple[int, int]:
+    """(line, character) of a server's position; ToolError when they are not whole numbers."""
+    if not is_position(position):
+        raise ToolError(f"The language server answered a malformed position: {str(position)[:100]}")
+    return position["line"], position["character"]
+
+
 def offset_of(text: str, starts: list[int], position: dict) -> int:
     """The character offset of a (character-counting) LSP position in `text`; past a line's end is its end."""
-    line, character = max(int(position.get("line", 0)), 0), max(int(position.get("character", 0)), 0)
+    line, character = (max(n, 0) for n in numbers(position))
     if line >= len(starts):
         return len(text)
     start = starts[line]
@@ -83,9 +98,11 @@ async def ask(ctx: ToolContext, method: str, params: dict[str, Any], path: Optio
     """The language server's answer; its failure (a timeout, an error) is a ToolError the model reads."""
     language = port(ctx, method, path)
     try:
-        return await language.request(method, params, path)
+        answer = await language.request(method, params, path)
     except LanguageFeatureError as e:
         raise ToolError(str(e)) from None
+    # a lone surrogate a server escaped in its JSON would fail the chat when the result is sent on
+    return await asyncio.to_thread(scrubbed, answer) if answer is not None else None
 
 
 # ---- the model's position ----------------------------------------------------------------------------------
@@ -142,12 +159,17 @@ def nothing_at(t: Target, what: str) -> ToolError:
 # ---- locations as the model reads them ---------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=4096)
 def uri_path(uri: str) -> Optional[Path]:
-    """The real path of a file: URI; None for other schemes."""
+    """The real path of a file: URI; None for other schemes. Remembered: an answer of many places in few files
+    asks for the same ones again and again (a realpath each, on the event loop)."""
     parsed = urlparse(uri)
     if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
         return None
-    return Path(os.path.realpath(unquote(parsed.path)))
+    try:
+        return Path(os.path.realpath(unquote(parsed.path)))
+    except (UnicodeError, ValueError):  # a lone surrogate or a NUL from a server: no file can have that name
+        return None
 
 
 def locations(result: Any) -> list[tuple[str, dict]]:
@@ -159,7 +181,7 @@ def locations(result: Any) -> list[tuple[str, dict]]:
             continue
         uri = item.get("targetUri", item.get("uri"))
         where = item.get("targetSelectionRange") or item.get("targetRange") or item.get("range")
-        if isinstance(uri, str) and isinstance(where, dict) and isinstance(where.get("start"), dict):
+        if isinstance(uri, str) and isinstance(where, dict) and is_position(where.get("start")):
             found.append((uri, where["start"]))
     return found
 
@@ -171,17 +193,22 @@ class Places:
     def __init__(self, ctx: ToolContext) -> None:
         self._ctx = ctx
         self._lines: dict[Path, Optional[list[str]]] = {}
+        self._names: dict[str, str] = {}
 
     def name(self, uri: str) -> str:
         """The path as the model sees it (workspace-relative inside the workspace)."""
-        path = uri_path(uri)
-        return uri if path is None else display(self._ctx.editor.roots, path)
+        name = self._names.get(uri)
+        if name is None:  # once per file: an answer may name one file 100,000 times
+            path = uri_path(uri)
+            name = self._names[uri] = uri if path is None else display(self._ctx.editor.roots, path)
+        return name
 
     def where(self, uri: str, position: dict) -> str:
-        return f"{self.name(uri)}:{int(position.get('line', 0)) + 1}:{int(position.get('character', 0)) + 1}"
+        line, character = numbers(position)
+        return f"{self.name(uri)}:{line + 1}:{character + 1}"
 
     def sort_key(self, uri: str, position: dict) -> tuple:
-        return self.name(uri), int(position.get("line", 0)), int(position.get("character", 0))
+        return (self.name(uri), *numbers(position))
 
     async def load(self, uris: Iterable[str]) -> None:
         """Read the texts of these files once: open buffers now, the others' files off the event loop."""
@@ -226,7 +253,7 @@ class Places:
             if where in seen:
                 continue
             seen.add(where)
-            text = self.text(uri, int(position.get("line", 0)))
+            text = self.text(uri, numbers(position)[0])
             out.append(f"{where}: {text}" if text is not None else where)
         return out
 

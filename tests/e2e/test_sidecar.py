@@ -335,18 +335,18 @@ async def test_the_pool_keeps_the_sidecar_while_the_settings_stay_and_replaces_i
     warnings: list[str] = []
     pool = SidecarPool(lambda: None, warnings.append)
     jedi = parse_language_servers({"jedi": {"command": [JEDI], "languages": ["python"]}})
-    first = pool.get(jedi, [workspace], 5.0)
-    assert first is not None and pool.get(dict(jedi), [workspace], 9.0) is first and first.timeout == 9.0
+    first = await pool.get(jedi, [workspace], 5.0)
+    assert first is not None and await pool.get(dict(jedi), [workspace], 9.0) is first and first.timeout == 9.0
     await first.request("textDocument/definition", {"textDocument": {"uri": (workspace / "app.py").as_uri()},
                                                     "position": {"line": 0, "character": 24}})
     pid = first.running()[(workspace, "jedi")]
 
     ghost = parse_language_servers({"ghost": {"command": ["no-such-language-server"], "languages": ["python"]}})
-    second = pool.get(ghost, [workspace], 9.0)
+    second = await pool.get(ghost, [workspace], 9.0)
     assert second is not first and second.methods() == {}
     assert warnings == ["agent-lsp: language server `ghost`: command `no-such-language-server` was not found; "
                         "its tools are not offered."]
-    assert pool.get({}, [workspace], 9.0) is None
+    assert await pool.get({}, [workspace], 9.0) is None
     await pool.close()
     assert not alive(pid)
 
@@ -358,6 +358,7 @@ async def test_tools_are_offered_for_the_languages_the_workspace_has(tmp_path):
     servers = {"jedi": {"command": [JEDI], "languages": ["python"]},
                "gopls-ish": {"command": [JEDI], "languages": [".go"]}}
     sidecar = Sidecar(root, servers)
+    await sidecar.port.prepare()
     assert set(sidecar.port.methods().values()) == {"languageServer:gopls-ish"}  # no Python file here
     assert set(sidecar.port.methods(root / "new.py").values()) == {"languageServer:jedi"}
     sidecar.editor.open("scratch.py", "x = 1\n")  # a Python buffer: Python's tools for the workspace too
@@ -365,8 +366,40 @@ async def test_tools_are_offered_for_the_languages_the_workspace_has(tmp_path):
     await sidecar.port.close()
 
     unknown = Sidecar(root, {"other": {"command": [JEDI], "languages": ["some-language"]}})
+    await unknown.port.prepare()
     assert set(unknown.port.methods().values()) == {"languageServer:other"}  # no extension known: offered
     await unknown.port.close()
+
+
+async def test_the_workspace_is_looked_at_in_a_thread_once_while_the_loop_goes_on(tmp_path):
+    root = tmp_path.resolve()
+    for n in range(50):  # a folder of 5,000 entries, none of them Python
+        (root / f"d{n}").mkdir()
+        for m in range(99):
+            (root / f"d{n}" / f"f{m}.txt").touch()
+    sidecar = Sidecar(root, {"jedi": {"command": [JEDI], "languages": ["python"]}})
+    # methods() never scans: before prepare() the server counts (as before it starts)
+    assert set(sidecar.port.methods().values()) == {"languageServer:jedi"}
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0)
+            ticks += 1
+
+    ticking = asyncio.ensure_future(ticker())
+    await asyncio.sleep(0)
+    before = ticks
+    await sidecar.port.prepare()  # a synchronous scan would return without the ticker running once
+    looked = ticks
+    ticking.cancel()
+    assert looked > before and sidecar.port.methods() == {}
+    (root / "late.py").touch()  # looked at once: the answer stays (a server offered for it per file)
+    await sidecar.port.prepare()
+    assert sidecar.port.methods() == {} and set(sidecar.port.methods(root / "late.py").values()) == {
+        "languageServer:jedi"}
+    await sidecar.port.close()
 
 
 async def test_the_server_is_told_its_initialization_options_and_asks_for_its_settings(workspace):

@@ -106,6 +106,19 @@ async def test_references_are_sorted_unique_with_the_buffers_text(ws, tmp_path):
         "context": {"includeDeclaration": False}}, ws / "lib.py")]
 
 
+async def test_a_servers_malformed_places_and_lone_surrogates_give_a_result_the_model_can_read(ws):
+    answer = [{"uri": (ws / "app.py").as_uri(), "range": {"start": {"line": "zero", "character": []}}},
+              {"uri": (ws / "app.py").as_uri(), "range": rng(0, 1.5, 2)},  # type: ignore[arg-type]
+              {"uri": "file:///elsewhere/\ud800.py", "range": rng(2, 0, 1)},
+              {"uri": "file:///a%00b.py", "range": rng(3, 0, 1)}, loc(ws, "app.py", 0, 5, 8)]
+    ctx = context(ws, {"textDocument/definition": answer, "textDocument/hover": {"contents": "lone \udc00 here"}})
+    out = await GoToDefinition().run(ctx, PositionInput(path="app.py", line=1, column=6))
+    assert out.text.splitlines() == ["/elsewhere/\\ud800.py:3:1", "file:///a%00b.py:4:1",
+                                     "app.py:1:6: from lib import load"]
+    out = await Hover().run(ctx, PositionInput(path="app.py", line=1, column=6))
+    assert out.text == "lone \\udc00 here"
+
+
 async def test_columns_count_characters_when_an_emoji_comes_first(ws):
     (ws / "emoji.py").write_text('x = "😀😀"; load(1)\n')
     answer = [loc(ws, "emoji.py", 0, 11, 15)]  # the port answers in characters

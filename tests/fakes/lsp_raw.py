@@ -1,0 +1,151 @@
+"""A misbehaving language server over stdio, in plain LSP framing (no pygls, so that it can break the protocol at
+will): the sidecar's fault cases.
+
+`python -m tests.fakes.lsp_raw MODE DIR`: appends "start <pid>" to DIR/log when it starts, then one line per
+request it is sent ("<method> <id>") and per `$/cancelRequest` ("cancel <id>"). It speaks UTF-16 positions and
+offers definition, hover, references and document symbols; what it does with a request depends on MODE:
+  ok        answers: a definition at 0:0 of the same file, hover "fine", no references
+  no-init   never answers `initialize`
+  hang      never answers definition, hover or references
+  die-once  exits (code 3) in the middle of the first definition of all its runs (DIR/died marks it), then answers
+  die       exits (code 3) in the middle of every definition, saying "dying on purpose" on stderr
+  garbage   answers the variant GARBAGE[line % len] (line of the request's position): wrong shapes, huge
+            results, positions out of range, lone surrogates
+  junk      writes the variant JUNK[line % len] to stdout instead of the answer (bad framing, bad JSON)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+UTF8 = "utf-8"
+FAR = {"line": 10 ** 9, "character": 10 ** 9}
+
+
+def _location(uri: Any, start: Any = None, end: Any = None) -> dict:
+    start = start or {"line": 0, "character": 0}
+    return {"uri": uri, "range": {"start": start, "end": end or start}}
+
+
+def garbage(uri: str) -> list[Any]:
+    """What a broken server may answer to definition, hover or references."""
+    return [
+        "a string", 42, True, [1, 2, 3], {"unexpected": "shape"}, [None, "x", {}],
+        _location(None), _location(uri, {"line": -1, "character": -5}), _location(uri, FAR, FAR),
+        _location(uri, {"line": "zero", "character": []}), [_location("not a uri")],
+        [_location("file:///elsewhere/\ud800.py")], {"contents": "lone \udc00 surrogate"},
+        [_location("file:///a%00b.py")], [_location(uri, {"line": 1.5, "character": None})],
+        {"contents": {"kind": "markdown", "value": 7}}, {"contents": [{"language": None}, 3]},
+        [_location(uri, {"line": 0, "character": n % 40}) for n in range(100_000)],  # a huge result
+        {"contents": "x" * 5_000_000}, [[[[[[[[[[[]]]]]]]]]]],
+        {"uri": uri, "range": None}, [{"targetUri": uri, "targetRange": "nowhere"}],
+    ]
+
+
+def junk() -> list[bytes]:
+    """What a broken server may write to stdout instead of an answer."""
+    body = b'{"jsonrpc": "2.0", "id": 1, "result": null}'
+    return [
+        b"hello, I am printing to stdout\r\n",
+        b"Content-Length: 5\r\n\r\n{not json",
+        b"Content-Length: 2\r\n\r\n[]",
+        b"Content-Type: text/plain\r\n\r\n" + body,
+        b"Content-Length: -4\r\n\r\n" + body,
+        b"Content-Length: abc\r\n\r\n" + body,
+        b"Content-Length: 3\r\n\r\n\xff\xfe\xfd",
+        b"\x00\x01\x02" * 100,
+    ]
+
+
+class Server:
+    def __init__(self, mode: str, out: Path) -> None:
+        self.mode, self.out = mode, out
+        self.stdin, self.stdout = sys.stdin.buffer, sys.stdout.buffer
+
+    def log(self, line: str) -> None:
+        with open(self.out / "log", "a", encoding=UTF8) as f:
+            f.write(line + "\n")
+
+    def read(self) -> Optional[dict]:
+        length = None
+        while True:
+            line = self.stdin.readline()
+            if not line:
+                return None
+            line = line.strip()
+            if not line:
+                break
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        return json.loads(self.stdin.read(length or 0))
+
+    def write(self, message: Any) -> None:
+        body = json.dumps(message).encode(UTF8)  # ensure_ascii: a lone surrogate goes out as \\udXXX
+        self.stdout.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.stdout.flush()
+
+    def answer(self, msg_id: Any, result: Any) -> None:
+        self.write({"jsonrpc": "2.0", "id": msg_id, "result": result})
+
+    def serve(self) -> None:
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.log(f"start {os.getpid()}")
+        while (message := self.read()) is not None:
+            method, msg_id, params = message.get("method"), message.get("id"), message.get("params") or {}
+            if method == "$/cancelRequest":
+                self.log(f"cancel {params.get('id')}")
+                continue
+            if method is None or msg_id is None:
+                if method == "exit":
+                    return
+                continue  # notifications, answers
+            self.log(f"{method} {msg_id}")
+            self.handle(method, msg_id, params)
+
+    def handle(self, method: str, msg_id: Any, params: dict) -> None:
+        mode = self.mode
+        if method == "initialize":
+            if mode == "no-init":
+                return
+            self.answer(msg_id, {"capabilities": {
+                "positionEncoding": "utf-16", "definitionProvider": True, "hoverProvider": True,
+                "referencesProvider": True, "documentSymbolProvider": True}})
+            return
+        if method == "shutdown":
+            self.answer(msg_id, None)
+            return
+        uri = (params.get("textDocument") or {}).get("uri", "file:///unknown")
+        line = (params.get("position") or {}).get("line", 0)
+        if mode in ("hang", "no-init"):
+            return
+        dies = mode == "die" or (mode == "die-once" and not (self.out / "died").exists())
+        if method == "textDocument/definition" and dies:
+            (self.out / "died").write_text("1")
+            print("dying on purpose", file=sys.stderr, flush=True)
+            os._exit(3)
+        if mode == "garbage":
+            variants = garbage(uri)
+            self.answer(msg_id, variants[line % len(variants)])
+            return
+        if mode == "junk":
+            variants = junk()
+            self.stdout.write(variants[line % len(variants)])
+            self.stdout.flush()
+            return
+        answers = {"textDocument/definition": _location(uri, {"line": 0, "character": 0},
+                                                        {"line": 0, "character": 1}),
+                   "textDocument/hover": {"contents": "fine"}, "textDocument/references": [],
+                   "textDocument/documentSymbol": []}
+        if method in answers:
+            self.answer(msg_id, answers[method])
+        else:
+            self.write({"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32601, "message": f"no {method}"}})
+
+
+if __name__ == "__main__":
+    Server(sys.argv[1], Path(sys.argv[2])).serve()
