@@ -45,10 +45,10 @@ async def _open_all(d: Driven, files: list[Path], edited: bool) -> None:
 
 
 async def search_open_buffers(runs: int, files: int, root: Path) -> list[Row]:
-    """`files` files of ~36 KB (450 lines), all open in the editor: equal to disk, then all unsaved; one `search`
+    """`files` files of ~36 KB (580 lines), all open in the editor: equal to disk, then all unsaved; one `search`
     call (first tool_call → completed) against `rg -n PATTERN` over the same tree, interleaved."""
     ws = root.parent / "open-buffers"
-    paths = await asyncio.to_thread(make_files, ws, files, 450)
+    paths = await asyncio.to_thread(make_files, ws, files, 580)
     megabytes = sum(p.stat().st_size for p in paths) / 1e6
     api = FakeMessagesAPI().start()
     rg = rg_binary()

@@ -68,3 +68,20 @@ async def test_list_files_caps_and_stops_rg(ws):
     lines = out.text.splitlines()
     assert len(lines) == list_files.MAX_FILES + 1 and lines[-1].startswith("[more than 1000 files")
     assert lines[:3] == ["src/a.py", "src/b.py", "src/c.txt"]
+
+
+@pytest.mark.parametrize("pattern", ["TODO", r"^x", r"x$", r"^$", r"\s$", r"a\s+b", r"(?i)todo\b", r"[^a]", r"x*",
+                                     r"(?s)a.b", r"\bb", r"(?<!a)b", r"a\Z", r"\Ab", r"(?i:a)(?-i:B)"])
+def test_buffers_searched_in_one_scan_give_the_line_by_line_answer(pattern):
+    texts = ["", "\n", "a\n", "a\n\nb", "x\r\nTODO x\r\n", "a\nb\n", "a \n b\nab\n", "TODO\ntodo x\n\n\nx", "aB\nb",
+             "a\n" * 50 + "todo\n" + "b\n" * 50, "x" * 10 + "\n"]
+    regex = __import__("re").compile(pattern)
+    for text in texts:
+        assert search._search_texts(regex, {"f": text}) == search._search_lines(regex, "f", text), (pattern, text)
+
+
+async def test_buffers_only_ripgrep_reads_go_through_one_rg_with_their_own_line_numbers():
+    buffers = {"b.py": "x\nalpha 1\n\nbeta 1", "a.py": "", "c/d.py": "beta 1\r\nnothing\nzeta 1\n"}
+    hits = await search.search_buffers("[[:alpha:]]+ 1$", buffers)
+    assert sorted(hits, key=lambda m: (m.path, m.line)) == [
+        ripgrep.Match("b.py", 2, "alpha 1"), ripgrep.Match("b.py", 4, "beta 1"), ripgrep.Match("c/d.py", 3, "zeta 1")]
