@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Optional
+import asyncio
+import os
+import subprocess
+from pathlib import Path
+from typing import AnyStr, Optional
 
 from pydantic import Field
 
 from agent_lsp.core.events import Location
+from agent_lsp.core.ports import OpenDocument
 from agent_lsp.core.tool import Tool, ToolContext, ToolError, ToolInput, ToolOutput, bound
 from agent_lsp.tools.paths import display, file_location, resolve
 
 DEFAULT_LIMIT = 2000
+BIG_FILE = 1 << 20
+"""Above this size a file's lines are counted by `wc -l`: bytes.count would hold the GIL, and read_file calls of
+one turn run side by side."""
+CHUNK = 1 << 20
 
 
 class ReadFileInput(ToolInput):
@@ -36,17 +45,103 @@ class ReadFile(Tool):
 
     async def run(self, ctx: ToolContext, input: ReadFileInput) -> ToolOutput:
         path = resolve(ctx.editor.roots, input.path)
-        text, source = read_text(ctx, path)
-        lines = text.splitlines()
+        name = display(ctx.editor.roots, path)
+        doc = ctx.editor.open_document(path)
         start = (input.offset or 1) - 1
-        if start and start >= len(lines):
-            raise ToolError(f"offset {input.offset} is past the end of {input.path} ({len(lines)} lines).")
-        chosen = lines[start : start + (input.limit or DEFAULT_LIMIT)]
-        body = "\n".join(f"{start + i + 1:>6}\t{line}" for i, line in enumerate(chosen))
-        header = f"{display(ctx.editor.roots, path)} ({len(lines)} lines{source})"
-        rest = len(lines) - start - len(chosen)
-        footer = f"\n[{rest} more lines; read on with offset={start + len(chosen) + 1}]" if rest > 0 else ""
-        return ToolOutput(bound(f"{header}\n{body}{footer}" if body else f"{header}\n(empty)"))
+        return ToolOutput(await asyncio.to_thread(_render, doc, path, name, start, input.limit or DEFAULT_LIMIT,
+                                                  input.offset))
+
+
+def _render(doc: Optional[OpenDocument], path: Path, name: str, start: int, limit: int, offset: Optional[int]) -> str:
+    """The tool's answer, in a thread. Only the lines shown are decoded and split: the rest of a big file is only
+    counted, and its count taken by `wc -l` in a process of its own (no GIL) while this thread reads."""
+    if doc is not None:
+        source = ", open in the editor with unsaved changes" if doc.unsaved else ", open in the editor"
+        total, window = _window(doc.text, start, limit)
+    else:
+        source = ""
+        data, newlines = _read(path)
+        total, window = _window(data, start, limit, newlines)
+        window = window.decode("utf-8", errors="replace")
+    if start and start >= total:
+        raise ToolError(f"offset {offset} is past the end of {name} ({total} lines).")
+    chosen = [line.removesuffix("\r") for line in window.split("\n")]
+    if window.endswith("\n") or not window:
+        chosen.pop()
+    body = "\n".join(f"{start + i + 1:>6}\t{line}" for i, line in enumerate(chosen))
+    header = f"{name} ({total} lines{source})"
+    rest = total - start - len(chosen)
+    footer = f"\n[{rest} more lines; read on with offset={start + len(chosen) + 1}]" if rest > 0 else ""
+    return bound(f"{header}\n{body}{footer}" if body else f"{header}\n(empty)")
+
+
+def _read(path: Path) -> tuple[bytes, Optional[int]]:
+    """A file's bytes and, for a big one, its count of newlines by `wc -l` (None: count them here). The thread
+    waits for `wc` without the GIL, so the other calls of the turn go on meanwhile."""
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            head = f.read(8192)
+            if b"\0" in head:
+                raise ToolError(f"{path} is a binary file.")
+            f.seek(0)
+            data = f.read()  # not head + the rest: that would copy the whole file once more
+    except IsADirectoryError:
+        raise ToolError(f"{path} is a directory; use list_files.") from None
+    except FileNotFoundError:
+        raise ToolError(f"{path} does not exist.") from None
+    except OSError as e:
+        raise ToolError(f"{path} cannot be read: {e.strerror}.") from None
+    newlines = None
+    counter = _wc(path) if size > BIG_FILE else None
+    if counter is not None:
+        out, _ = counter.communicate()
+        if counter.returncode == 0 and out.split()[:1] and out.split()[0].isdigit():
+            newlines = int(out.split()[0])
+    return data, newlines
+
+
+def _wc(path: Path) -> Optional[subprocess.Popen]:
+    """`wc -l < path`, started (None where there is no `wc`)."""
+    try:
+        with open(path, "rb") as stdin:
+            return subprocess.Popen(["wc", "-l"], stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError:
+        return None
+
+
+def _window(text: AnyStr, start: int, limit: int, newlines: Optional[int] = None) -> tuple[int, AnyStr]:
+    """How many lines `text` has (split at "\\n" only, as rg and search count them), and its lines start to
+    start + limit - 1 (0-based) as one slice. `newlines`: the count of "\\n" when already known."""
+    nl = b"\n" if isinstance(text, bytes) else "\n"
+    if newlines is None:
+        newlines = text.count(nl)
+    total = newlines + (1 if text and not text.endswith(nl) else 0)
+    begin = _line_offset(text, nl, start)
+    if start + limit >= total:
+        return total, text[begin:]
+    end = begin
+    for _ in range(limit):
+        end = text.index(nl, end) + 1
+    return total, text[begin:end]
+
+
+def _line_offset(text: AnyStr, nl: AnyStr, line: int) -> int:
+    """Where 0-based `line` starts (the length of `text` when it has fewer lines): counted a chunk at a time,
+    then found newline by newline in the last chunk."""
+    pos, seen = 0, 0
+    while seen < line:
+        chunk_end = min(len(text), pos + CHUNK)
+        count = text.count(nl, pos, chunk_end)
+        if seen + count < line:
+            if chunk_end == len(text):
+                return len(text)
+            seen, pos = seen + count, chunk_end
+            continue
+        for _ in range(line - seen):
+            pos = text.index(nl, pos) + 1
+        seen = line
+    return pos
 
 
 def read_text(ctx: ToolContext, path) -> tuple[str, str]:
