@@ -60,11 +60,24 @@ class Match:
 
 def parse_match(raw: bytes) -> Optional[Match]:
     """A `rg --json` line → a Match, or None for the other message types (begin, end, context, summary)."""
-    message = json.loads(raw)
+    return match_of(json.loads(raw))
+
+
+def match_of(message: dict) -> Optional[Match]:
+    """A parsed `rg --json` message → a Match, or None for the other message types."""
     if message.get("type") != "match":
         return None
     data = message["data"]
     return Match(path=_text(data["path"]), line=data["line_number"], text=_text(data["lines"]).rstrip("\r\n"))
+
+
+def begun(message: dict) -> Optional[str]:
+    """The path of a parsed `rg --json` "begin" message (rg starts each file's messages with one), else None."""
+    return _text(message["data"]["path"]) if message.get("type") == "begin" else None
+
+
+MATCH_PREFIX = b'{"type":"match"'
+"""How rg starts a match line: the matches of a file we leave out are passed over without parsing them."""
 
 
 def _text(field: dict) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import json
 import os
 import re
 import warnings
@@ -51,15 +52,16 @@ class Search(Tool):
             raise ToolError(f"{input.path} does not exist.")
         cwd, target = (start, []) if start.is_dir() else (start.parent, [start.name])
         base = display(roots, cwd)
-        names = await dirty_buffers(ctx.editor.open_documents(), roots, start, cwd, input.glob)
-        disk = asyncio.ensure_future(_search_disk(input.pattern, input.glob, cwd, target, base, skip=set(names)))
-        buffers = asyncio.ensure_future(search_buffers(input.pattern, names))
+        # rg starts at once; which buffers replace their files is worked out meanwhile, in a thread.
+        dirty = asyncio.ensure_future(dirty_buffers(ctx.editor.open_documents(), roots, start, cwd, input.glob))
+        disk = asyncio.ensure_future(_search_disk(input.pattern, input.glob, cwd, target, base, skip=dirty))
+        buffers = asyncio.ensure_future(_then_search_buffers(input.pattern, dirty))
         try:
             on_disk, in_buffers = await asyncio.gather(disk, buffers)
         finally:  # when one fails (a bad pattern) the other stops too, its rg killed before we answer
-            for task in (disk, buffers):
+            for task in (disk, buffers, dirty):
                 task.cancel()
-            await asyncio.gather(disk, buffers, return_exceptions=True)
+            await asyncio.gather(disk, buffers, dirty, return_exceptions=True)
         hits = sorted(on_disk + in_buffers, key=lambda m: (m.path.split("/"), m.line))
         if not hits:
             return ToolOutput("No matches.")
@@ -69,21 +71,34 @@ class Search(Tool):
         return ToolOutput(bound(shown + more))
 
 
+async def _then_search_buffers(pattern: str, dirty: asyncio.Future) -> list[Match]:
+    return await search_buffers(pattern, await asyncio.shield(dirty))
+
+
 async def _search_disk(pattern: str, glob: Optional[str], cwd: Path, target: list[str], base: str,
-                       skip: set[str]) -> list[Match]:
-    """The first MAX_MATCHES + 1 matches on disk, in path order, leaving out the files in `skip`."""
+                       skip: asyncio.Future) -> list[Match]:
+    """The first MAX_MATCHES + 1 matches on disk, in path order, leaving out the files `skip` names (a future:
+    the matches wait for it, rg does not)."""
     args = ["--json", "--max-filesize", ripgrep.MAX_FILE_SIZE, *(["-g", glob] if glob else []), *ripgrep.WALK,
             "--", pattern, *target]
     hits: list[Match] = []
+    skipped: Optional[dict[str, str]] = None
+    passing = False
     async with aclosing(ripgrep.lines(args, cwd)) as out:
         async for raw in out:
-            match = ripgrep.parse_match(raw)
-            if match is None:
+            if passing and raw.startswith(ripgrep.MATCH_PREFIX):  # a file whose buffer is searched instead
                 continue
-            name = ripgrep.join(base, match.path)
-            if name in skip:
+            message = json.loads(raw)
+            path = ripgrep.begun(message)
+            if path is not None:
+                if skipped is None:
+                    skipped = await asyncio.shield(skip)  # shared with the buffers' search: not cancelled here
+                passing = ripgrep.join(base, path) in skipped
                 continue
-            hits.append(Match(name, match.line, match.text))
+            match = ripgrep.match_of(message)
+            if match is None or passing:
+                continue
+            hits.append(Match(ripgrep.join(base, match.path), match.line, match.text))
             if len(hits) > MAX_MATCHES:
                 break
     return hits
@@ -165,14 +180,17 @@ async def search_buffers(pattern: str, buffers: dict[str, str]) -> list[Match]:
             if match is not None:
                 k = bisect_right(firsts, match.line) - 1
                 hits.append(Match(names[k], match.line - firsts[k] + 1, match.text))
+                if len(hits) > MAX_MATCHES:
+                    break
     return hits
 
 
 def _concatenate(buffers: dict[str, str]) -> tuple[list[str], list[int], bytes]:
-    """One stream for rg's stdin (a match never spans lines, so never two buffers): the buffers' names, the
+    """One stream for rg's stdin (a match never spans lines, so never two buffers): the buffers' names in path
+    order, the
     stream line number of each one's first line, and the texts each ending with a newline (lines are split on
     "\\n" only, as rg numbers them)."""
-    names = list(buffers)
+    names = sorted(buffers, key=lambda name: name.split("/"))  # path order: the first matches are enough
     firsts, parts, line = [], [], 1
     for name in names:
         text = buffers[name]
@@ -189,16 +207,20 @@ _LINE_BOUND = re.compile(r"\\[AZ]|\(\?<?[=!]|\(\?[a-zA-Z]*-")
 
 
 def _search_texts(regex: re.Pattern, buffers: dict[str, str]) -> list[Match]:
-    """Lines are split on "\\n" only, as rg numbers them."""
+    """The buffers' matches in path order, up to the first MAX_MATCHES + 1 buffer by buffer (the rest would not be
+    shown). Lines are split on "\\n" only, as rg numbers them."""
     whole = None
     if not _LINE_BOUND.search(regex.pattern):
         try:
             whole = re.compile(regex.pattern, regex.flags | re.MULTILINE)
         except re.error:
             whole = None
-    hits = []
-    for name, text in buffers.items():
+    hits: list[Match] = []
+    for name in sorted(buffers, key=lambda name: name.split("/")):  # path order: the first matches are enough
+        text = buffers[name]
         hits += _search_lines(regex, name, text) if whole is None else _search_sparse(regex, whole, name, text)
+        if len(hits) > MAX_MATCHES:
+            break
     return hits
 
 

@@ -85,3 +85,16 @@ async def test_buffers_only_ripgrep_reads_go_through_one_rg_with_their_own_line_
     hits = await search.search_buffers("[[:alpha:]]+ 1$", buffers)
     assert sorted(hits, key=lambda m: (m.path, m.line)) == [
         ripgrep.Match("b.py", 2, "alpha 1"), ripgrep.Match("b.py", 4, "beta 1"), ripgrep.Match("c/d.py", 3, "zeta 1")]
+
+
+async def test_a_pattern_on_every_line_of_many_unsaved_buffers_shows_the_first_in_path_order(ws):
+    editor = FakeEditor(root=ws)
+    for n in (3, 1, 2):
+        (ws / f"d{n}.txt").write_text("TODO on disk\n" * 150)
+        editor.open(f"d{n}.txt", "TODO in the buffer\n" * 150)
+    for pattern in ("TODO", "[[:upper:]]+ in"):  # Python's re, then rg for the buffers
+        out = await search.TOOL.run(ToolContext(editor=editor), search.SearchInput(pattern=pattern))
+        lines = out.text.splitlines()
+        assert lines[:-1] == [f"d1.txt:{n}: TODO in the buffer" for n in range(1, 151)] + \
+            [f"d2.txt:{n}: TODO in the buffer" for n in range(1, search.MAX_MATCHES - 149)]
+        assert lines[-1].startswith("[more than 200 matches")
