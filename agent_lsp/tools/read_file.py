@@ -19,7 +19,7 @@ DEFAULT_LIMIT = 2000
 BIG_FILE = 1 << 20
 """Above this size a file's lines are counted by `wc -l`: bytes.count would hold the GIL, and read_file calls of
 one turn run side by side."""
-CHUNK = 1 << 20
+CHUNK = 1 << 18
 
 
 class ReadFileInput(ToolInput):
@@ -53,16 +53,15 @@ class ReadFile(Tool):
 
 
 def _render(doc: Optional[OpenDocument], path: Path, name: str, start: int, limit: int, offset: Optional[int]) -> str:
-    """The tool's answer, in a thread. Only the lines shown are decoded and split: the rest of a big file is only
-    counted, and its count taken by `wc -l` in a process of its own (no GIL) while this thread reads."""
+    """The tool's answer, in a thread. Only the lines shown are decoded and split; a big file is read only as far
+    as those lines, its lines counted by `wc -l` in a process of its own (no GIL) meanwhile."""
     if doc is not None:
         source = ", open in the editor with unsaved changes" if doc.unsaved else ", open in the editor"
         total, window = _window(doc.text, start, limit)
     else:
         source = ""
-        data, newlines = _read(path)
-        total, window = _window(data, start, limit, newlines)
-        window = window.decode("utf-8", errors="replace")
+        total, raw = _file_window(path, start, limit)
+        window = raw.decode("utf-8", errors="replace")
     if start and start >= total:
         raise ToolError(f"offset {offset} is past the end of {name} ({total} lines).")
     chosen = [line.removesuffix("\r") for line in window.split("\n")]
@@ -75,30 +74,42 @@ def _render(doc: Optional[OpenDocument], path: Path, name: str, start: int, limi
     return bound(f"{header}\n{body}{footer}" if body else f"{header}\n(empty)")
 
 
-def _read(path: Path) -> tuple[bytes, Optional[int]]:
-    """A file's bytes and, for a big one, its count of newlines by `wc -l` (None: count them here). The thread
-    waits for `wc` without the GIL, so the other calls of the turn go on meanwhile."""
+def _file_window(path: Path, start: int, limit: int) -> tuple[int, bytes]:
+    """A file's line count and the bytes of its lines start to start + limit - 1 (0-based)."""
     try:
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
-            head = f.read(8192)
-            if b"\0" in head:
+            if b"\0" in f.read(8192):
                 raise ToolError(f"{path} is a binary file.")
             f.seek(0)
-            data = f.read()  # not head + the rest: that would copy the whole file once more
+            counter = _wc(path) if size > BIG_FILE else None
+            if counter is None:
+                return _window(f.read(), start, limit)
+            try:  # only as far as the lines shown; wc counts them all meanwhile
+                chunks, newlines = [], 0
+                while newlines < start + limit:
+                    chunk = f.read(CHUNK)
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                    newlines += chunk.count(b"\n")
+                _, window = _window(b"".join(chunks), start, limit, newlines)
+                last = os.pread(f.fileno(), 1, size - 1)
+                counted = _newlines(counter)
+            finally:
+                if counter.returncode is None:
+                    counter.kill()
+                    counter.wait()
+            if counted is None:  # wc failed: count here
+                f.seek(0)
+                return _window(f.read(), start, limit)
+            return counted + (last != b"\n"), window
     except IsADirectoryError:
         raise ToolError(f"{path} is a directory; use list_files.") from None
     except FileNotFoundError:
         raise ToolError(f"{path} does not exist.") from None
     except OSError as e:
         raise ToolError(f"{path} cannot be read: {e.strerror}.") from None
-    newlines = None
-    counter = _wc(path) if size > BIG_FILE else None
-    if counter is not None:
-        out, _ = counter.communicate()
-        if counter.returncode == 0 and out.split()[:1] and out.split()[0].isdigit():
-            newlines = int(out.split()[0])
-    return data, newlines
 
 
 def _wc(path: Path) -> Optional[subprocess.Popen]:
@@ -108,6 +119,13 @@ def _wc(path: Path) -> Optional[subprocess.Popen]:
             return subprocess.Popen(["wc", "-l"], stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     except OSError:
         return None
+
+
+def _newlines(counter: subprocess.Popen) -> Optional[int]:
+    """What `wc -l` counted; None when it failed. The thread waits without the GIL."""
+    out, _ = counter.communicate()
+    words = out.split()
+    return int(words[0]) if counter.returncode == 0 and words and words[0].isdigit() else None
 
 
 def _window(text: AnyStr, start: int, limit: int, newlines: Optional[int] = None) -> tuple[int, AnyStr]:

@@ -95,12 +95,10 @@ async def lines(args: list[str], cwd: Path, stdin: Optional[bytes] = None) -> As
         stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, limit=LINE_LIMIT)
     stderr_task = asyncio.ensure_future(process.stderr.read())
+    # Fed while its output is read: rg writing a full stdout pipe stops reading stdin.
+    feeder = asyncio.ensure_future(_feed(process, stdin)) if stdin is not None else None
     finished = False
     try:
-        if stdin is not None:
-            process.stdin.write(stdin)
-            await process.stdin.drain()
-            process.stdin.close()
         async for line in process.stdout:
             yield line
         code = await process.wait()
@@ -115,6 +113,17 @@ async def lines(args: list[str], cwd: Path, stdin: Optional[bytes] = None) -> As
             kill(process)
             await asyncio.shield(process.wait())
         stderr_task.cancel()
+        if feeder is not None:
+            feeder.cancel()
+
+
+async def _feed(process: asyncio.subprocess.Process, data: bytes) -> None:
+    try:
+        process.stdin.write(data)
+        await process.stdin.drain()
+        process.stdin.close()
+    except (BrokenPipeError, ConnectionResetError):  # rg stopped reading (a bad pattern): its exit says why
+        pass
 
 
 def _failed(code: int, stderr: str) -> bool:

@@ -91,6 +91,10 @@ async def test_read_file_numbers_lines_as_search_does(ws, padding):
     out = await read_file.TOOL.run(ctx(ws), read_file.ReadFileInput(path="crlf.txt", offset=padding + 2, limit=2))
     assert out.text == (f"crlf.txt ({total} lines)\n{padding + 2:>6}\ttwo\x0cstill two\n{padding + 3:>6}\t\n"
                         f"[1 more lines; read on with offset={padding + 4}]")
+    out = await read_file.TOOL.run(ctx(ws), read_file.ReadFileInput(path="crlf.txt", limit=2))
+    assert out.text.split("\n")[1:] == ["     1\t-" if padding else "     1\tone",
+                                         "     2\t-" if padding else "     2\ttwo\x0cstill two",
+                                         f"[{total - 2} more lines; read on with offset=3]"]
     (ws / "empty.txt").write_bytes(b"")
     out = await read_file.TOOL.run(ctx(ws), read_file.ReadFileInput(path="empty.txt"))
     assert out.text == "empty.txt (0 lines)\n(empty)"

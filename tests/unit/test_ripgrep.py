@@ -98,3 +98,11 @@ async def test_a_pattern_on_every_line_of_many_unsaved_buffers_shows_the_first_i
         assert lines[:-1] == [f"d1.txt:{n}: TODO in the buffer" for n in range(1, 151)] + \
             [f"d2.txt:{n}: TODO in the buffer" for n in range(1, search.MAX_MATCHES - 149)]
         assert lines[-1].startswith("[more than 200 matches")
+
+
+async def test_buffers_through_rg_are_fed_while_its_output_is_read_and_a_bad_pattern_is_a_tool_error():
+    hits = await search.search_buffers("[[:alpha:]]", {"a.py": "x\n" * 300_000})  # more output than a pipe holds
+    assert [m.line for m in hits] == list(range(1, search.MAX_MATCHES + 2))
+    for size in (1, 300_000):  # rg exits on the pattern before or while it is fed
+        with pytest.raises(ToolError, match="not a valid regular expression"):
+            await search.search_buffers("(", {"a.py": "x\n" * size})
