@@ -42,9 +42,9 @@ async def run(quick: bool, only: frozenset[str] = frozenset()) -> list[Row]:
             ("find_references", lambda: language.find_references(3 if quick else 20, 2 if quick else 4,
                                                                    root)),
             ("web_fetch", lambda: figures.web_fetch(1 if quick else 3, root)),
-            ("search open buffers", lambda: tools_scale.search_open_buffers(1 if quick else 5, 50 if quick else 1000,
+            ("search open buffers", lambda: tools_scale.search_open_buffers(1 if quick else 7, 50 if quick else 1000,
                                                                            root)),
-            ("parallel reads", lambda: tools_scale.parallel_reads(1 if quick else 5, 2000 if quick else 150_000, root)),
+            ("parallel reads", lambda: tools_scale.parallel_reads(1 if quick else 9, 2000 if quick else 150_000, root)),
         ]
         unknown = only - {name for name, _ in steps}
         if unknown:

@@ -125,7 +125,7 @@ async def dirty_buffers(docs: list[OpenDocument], roots: list[Path], start: Path
             if real != real_start and not real.startswith(below):
                 continue
             rel = real[len(real_cwd):].lstrip(os.sep)
-            if any(part in ripgrep.SKIPPED_DIRS for part in rel.split(os.sep)[:-1]):
+            if any(part in ripgrep.SKIPPED_DIRS for part in rel.split(os.sep)):
                 continue
             if glob and not _glob_matches(Path(real), Path(real_cwd), glob):
                 continue
