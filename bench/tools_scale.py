@@ -86,6 +86,6 @@ async def parallel_reads(runs: int, lines: int, root: Path) -> list[Row]:
             await d.chat(tool_use(*[("read_file", {"path": name}) for name in names[:8]]), DONE)
             eight.append(d.tool_span())
     api.stop()
-    row = ratio_row(f"parallel reads: 8 `read_file` of {megabytes:.0f} MB files in one turn, vs 1", eight, one, 4.4)
+    row = ratio_row(f"parallel reads: 8 `read_file` of {megabytes:.3g} MB files in one turn, vs 1", eight, one, 4.4)
     row.goal += " (2 cores: 4× is the floor)"
     return [row]

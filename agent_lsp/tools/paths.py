@@ -63,7 +63,9 @@ def displayer(roots: list[Path]) -> Callable[[str], str]:
         case = os.path.normcase(path)
         for root_name, real_root in real_roots:
             if case == real_root or case.startswith(real_root.rstrip(os.sep) + os.sep):
-                rel = Path(path[len(real_root):].lstrip(os.sep)).as_posix() if case != real_root else "."
+                rel = path[len(real_root):].lstrip(os.sep) or "."
+                if os.sep != "/":
+                    rel = rel.replace(os.sep, "/")
                 return f"{root_name}/{rel}" if several else rel
         return path
 
