@@ -12,7 +12,7 @@ from pydantic import Field
 
 from agent_lsp.core.events import Location
 from agent_lsp.core.ports import OpenDocument
-from agent_lsp.core.tool import Tool, ToolContext, ToolError, ToolInput, ToolOutput, bound
+from agent_lsp.core.tool import MAX_OUTPUT_CHARS, Tool, ToolContext, ToolError, ToolInput, ToolOutput, bound
 from agent_lsp.tools.paths import display, file_location, resolve
 
 DEFAULT_LIMIT = 2000
@@ -67,11 +67,31 @@ def _render(doc: Optional[OpenDocument], path: Path, name: str, start: int, limi
     chosen = [line.removesuffix("\r") for line in window.split("\n")]
     if window.endswith("\n") or not window:
         chosen.pop()
-    body = "\n".join(f"{start + i + 1:>6}\t{line}" for i, line in enumerate(chosen))
     header = f"{name} ({total} lines{source})"
     rest = total - start - len(chosen)
     footer = f"\n[{rest} more lines; read on with offset={start + len(chosen) + 1}]" if rest > 0 else ""
-    return bound(f"{header}\n{body}{footer}" if body else f"{header}\n(empty)")
+    return _numbered(header, chosen, start, footer) if chosen else bound(f"{header}\n(empty)")
+
+
+def _numbered(header: str, lines: list[str], start: int, footer: str, limit: int = MAX_OUTPUT_CHARS) -> str:
+    """bound(header, the lines numbered from start + 1, footer) without numbering the lines the cut drops: only
+    their lengths are added up (2,000 lines are asked for by default; about 400 fit)."""
+    shown, size = [header], len(header)
+    for i, line in enumerate(lines):
+        if size > limit:
+            break
+        shown.append(f"{start + i + 1:>6}\t{line}")
+        size += 1 + len(shown[-1])
+    else:
+        return bound("\n".join(shown) + footer, limit)
+    prefix = "\n".join(shown)
+    dropped = lines[len(shown) - 1:]
+    first = start + len(shown)  # the number of the first line not numbered
+    numbers = sum(max(6, len(str(n))) for n in range(first, first + len(dropped))) if first + len(dropped) > 999_999 \
+        else 6 * len(dropped)
+    size += sum(map(len, dropped)) + numbers + 2 * len(dropped) + len(footer)  # each: "\n", number, "\t", text
+    newlines = prefix.count("\n", limit) + len(dropped) + footer.count("\n")
+    return f"{prefix[:limit]}\n[output truncated: {size - limit} more characters, {newlines} more lines]"
 
 
 def _file_window(path: Path, start: int, limit: int) -> tuple[int, bytes]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 
 import pytest
 
@@ -107,3 +108,13 @@ async def test_read_file_of_an_open_buffer_counts_its_lines_the_same_way(ws):
     assert out.text == "src/a.py (4 lines, open in the editor with unsaved changes)\n     4\tc"
     with pytest.raises(ToolError, match=r"offset 5 is past the end of src/a.py \(4 lines\)"):
         await read_file.TOOL.run(context, read_file.ReadFileInput(path="src/a.py", offset=5))
+
+
+def test_read_file_numbers_only_the_lines_the_cut_keeps_and_says_the_same_as_bound():
+    rng = random.Random(2)
+    for _ in range(2000):
+        lines = ["".join(rng.choice("ab\t\r ") for _ in range(rng.randint(0, 30))) for _ in range(rng.randint(1, 60))]
+        start, header = rng.choice([0, 3, 999_990, 5_000_000]), "h" * rng.randint(0, 20)
+        footer, limit = rng.choice(["", "\n[3 more lines; read on with offset=9]"]), rng.randint(1, 400)
+        whole = header + "\n" + "\n".join(f"{start + i + 1:>6}\t{line}" for i, line in enumerate(lines)) + footer
+        assert read_file._numbered(header, lines, start, footer, limit) == bound(whole, limit)
