@@ -89,16 +89,17 @@ async def _search_disk(pattern: str, glob: Optional[str], cwd: Path, target: lis
             if passing and raw.startswith(ripgrep.MATCH_PREFIX):  # a file whose buffer is searched instead
                 continue
             message = json.loads(raw)
-            path = ripgrep.begun(message)
+            path, match = ripgrep.begun(message), ripgrep.match_of(message)
+            if path is None and match is None:
+                continue
+            if skipped is None:
+                skipped = await asyncio.shield(skip)  # shared with the buffers' search: not cancelled here
             if path is not None:
-                if skipped is None:
-                    skipped = await asyncio.shield(skip)  # shared with the buffers' search: not cancelled here
                 passing = ripgrep.join(base, path) in skipped
                 continue
-            match = ripgrep.match_of(message)
-            if match is None or passing:
-                continue
-            hits.append(Match(ripgrep.join(base, match.path), match.line, match.text))
+            name = ripgrep.join(base, match.path)
+            if name not in skipped:
+                hits.append(Match(name, match.line, match.text))
             if len(hits) > MAX_MATCHES:
                 break
     return hits
