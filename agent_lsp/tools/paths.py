@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 from urllib.parse import unquote, urlparse
 
 from agent_lsp.core.events import Location
@@ -44,18 +44,32 @@ def _file_uri_path(raw: str) -> Optional[Path]:
 
 def is_inside(path: Path, root: Path) -> bool:
     """Whether `path` is `root` or below it, after resolving links."""
-    real_root = Path(os.path.realpath(root))
-    return path == real_root or real_root in path.parents
+    # Strings, not Path.parents: search asks this of every open buffer.
+    real_root, inside = os.path.normcase(os.path.realpath(root)), os.path.normcase(str(path))
+    return inside == real_root or inside.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
 def display(roots: list[Path], path: Path) -> str:
     """`path` relative to the workspace folder that holds it (as the model should see it)."""
-    for root in roots:
-        real_root = Path(os.path.realpath(root))
-        if is_inside(path, real_root):
-            rel = path.relative_to(real_root).as_posix()
-            return rel if len(roots) == 1 else f"{root.name}/{rel}"
-    return str(path)
+    return displayer(roots)(str(path))
+
+
+def displayer(roots: list[Path]) -> Callable[[str], str]:
+    """display() for many real paths (strings) at once: the folders' real paths are looked up once."""
+    real_roots = [(root.name, os.path.normcase(os.path.realpath(root))) for root in roots]
+    several = len(roots) > 1
+
+    def name(path: str) -> str:
+        case = os.path.normcase(path)
+        for root_name, real_root in real_roots:
+            if case == real_root or case.startswith(real_root.rstrip(os.sep) + os.sep):
+                rel = path[len(real_root):].lstrip(os.sep) or "."
+                if os.sep != "/":
+                    rel = rel.replace(os.sep, "/")
+                return f"{root_name}/{rel}" if several else rel
+        return path
+
+    return name
 
 
 def root_of(roots: list[Path], path: Path) -> Path:

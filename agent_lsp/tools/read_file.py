@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Optional
+import asyncio
+import os
+import subprocess
+from pathlib import Path
+from typing import AnyStr, Optional
 
 from pydantic import Field
 
 from agent_lsp.core.events import Location
-from agent_lsp.core.tool import Tool, ToolContext, ToolError, ToolInput, ToolOutput, bound
+from agent_lsp.core.ports import OpenDocument
+from agent_lsp.core.tool import MAX_OUTPUT_CHARS, Tool, ToolContext, ToolError, ToolInput, ToolOutput, bound
 from agent_lsp.tools.paths import display, file_location, resolve
 
 DEFAULT_LIMIT = 2000
+BIG_FILE = 1 << 20
+"""Above this size a file's lines are counted by `wc -l`: bytes.count would hold the GIL, and read_file calls of
+one turn run side by side."""
+CHUNK = 1 << 18
 
 
 class ReadFileInput(ToolInput):
@@ -36,17 +45,141 @@ class ReadFile(Tool):
 
     async def run(self, ctx: ToolContext, input: ReadFileInput) -> ToolOutput:
         path = resolve(ctx.editor.roots, input.path)
-        text, source = read_text(ctx, path)
-        lines = text.splitlines()
+        name = display(ctx.editor.roots, path)
+        doc = ctx.editor.open_document(path)
         start = (input.offset or 1) - 1
-        if start and start >= len(lines):
-            raise ToolError(f"offset {input.offset} is past the end of {input.path} ({len(lines)} lines).")
-        chosen = lines[start : start + (input.limit or DEFAULT_LIMIT)]
-        body = "\n".join(f"{start + i + 1:>6}\t{line}" for i, line in enumerate(chosen))
-        header = f"{display(ctx.editor.roots, path)} ({len(lines)} lines{source})"
-        rest = len(lines) - start - len(chosen)
-        footer = f"\n[{rest} more lines; read on with offset={start + len(chosen) + 1}]" if rest > 0 else ""
-        return ToolOutput(bound(f"{header}\n{body}{footer}" if body else f"{header}\n(empty)"))
+        return ToolOutput(await asyncio.to_thread(_render, doc, path, name, start, input.limit or DEFAULT_LIMIT,
+                                                  input.offset))
+
+
+def _render(doc: Optional[OpenDocument], path: Path, name: str, start: int, limit: int, offset: Optional[int]) -> str:
+    """The tool's answer, in a thread. Only the lines shown are decoded and split; a big file is read only as far
+    as those lines, its lines counted by `wc -l` in a process of its own (no GIL) meanwhile."""
+    if doc is not None:
+        source = ", open in the editor with unsaved changes" if doc.unsaved else ", open in the editor"
+        total, window = _window(doc.text, start, limit)
+    else:
+        source = ""
+        total, raw = _file_window(path, start, limit)
+        window = raw.decode("utf-8", errors="replace")
+    if start and start >= total:
+        raise ToolError(f"offset {offset} is past the end of {name} ({total} lines).")
+    chosen = [line.removesuffix("\r") for line in window.split("\n")]
+    if window.endswith("\n") or not window:
+        chosen.pop()
+    header = f"{name} ({total} lines{source})"
+    rest = total - start - len(chosen)
+    footer = f"\n[{rest} more lines; read on with offset={start + len(chosen) + 1}]" if rest > 0 else ""
+    return _numbered(header, chosen, start, footer) if chosen else bound(f"{header}\n(empty)")
+
+
+def _numbered(header: str, lines: list[str], start: int, footer: str, limit: int = MAX_OUTPUT_CHARS) -> str:
+    """bound(header, the lines numbered from start + 1, footer) without numbering the lines the cut drops: only
+    their lengths are added up (2,000 lines are asked for by default; about 400 fit)."""
+    shown, size = [header], len(header)
+    for i, line in enumerate(lines):
+        if size > limit:
+            break
+        shown.append(f"{start + i + 1:>6}\t{line}")
+        size += 1 + len(shown[-1])
+    else:
+        return bound("\n".join(shown) + footer, limit)
+    prefix = "\n".join(shown)
+    dropped = lines[len(shown) - 1:]
+    first = start + len(shown)  # the number of the first line not numbered
+    numbers = sum(max(6, len(str(n))) for n in range(first, first + len(dropped))) if first + len(dropped) > 999_999 \
+        else 6 * len(dropped)
+    size += sum(map(len, dropped)) + numbers + 2 * len(dropped) + len(footer)  # each: "\n", number, "\t", text
+    newlines = prefix.count("\n", limit) + len(dropped) + footer.count("\n")
+    return f"{prefix[:limit]}\n[output truncated: {size - limit} more characters, {newlines} more lines]"
+
+
+def _file_window(path: Path, start: int, limit: int) -> tuple[int, bytes]:
+    """A file's line count and the bytes of its lines start to start + limit - 1 (0-based)."""
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if b"\0" in f.read(8192):
+                raise ToolError(f"{path} is a binary file.")
+            f.seek(0)
+            counter = _wc(path) if size > BIG_FILE else None
+            if counter is None:
+                return _window(f.read(), start, limit)
+            try:  # only as far as the lines shown; wc counts them all meanwhile
+                chunks, newlines = [], 0
+                while newlines < start + limit:
+                    chunk = f.read(CHUNK)
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                    newlines += chunk.count(b"\n")
+                _, window = _window(b"".join(chunks), start, limit, newlines)
+                last = os.pread(f.fileno(), 1, size - 1)
+                counted = _newlines(counter)
+            finally:
+                if counter.returncode is None:
+                    counter.kill()
+                    counter.wait()
+            if counted is None:  # wc failed: count here
+                f.seek(0)
+                return _window(f.read(), start, limit)
+            return counted + (last != b"\n"), window
+    except IsADirectoryError:
+        raise ToolError(f"{path} is a directory; use list_files.") from None
+    except FileNotFoundError:
+        raise ToolError(f"{path} does not exist.") from None
+    except OSError as e:
+        raise ToolError(f"{path} cannot be read: {e.strerror}.") from None
+
+
+def _wc(path: Path) -> Optional[subprocess.Popen]:
+    """`wc -l < path`, started (None where there is no `wc`)."""
+    try:
+        with open(path, "rb") as stdin:
+            return subprocess.Popen(["wc", "-l"], stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError:
+        return None
+
+
+def _newlines(counter: subprocess.Popen) -> Optional[int]:
+    """What `wc -l` counted; None when it failed. The thread waits without the GIL."""
+    out, _ = counter.communicate()
+    words = out.split()
+    return int(words[0]) if counter.returncode == 0 and words and words[0].isdigit() else None
+
+
+def _window(text: AnyStr, start: int, limit: int, newlines: Optional[int] = None) -> tuple[int, AnyStr]:
+    """How many lines `text` has (split at "\\n" only, as rg and search count them), and its lines start to
+    start + limit - 1 (0-based) as one slice. `newlines`: the count of "\\n" when already known."""
+    nl = b"\n" if isinstance(text, bytes) else "\n"
+    if newlines is None:
+        newlines = text.count(nl)
+    total = newlines + (1 if text and not text.endswith(nl) else 0)
+    begin = _line_offset(text, nl, start)
+    if start + limit >= total:
+        return total, text[begin:]
+    end = begin
+    for _ in range(limit):
+        end = text.index(nl, end) + 1
+    return total, text[begin:end]
+
+
+def _line_offset(text: AnyStr, nl: AnyStr, line: int) -> int:
+    """Where 0-based `line` starts (the length of `text` when it has fewer lines): counted a chunk at a time,
+    then found newline by newline in the last chunk."""
+    pos, seen = 0, 0
+    while seen < line:
+        chunk_end = min(len(text), pos + CHUNK)
+        count = text.count(nl, pos, chunk_end)
+        if seen + count < line:
+            if chunk_end == len(text):
+                return len(text)
+            seen, pos = seen + count, chunk_end
+            continue
+        for _ in range(line - seen):
+            pos = text.index(nl, pos) + 1
+        seen = line
+    return pos
 
 
 def read_text(ctx: ToolContext, path) -> tuple[str, str]:

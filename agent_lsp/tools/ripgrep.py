@@ -60,11 +60,24 @@ class Match:
 
 def parse_match(raw: bytes) -> Optional[Match]:
     """A `rg --json` line → a Match, or None for the other message types (begin, end, context, summary)."""
-    message = json.loads(raw)
+    return match_of(json.loads(raw))
+
+
+def match_of(message: dict) -> Optional[Match]:
+    """A parsed `rg --json` message → a Match, or None for the other message types."""
     if message.get("type") != "match":
         return None
     data = message["data"]
     return Match(path=_text(data["path"]), line=data["line_number"], text=_text(data["lines"]).rstrip("\r\n"))
+
+
+def begun(message: dict) -> Optional[str]:
+    """The path of a parsed `rg --json` "begin" message (rg starts each file's messages with one), else None."""
+    return _text(message["data"]["path"]) if message.get("type") == "begin" else None
+
+
+MATCH_PREFIX = b'{"type":"match"'
+"""How rg starts a match line: the matches of a file we leave out are passed over without parsing them."""
 
 
 def _text(field: dict) -> str:
@@ -82,12 +95,10 @@ async def lines(args: list[str], cwd: Path, stdin: Optional[bytes] = None) -> As
         stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, limit=LINE_LIMIT)
     stderr_task = asyncio.ensure_future(process.stderr.read())
+    # Fed while its output is read: rg writing a full stdout pipe stops reading stdin.
+    feeder = asyncio.ensure_future(_feed(process, stdin)) if stdin is not None else None
     finished = False
     try:
-        if stdin is not None:
-            process.stdin.write(stdin)
-            await process.stdin.drain()
-            process.stdin.close()
         async for line in process.stdout:
             yield line
         code = await process.wait()
@@ -102,6 +113,17 @@ async def lines(args: list[str], cwd: Path, stdin: Optional[bytes] = None) -> As
             kill(process)
             await asyncio.shield(process.wait())
         stderr_task.cancel()
+        if feeder is not None:
+            feeder.cancel()
+
+
+async def _feed(process: asyncio.subprocess.Process, data: bytes) -> None:
+    try:
+        process.stdin.write(data)
+        await process.stdin.drain()
+        process.stdin.close()
+    except (BrokenPipeError, ConnectionResetError):  # rg stopped reading (a bad pattern): its exit says why
+        pass
 
 
 def _failed(code: int, stderr: str) -> bool:

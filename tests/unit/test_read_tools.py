@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 
 import pytest
 
@@ -77,3 +78,43 @@ def test_system_prompt_layers(ws):
                                    "Selection: lines 1-2 of the active file:\n```\ndef a():\n    return 1\n```\n"
                                    "</editor-context>")
     assert editor_context(Environment(os_name="x", roots=[ws])) is None
+
+
+@pytest.mark.parametrize("padding", [0, 600_000])  # 1.2 MB of padding: the line count comes from `wc -l`
+async def test_read_file_numbers_lines_as_search_does(ws, padding):
+    (ws / "crlf.txt").write_bytes(b"-\n" * padding + b"one\r\ntwo\x0cstill two\r\n\r\nfour TODO")
+    total = padding + 4
+    out = await read_file.TOOL.run(ctx(ws), read_file.ReadFileInput(path="crlf.txt", offset=padding + 1))
+    assert out.text == (f"crlf.txt ({total} lines)\n{padding + 1:>6}\tone\n{padding + 2:>6}\ttwo\x0cstill two\n"
+                        f"{padding + 3:>6}\t\n{padding + 4:>6}\tfour TODO")
+    found = await search.TOOL.run(ctx(ws), search.SearchInput(pattern="TODO", path="crlf.txt"))
+    assert found.text == f"crlf.txt:{padding + 4}: four TODO"
+    out = await read_file.TOOL.run(ctx(ws), read_file.ReadFileInput(path="crlf.txt", offset=padding + 2, limit=2))
+    assert out.text == (f"crlf.txt ({total} lines)\n{padding + 2:>6}\ttwo\x0cstill two\n{padding + 3:>6}\t\n"
+                        f"[1 more lines; read on with offset={padding + 4}]")
+    out = await read_file.TOOL.run(ctx(ws), read_file.ReadFileInput(path="crlf.txt", limit=2))
+    assert out.text.split("\n")[1:] == ["     1\t-" if padding else "     1\tone",
+                                         "     2\t-" if padding else "     2\ttwo\x0cstill two",
+                                         f"[{total - 2} more lines; read on with offset=3]"]
+    (ws / "empty.txt").write_bytes(b"")
+    out = await read_file.TOOL.run(ctx(ws), read_file.ReadFileInput(path="empty.txt"))
+    assert out.text == "empty.txt (0 lines)\n(empty)"
+
+
+async def test_read_file_of_an_open_buffer_counts_its_lines_the_same_way(ws):
+    context = ctx(ws)
+    context.editor.open("src/a.py", "a\r\nb\n\nc")
+    out = await read_file.TOOL.run(context, read_file.ReadFileInput(path="src/a.py", offset=4))
+    assert out.text == "src/a.py (4 lines, open in the editor with unsaved changes)\n     4\tc"
+    with pytest.raises(ToolError, match=r"offset 5 is past the end of src/a.py \(4 lines\)"):
+        await read_file.TOOL.run(context, read_file.ReadFileInput(path="src/a.py", offset=5))
+
+
+def test_read_file_numbers_only_the_lines_the_cut_keeps_and_says_the_same_as_bound():
+    rng = random.Random(2)
+    for _ in range(2000):
+        lines = ["".join(rng.choice("ab\t\r ") for _ in range(rng.randint(0, 30))) for _ in range(rng.randint(1, 60))]
+        start, header = rng.choice([0, 3, 999_990, 5_000_000]), "h" * rng.randint(0, 20)
+        footer, limit = rng.choice(["", "\n[3 more lines; read on with offset=9]"]), rng.randint(1, 400)
+        whole = header + "\n" + "\n".join(f"{start + i + 1:>6}\t{line}" for i, line in enumerate(lines)) + footer
+        assert read_file._numbered(header, lines, start, footer, limit) == bound(whole, limit)

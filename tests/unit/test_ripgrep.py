@@ -68,3 +68,41 @@ async def test_list_files_caps_and_stops_rg(ws):
     lines = out.text.splitlines()
     assert len(lines) == list_files.MAX_FILES + 1 and lines[-1].startswith("[more than 1000 files")
     assert lines[:3] == ["src/a.py", "src/b.py", "src/c.txt"]
+
+
+@pytest.mark.parametrize("pattern", ["TODO", r"^x", r"x$", r"^$", r"\s$", r"a\s+b", r"(?i)todo\b", r"[^a]", r"x*",
+                                     r"(?s)a.b", r"\bb", r"(?<!a)b", r"a\Z", r"\Ab", r"(?i:a)(?-i:B)"])
+def test_buffers_searched_in_one_scan_give_the_line_by_line_answer(pattern):
+    texts = ["", "\n", "a\n", "a\n\nb", "x\r\nTODO x\r\n", "a\nb\n", "a \n b\nab\n", "TODO\ntodo x\n\n\nx", "aB\nb",
+             "a\n" * 50 + "todo\n" + "b\n" * 50, "x" * 10 + "\n"]
+    regex = __import__("re").compile(pattern)
+    for text in texts:
+        assert search._search_texts(regex, {"f": text}) == search._search_lines(regex, "f", text), (pattern, text)
+
+
+async def test_buffers_only_ripgrep_reads_go_through_one_rg_with_their_own_line_numbers():
+    buffers = {"b.py": "x\nalpha 1\n\nbeta 1", "a.py": "", "c/d.py": "beta 1\r\nnothing\nzeta 1\n"}
+    hits = await search.search_buffers("[[:alpha:]]+ 1$", buffers)
+    assert sorted(hits, key=lambda m: (m.path, m.line)) == [
+        ripgrep.Match("b.py", 2, "alpha 1"), ripgrep.Match("b.py", 4, "beta 1"), ripgrep.Match("c/d.py", 3, "zeta 1")]
+
+
+async def test_a_pattern_on_every_line_of_many_unsaved_buffers_shows_the_first_in_path_order(ws):
+    editor = FakeEditor(root=ws)
+    for n in (3, 1, 2):
+        (ws / f"d{n}.txt").write_text("TODO on disk\n" * 150)
+        editor.open(f"d{n}.txt", "TODO in the buffer\n" * 150)
+    for pattern in ("TODO", "[[:upper:]]+ in"):  # Python's re, then rg for the buffers
+        out = await search.TOOL.run(ToolContext(editor=editor), search.SearchInput(pattern=pattern))
+        lines = out.text.splitlines()
+        assert lines[:-1] == [f"d1.txt:{n}: TODO in the buffer" for n in range(1, 151)] + \
+            [f"d2.txt:{n}: TODO in the buffer" for n in range(1, search.MAX_MATCHES - 149)]
+        assert lines[-1].startswith("[more than 200 matches")
+
+
+async def test_buffers_through_rg_are_fed_while_its_output_is_read_and_a_bad_pattern_is_a_tool_error():
+    hits = await search.search_buffers("[[:alpha:]]", {"a.py": "x\n" * 300_000})  # more output than a pipe holds
+    assert [m.line for m in hits] == list(range(1, search.MAX_MATCHES + 2))
+    for size in (1, 300_000):  # rg exits on the pattern before or while it is fed
+        with pytest.raises(ToolError, match="not a valid regular expression"):
+            await search.search_buffers("(", {"a.py": "x\n" * size})
