@@ -1,0 +1,80 @@
+"""Importing a model SDK once, in a background thread, for whoever asks first: the warm-up after start-up, or the
+first model call, which awaits the same import instead of running it on the event loop (where a chat racing the
+warm-up would block the loop on the import lock) or starting a second one."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import gc
+import importlib
+import logging
+import sys
+import threading
+import time
+from typing import Iterable
+
+log = logging.getLogger(__name__)
+
+_lock = threading.Lock()
+_futures: dict[str, concurrent.futures.Future] = {}
+"""Each module asked for: done when its import has run (or failed)."""
+_gc_holds = 0
+_gc_was_enabled = True
+IMPORTED: list[str] = []
+"""The modules this process imported through here, in order, each once (shown by `agent/debug`)."""
+
+
+def load(modules: Iterable[str]) -> list[concurrent.futures.Future]:
+    """Start importing in a background thread whichever of `modules` nobody asked for yet; a future for each."""
+    modules = tuple(modules)
+    with _lock:
+        mine = [m for m in modules if m not in _futures]
+        for name in mine:
+            _futures[name] = concurrent.futures.Future()
+        futures = [_futures[m] for m in modules]
+    if mine:
+        threading.Thread(target=_run, args=(mine,), name="agent-lsp-preload", daemon=True).start()
+    return futures
+
+
+async def imported(*modules: str) -> None:
+    """Return once `modules` are imported, by this call's thread or by one already under way. A failed import is
+    not raised here: the caller's own `import` then fails with the real error."""
+    for future in load(modules):
+        try:
+            await asyncio.wrap_future(future)
+        except Exception:
+            pass
+
+
+def _run(modules: list[str]) -> None:
+    # The collector off while importing: thousands of new, long-lived objects (classes, functions) would trigger
+    # collections that scan them over and over, about a sixth of the SDK's import time. Frozen afterwards, later
+    # collections skip them too.
+    global _gc_holds, _gc_was_enabled
+    with _lock:
+        _gc_holds += 1
+        if _gc_holds == 1:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+    started = time.perf_counter()
+    try:
+        for name in modules:
+            future = _futures[name]
+            try:
+                if name not in sys.modules:
+                    importlib.import_module(name)
+                    IMPORTED.append(name)
+            except Exception as e:  # the caller's own import says what is wrong
+                log.info("importing %s failed: %r", name, e)
+                future.set_exception(e)
+            else:
+                future.set_result(None)
+    finally:
+        with _lock:
+            _gc_holds -= 1
+            if _gc_holds == 0 and _gc_was_enabled:
+                gc.freeze()
+                gc.enable()
+    log.info("imported %s in %.2f s", ", ".join(modules), time.perf_counter() - started)
