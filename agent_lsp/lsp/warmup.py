@@ -1,5 +1,6 @@
 """Warming the model SDK after `initialized`: the first chat should not pay for `import anthropic` (seconds on a
-busy machine), and start-up should not either, so it happens a little later, in a background thread."""
+busy machine), and start-up should not either, so it happens a little later, in a background thread; or at the
+first agent request, if that comes sooner, which then awaits this same import (models/preload.py)."""
 
 from __future__ import annotations
 
@@ -11,38 +12,22 @@ from typing import Mapping
 
 from agent_lsp.config import Settings
 from agent_lsp.models import preload
+from agent_lsp.models.preload import sdk_modules
 
 log = logging.getLogger(__name__)
 WARM_DELAY = 1.0
 """Seconds after `initialized` before warming: the editor's own start-up requests go first."""
 WARM_MODULES = ("agent_lsp.lsp.handlers", "agent_lsp.models.anthropic", "anthropic", "httpx2")
 """In this order: the agent side first (what every agent/* request imports), so that a request arriving meanwhile
-waits for that one module rather than importing pydantic alongside this thread."""
-
-
-def wants_anthropic(settings: Settings, env: Mapping[str, str] = os.environ) -> bool:
-    """Whether a chat with these settings would use the anthropic SDK (as `models.registry.build_model` decides)."""
-    model = settings.model or ""
-    if settings.provider in ("demo", "openai") or model == "demo" or model.startswith("script:"):
-        return False
-    return settings.provider == "anthropic" or bool(env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN"))
-
-
-OPENAI_MODULES = ("agent_lsp.lsp.handlers", "agent_lsp.models.openai", "openai", "httpx2")
-
-
+waits for that one module, then the SDK."""
 _warming = False
 """`warm` has run: by the timer or by the first agent request, whichever came first."""
 
 
 def warm_modules(settings: Settings, env: Mapping[str, str] = os.environ) -> tuple[str, ...]:
-    """The modules a chat with these settings imports on its first model call; () when it uses no SDK."""
-    if wants_anthropic(settings, env):
-        return WARM_MODULES
-    model = settings.model or ""
-    if settings.provider == "openai" and model != "demo" and not model.startswith("script:"):
-        return OPENAI_MODULES
-    return ()
+    """What a first chat with these settings imports: the agent side, then its SDK; () when it uses no SDK."""
+    sdk = sdk_modules(settings, env)
+    return ("agent_lsp.lsp.handlers",) + sdk if sdk else ()
 
 
 def schedule_warmup(settings: Settings) -> tuple[str, ...]:

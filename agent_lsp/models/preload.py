@@ -9,10 +9,13 @@ import concurrent.futures
 import gc
 import importlib
 import logging
+import os
 import sys
 import threading
 import time
-from typing import Iterable
+from typing import Iterable, Mapping
+
+from agent_lsp.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +26,24 @@ _gc_holds = 0
 _gc_was_enabled = True
 IMPORTED: list[str] = []
 """The modules this process imported through here, in order, each once (shown by `agent/debug`)."""
+
+
+def wants_anthropic(settings: Settings, env: Mapping[str, str] = os.environ) -> bool:
+    """Whether a chat with these settings would use the anthropic SDK (as `models.registry.build_model` decides)."""
+    model = settings.model or ""
+    if settings.provider in ("demo", "openai") or model == "demo" or model.startswith("script:"):
+        return False
+    return settings.provider == "anthropic" or bool(env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN"))
+
+
+def sdk_modules(settings: Settings, env: Mapping[str, str] = os.environ) -> tuple[str, ...]:
+    """The modules a chat with these settings imports on its first model call, SDK last; () when it uses none."""
+    if wants_anthropic(settings, env):
+        return ("agent_lsp.models.anthropic", "anthropic", "httpx2")
+    model = settings.model or ""
+    if settings.provider == "openai" and model != "demo" and not model.startswith("script:"):
+        return ("agent_lsp.models.openai", "openai", "httpx2")
+    return ()
 
 
 def load(modules: Iterable[str]) -> list[concurrent.futures.Future]:
