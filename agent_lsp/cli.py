@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import os
 import sys
@@ -80,14 +79,9 @@ def main(argv: Optional[list[str]] = None) -> None:
 
         serve(environment_layer(args.model), args.data_dir or default_data_dir())
         return
-    # The collector off while the server's modules load: each collection would scan the thousands of classes and
-    # functions just made (a sixth of the import time); frozen afterwards, later collections skip them too.
-    gc.disable()
     from agent_lsp.lsp.server import create_server
 
     server = create_server(environment_layer(args.model), args.data_dir or default_data_dir())
-    gc.freeze()
-    gc.enable()
     if args.tcp:
         server.start_tcp(args.host or "127.0.0.1", args.port or 2087)
     else:
