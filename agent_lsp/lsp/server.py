@@ -237,6 +237,10 @@ def _body(module: str, name: str) -> Any:
     return getattr(importlib.import_module(f"agent_lsp.lsp.{module}"), name)
 
 
+_LOADED: set[str] = set()
+"""The handler modules whose import has finished."""
+
+
 async def _load(ls: "AgentServer", module: str) -> None:
     """The first agent request: start the SDK warm-up now if the settings want one (a chat sent right after
     start-up waits for that import instead of running its own), and import the body off the loop."""
@@ -246,6 +250,7 @@ async def _load(ls: "AgentServer", module: str) -> None:
     if ls.warm_modules:
         warm(ls.warm_modules)
     await preload.imported(f"agent_lsp.lsp.{module}")
+    _LOADED.add(module)
 
 
 def _register(server: "AgentServer", method: str, module: str, name: str, is_async: bool) -> None:
@@ -253,7 +258,7 @@ def _register(server: "AgentServer", method: str, module: str, name: str, is_asy
     inline: abort and confirmTool stay plain so they are answered before the next message is read)."""
     if is_async:
         async def handler(ls: AgentServer, params: Any) -> Any:
-            if f"agent_lsp.lsp.{module}" not in sys.modules:
+            if module not in _LOADED:  # (in sys.modules already while the warm-up is still running it)
                 await _load(ls, module)
             return await _body(module, name)(ls, params)
     else:
