@@ -65,6 +65,8 @@ async def imported(*modules: str) -> None:
     """Return once `modules` are imported, by this call's thread or by one already under way. A failed import is
     not raised here: the caller's own `import` then fails with the real error."""
     for future in load(modules):
+        if future.done():  # every call after the first: no trip through the loop
+            continue
         try:
             await asyncio.wrap_future(future)
         except Exception:
