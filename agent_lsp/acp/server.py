@@ -1,18 +1,18 @@
 """`agent-lsp --acp`: the ACP agent on stdio, through the SDK's own connection (newline-delimited JSON-RPC).
 
 `initialize` is answered before the SDK has loaded (acp/early.py), while `import acp` runs in a thread; the SDK's
-connection then serves the same streams.
+connection then serves the same streams, and the model SDK loads in the background (models/preload.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 from pathlib import Path
 from typing import Any, Optional
 
 from agent_lsp.acp.early import answer_initialize, stdio
+from agent_lsp.models import preload
 
 log = logging.getLogger(__name__)
 
@@ -21,14 +21,18 @@ def serve(launch_settings: dict[str, Any], data_dir: Optional[Path]) -> None:
     """Serve ACP on stdin/stdout until the client closes stdin."""
 
     async def main() -> None:
-        loading = asyncio.ensure_future(asyncio.to_thread(importlib.import_module, "acp"))
+        loading = preload.load(("acp", "agent_lsp.acp.agent"))
         reader, writer = await stdio()
         params, reader = await answer_initialize(reader, writer)
-        acp = await loading
+        for future in loading:
+            await asyncio.wrap_future(future)
+        import acp
 
         from agent_lsp.acp.agent import AcpAgent
 
         agent = AcpAgent(launch_settings, data_dir)
+        # The SDK next, in the background: a prompt sent right away awaits this import rather than running its own.
+        preload.load(preload.sdk_modules(agent.layers.resolve()))
         conn = acp.AgentSideConnection(agent, writer, reader, listening=False)
         try:
             if params is not None:  # answered early: the agent learns the client's capabilities all the same

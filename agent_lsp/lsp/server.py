@@ -153,6 +153,8 @@ class AgentServer(LanguageServer):
         self.user_file = UserSettingsFile()
         self.pending_warnings += self.user_file.refresh()
         self.layers = Layers(environment=layer, user_file=self.user_file.layer)
+        self.warm_modules: tuple[str, ...] = ()
+        """What the SDK warm-up imports (set at `initialized`; () when the settings use no SDK)."""
         self.agent_caps = {"confirmTool": False, "diagnostics": False, "languageFeatures": [], "updates": False}
         self.agent: Any = None
         """The agent state (`lsp/agent.py` Agent), made on the first agent/* request."""
@@ -235,11 +237,29 @@ def _body(module: str, name: str) -> Any:
     return getattr(importlib.import_module(f"agent_lsp.lsp.{module}"), name)
 
 
+_LOADED: set[str] = set()
+"""The handler modules whose import has finished."""
+
+
+async def _load(ls: "AgentServer", module: str) -> None:
+    """The first agent request: start the SDK warm-up now if the settings want one (a chat sent right after
+    start-up waits for that import instead of running its own), and import the body off the loop."""
+    from agent_lsp.lsp.warmup import warm
+    from agent_lsp.models import preload
+
+    if ls.warm_modules:
+        warm(ls.warm_modules)
+    await preload.imported(f"agent_lsp.lsp.{module}")
+    _LOADED.add(module)
+
+
 def _register(server: "AgentServer", method: str, module: str, name: str, is_async: bool) -> None:
     """Answer `method` with the body `module`.`name` (pygls calls a coroutine function as a task, a plain one
     inline: abort and confirmTool stay plain so they are answered before the next message is read)."""
     if is_async:
         async def handler(ls: AgentServer, params: Any) -> Any:
+            if module not in _LOADED:  # (in sys.modules already while the warm-up is still running it)
+                await _load(ls, module)
             return await _body(module, name)(ls, params)
     else:
         def handler(ls: AgentServer, params: Any) -> Any:
@@ -266,7 +286,7 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
         await pull_configuration(ls)
         from agent_lsp.lsp.warmup import schedule_warmup
 
-        schedule_warmup(ls.layers.resolve({}))
+        ls.warm_modules = schedule_warmup(ls.layers.resolve({}))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: AgentServer, params: types.DidChangeConfigurationParams) -> None:
@@ -293,7 +313,9 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
 
         @server.feature("agent/debug")
         def agent_debug(ls: AgentServer, params: Any) -> dict:
-            return {"modules": sorted(sys.modules)}
+            from agent_lsp.models import preload
+
+            return {"modules": sorted(sys.modules), "preloaded": list(preload.IMPORTED)}
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: AgentServer, params: Any) -> None:

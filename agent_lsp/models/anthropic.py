@@ -31,6 +31,7 @@ from agent_lsp.core.ports import (
     ThinkingChunk,
     images_refused,
 )
+from agent_lsp.models import preload
 from agent_lsp.models.clients import shared_client
 from agent_lsp.models.retry import NoAnswer, no_answer, open_with_retries, sdk_delay
 
@@ -65,6 +66,7 @@ class AnthropicModel:
         return f"{str(self._sdk().base_url).rstrip('/')}/v1/messages"
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        await preload.imported("anthropic", "httpx2")  # the warm-up's import when one is under way, off the loop
         import anthropic
         import httpx2
 
@@ -108,6 +110,7 @@ class AnthropicModel:
 
     async def list_models(self) -> list[ModelInfo]:
         """The models the API's GET /v1/models lists (first page: 100)."""
+        await preload.imported("anthropic", "httpx2")
         import anthropic
         import httpx2
 

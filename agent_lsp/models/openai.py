@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, AsyncIterator
 
 from agent_lsp.core.ports import ModelError, ModelEvent, ModelInfo, ModelRequest, images_refused
+from agent_lsp.models import preload
 from agent_lsp.models.clients import shared_client
 from agent_lsp.models.openai_wire import ReplyBuilder, api_request
 from agent_lsp.models.retry import NoAnswer, no_answer, open_with_retries, sdk_delay
@@ -50,6 +51,7 @@ class OpenAIModel:
         return self._client or client_for(self.base_url, self.api_key, self.read_timeout)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        await preload.imported("openai", "httpx2")  # the warm-up's import when one is under way, off the loop
         import httpx2
         import openai
 

@@ -482,3 +482,21 @@ async def test_the_mcp_servers_of_session_new_are_started_and_their_tools_offere
     assert sent(fake_api, 1)[-1]["content"][0]["content"] == "cat: a word"
     shown = "".join(u.content.text for u in client.updates if isinstance(u, schema.AgentMessageChunk))
     assert "MCP server `old`" in shown and "'sse'" in shown  # a kind agent-lsp does not connect to: said so
+
+
+async def test_a_first_prompt_right_after_initialize_awaits_the_single_sdk_import(agents, fake_api, workspace):
+    """The model SDK starts loading once `acp` has; a prompt sent at once awaits that import, never a second."""
+    log = workspace.parent / "agent.log"
+    client = RecordingClient({})
+    agent = await agents(client, "--log-file", str(log), "--log-level", "INFO")
+    new = await agent.conn.new_session(cwd=str(workspace), mcp_servers=[])
+    fake_api.add(text("Cold."))
+    answer = await prompt(agent, new.session_id, "hi")
+    assert answer.stop_reason == "end_turn"
+
+    def imports() -> list[str]:  # preload's one line per import run, written once the run has finished
+        return [line.split(": ", 1)[1].split(" in ")[0] for line in log.read_text().splitlines()
+                if "agent_lsp.models.preload" in line and ": imported " in line]
+
+    await until(lambda: len(imports()) >= 2)
+    assert imports() == ["imported acp, agent_lsp.acp.agent", "imported agent_lsp.models.anthropic, anthropic, httpx2"]

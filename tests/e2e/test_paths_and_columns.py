@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types
 
-from tests.e2e.conftest import chat, open_doc, sent, text, tool_use, until
+from tests.e2e.conftest import chat, open_doc, sent, server_env, text, tool_use, until
 
 LINE = "s = '😀é' + undefined_name\n"  # 😀 is 2 UTF-16 units and 4 UTF-8 bytes; é is 1 and 2
 
@@ -51,3 +51,17 @@ async def test_the_sdk_is_warmed_after_initialized_before_any_chat(lsp):
     await until(lambda: log.exists() and "warmed the anthropic SDK" in log.read_text(), timeout=60)
     lsp.fake_api.add(text("Warm."))
     assert (await chat(client))["finalMessage"] == "Warm."
+
+
+async def test_a_chat_sent_right_after_start_up_shares_the_warm_up_s_single_sdk_import(lsp):
+    """The first chat arrives before the warm-up's timer: it starts the warm-up and awaits it, off the loop;
+    the SDK is imported once, by the warm-up, and never by the chat itself."""
+    log = lsp.workspace.parent / "server.log"
+    lsp.fake_api.add(text("Cold."))
+    client = await lsp.start("--log-file", str(log), "--log-level", "INFO",
+                             env=server_env(lsp.fake_api.base_url, AGENT_LSP_DEBUG="1"))
+    assert (await chat(client))["finalMessage"] == "Cold."
+    debug = await client.protocol.send_request_async("agent/debug", {})
+    assert debug["preloaded"] == ["agent_lsp.lsp.handlers", "agent_lsp.models.anthropic", "anthropic"]  # httpx2: by anthropic
+    await until(lambda: "warmed the anthropic SDK" in log.read_text(), timeout=60)
+    assert log.read_text().count("warmed the anthropic SDK") == 1

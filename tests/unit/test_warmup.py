@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent_lsp.config import Settings
-from agent_lsp.lsp.warmup import wants_anthropic
+from agent_lsp.models.preload import wants_anthropic
 from agent_lsp.models.anthropic import AnthropicModel
 from agent_lsp.models.registry import build_model
 
