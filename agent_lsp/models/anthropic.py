@@ -160,20 +160,7 @@ def api_body(model: str, request: ModelRequest) -> bytes:
     """The JSON body `messages.stream(**api_request(model, request))` sends (`"stream": true` included), made from
     JSON worked out once per message and once per tool list: only the system prompt, the small fields and the
     last block (it carries the cache mark) are encoded for this request."""
-    groups: list[tuple[str, list[str], list[dict[str, Any]]]] = []  # role, block JSON, the blocks last added
-    for message in request.messages:
-        wire = _role_blocks(message)
-        if wire is None:
-            continue
-        if groups and groups[-1][0] == wire.role:
-            groups[-1][1].extend(wire.json)
-            if wire.blocks:
-                groups[-1] = (wire.role, groups[-1][1], wire.blocks)
-        else:
-            groups.append((wire.role, list(wire.json), wire.blocks))
-    last = groups[-1]
-    last[1][-1] = _dump({**last[2][-1], "cache_control": EPHEMERAL})
-    messages = ",".join(f'{{"role":"{role}","content":[{",".join(blocks)}]}}' for role, blocks, _ in groups)
+    messages = _messages_json(request.messages)
     # In the order the SDK sends them (its body dict, unset fields left out).
     text = (f'{{"max_tokens":{_dump(request.max_tokens)},"messages":[{messages}],"model":{_dump(model)},'
             f'"system":{_dump(_system(request.system))}')
@@ -185,6 +172,60 @@ def api_body(model: str, request: ModelRequest) -> bytes:
     if request.tools:
         text += f',"tool_choice":{_dump({"type": request.tool_choice})}'
     return (text + ',"stream":true}').encode()
+
+
+class _Prefix(NamedTuple):
+    """The Messages API JSON of a history, to be carried on by the next request of the same history."""
+
+    ids: tuple[int, ...]
+    kept: list[Message]
+    """The messages themselves, held so that no id above names another message while this entry lives."""
+    closed: str
+    """The API messages that are finished (a later message of another role followed), comma-joined."""
+    role: Optional[str]
+    blocks: tuple[str, ...]
+    last: list[dict[str, Any]]
+    """The open (last) API message: its role, its blocks' JSON, the blocks its last message added."""
+
+
+_PREFIXES: dict[int, _Prefix] = {}
+"""By the id of a history's first message: a session's next request only appends, so only what it added since
+is looked at (a history that is not an extension of the entry's, e.g. after compaction, is made whole)."""
+_PREFIXES_KEPT = 16
+
+
+def _messages_json(history: list[Message]) -> str:
+    """The JSON of `api_messages(history)`, its last block marked for the prompt cache."""
+    ids = tuple(map(id, history))
+    start = _PREFIXES.pop(ids[0], None) if ids else None
+    if start is not None and ids[:len(start.ids)] == start.ids:
+        closed, role, blocks, last = [start.closed] if start.closed else [], start.role, list(start.blocks), start.last
+        rest = history[len(start.ids):]
+    else:
+        closed, role, blocks, last, rest = [], None, [], [], history
+    for message in rest:
+        wire = _role_blocks(message)
+        if wire is None:
+            continue
+        if wire.role == role:
+            blocks.extend(wire.json)
+            if wire.blocks:
+                last = wire.blocks
+        else:
+            if role is not None:
+                closed.append(_api_message(role, blocks))
+            role, blocks, last = wire.role, list(wire.json), wire.blocks
+    prefix = ",".join(closed)
+    if ids:
+        if len(_PREFIXES) >= _PREFIXES_KEPT:
+            _PREFIXES.pop(next(iter(_PREFIXES)))
+        _PREFIXES[ids[0]] = _Prefix(ids, list(history), prefix, role, tuple(blocks), last)
+    blocks[-1] = _dump({**last[-1], "cache_control": EPHEMERAL})  # an empty history fails here, as api_request
+    return f"{prefix},{_api_message(role, blocks)}" if prefix else _api_message(role, blocks)
+
+
+def _api_message(role: Optional[str], blocks: list[str]) -> str:
+    return f'{{"role":"{role}","content":[{",".join(blocks)}]}}'
 
 
 _dump = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode

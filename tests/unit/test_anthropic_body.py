@@ -96,3 +96,19 @@ def test_a_tool_list_with_other_schemas_is_not_taken_for_a_cached_one():
     second = json.loads(api_body("m", ModelRequest(system="s", messages=[UserMessage(text="a")], tools=other)))
     assert first["tools"][0]["input_schema"] == SCHEMA
     assert second["tools"][0]["input_schema"] == {"type": "object", "properties": {}}
+
+
+def test_a_history_that_is_not_an_extension_of_the_last_one_is_made_whole():
+    messages = history()
+    requests = [
+        messages,
+        [*messages, AssistantMessage(parts=[TextPart(text="more")]), UserMessage(text="again")],
+        messages[:3],  # shorter: cut
+        [messages[0], messages[1].model_copy(update={"parts": [TextPart(text="changed")]}), *messages[2:]],
+        [*messages[:6], UserMessage(text="a user turn merged into the last")],
+        [UserMessage(text="another session")],
+        messages,
+    ]
+    for sent in requests:
+        request = ModelRequest(system="s", messages=sent, tools=TOOLS)
+        assert json.loads(api_body("m", request)) == {**api_request("m", request), "stream": True}
