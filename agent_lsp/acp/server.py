@@ -1,7 +1,7 @@
 """`agent-lsp --acp`: the ACP agent on stdio, through the SDK's own connection (newline-delimited JSON-RPC).
 
 `initialize` is answered before the SDK has loaded (acp/early.py), while `import acp` runs in a thread; the SDK's
-connection then serves the same streams.
+connection then serves the same streams through acp/wire.py (every message checked before the SDK sees it).
 """
 
 from __future__ import annotations
@@ -27,9 +27,10 @@ def serve(launch_settings: dict[str, Any], data_dir: Optional[Path]) -> None:
         acp = await loading
 
         from agent_lsp.acp.agent import AcpAgent
+        from agent_lsp.acp.wire import StdioWire
 
         agent = AcpAgent(launch_settings, data_dir)
-        conn = acp.AgentSideConnection(agent, writer, reader, listening=False)
+        conn = acp.AgentSideConnection(agent, StdioWire(reader, writer), listening=False)
         try:
             if params is not None:  # answered early: the agent learns the client's capabilities all the same
                 await agent.initialize(**_initialize_arguments(acp.schema, params))
