@@ -29,6 +29,8 @@ MAX_DEPTH = 64
 """Deepest nesting of params accepted; ACP messages stay far below it."""
 CHUNK = 1 << 20
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
+NOTIFICATIONS = ("session/cancel",)
+"""The notifications an ACP agent takes (others would reach the SDK's router, which logs a traceback)."""
 _ID_TYPES = (str, int, float, type(None))
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]')
 _ID_VALUE = re.compile(r'\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
@@ -124,16 +126,21 @@ class StdioWire:
         """A request or notification; its params checked."""
         params, request = message.get("params"), "id" in message
         problem = _params_problem(params)
-        if problem is None and not request:
-            problem = _notification_problem(message["method"], params)
+        if not request and message["method"] not in NOTIFICATIONS and not message["method"].startswith("_"):
+            log.info("notification %s dropped: not one this agent takes", message["method"][:100])
+            return None
+        if not request:
+            if problem is not None and problem[1].startswith("contains a lone"):  # its text stays usable: U+FFFD
+                params, problem = _replaced(params), None
+                message = {**message, "params": params}
+            problem = problem or _notification_problem(message["method"], params)
+            if problem is not None:
+                log.warning("notification %s dropped: %s: %s", message["method"], problem[0][:200], problem[1])
+                return None
         if problem is None:
             return message
         field, why = problem
-        if not request:
-            if why.startswith("contains a lone"):  # a notification's text stays usable: U+FFFD
-                return {**message, "params": _replaced(params)}
-            log.warning("notification %s dropped: %s: %s", message["method"], field, why)
-            return None
+        field = field if len(field) <= 200 else field[:200] + "…"
         log.info("%s: invalid params: %s: %s", message["method"], field, why)
         await self._error(message["id"], INVALID_PARAMS, f"Invalid params: {field}: {why}", {"fields": [field]})
         return None

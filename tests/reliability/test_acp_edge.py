@@ -336,7 +336,8 @@ def test_named_frames(fuzzed):
         assert "result" in await s.request("session/list", {})
         fuzzed.cases += len(expected) + 8
     fuzzed.run(go())
-    assert "Traceback" not in fuzzed.server.stderr.decode(errors="replace")
+    stderr = fuzzed.server.stderr.decode(errors="replace")
+    assert "Traceback" not in stderr, stderr[stderr.find("Traceback") - 300:][:3000]
 
 
 # ---- client answers and cancel ------------------------------------------------------------------------------
@@ -349,11 +350,18 @@ def answered(tmp_path_factory):
     assert not agent.crashes and not agent.hangs and not agent.wrong, agent.problems
 
 
+class Big(dict):
+    """A huge answer, shown short."""
+
+    def __repr__(self) -> str:
+        return f"Big({', '.join(self)})"
+
+
 def hostile_answer(method: str) -> st.SearchStrategy:
     errors = st.builds(ErrorAnswer, st.sampled_from([-32603, -32002, -32602, -32601, 1, 0]), st.text(max_size=30))
     shapes = S.hostile.filter(lambda v: not isinstance(v, str) or not v.startswith((S.DEEP, S.BIG)))
-    huge = st.sampled_from([{"content": "z" * (3 << 20)}, {"output": "z" * (3 << 20), "truncated": True},
-                            {"outcome": {"outcome": "selected", "optionId": "o" * 100_000}}])
+    huge = st.sampled_from([Big({"content": "z" * (3 << 20)}), Big({"output": "z" * (3 << 20), "truncated": True}),
+                            Big({"outcome": {"outcome": "selected", "optionId": "o" * 100_000}})])
     raw = st.sampled_from([RawAnswer(b'{"jsonrpc":"2.0","id":$ID,"error":5}\n'),
                            RawAnswer(b'{"jsonrpc":"2.0","id":$ID,"error":{"code":"x"}}\n'),
                            RawAnswer(b'{"jsonrpc":"2.0","id":$ID}\n'),
@@ -391,7 +399,7 @@ async def one_answer_case(agent: Agent, method: str, reply: Any) -> None:
         return
     result = answer.get("result") or {}
     if result.get("stopReason") not in STOP_REASONS:
-        agent.wrong_answer(f"{method} answered {reply!r:.200}: the prompt ended {json.dumps(answer)[:300]}")
+        agent.wrong_answer(f"the prompt ended {json.dumps(answer)[:400]} when {method} answered {reply!r:.150}")
     if reply is NO_ANSWER and result.get("stopReason") != "cancelled" and not future.done():
         agent.wrong_answer(f"{method} never answered, then cancelled: {answer}")
     for session_id in {session, agent.session}:
