@@ -15,6 +15,7 @@ the agent's own requests as badly as it likes.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import signal
 import sqlite3
@@ -179,7 +180,7 @@ def fuzzed(tmp_path_factory):
     assert not agent.crashes and not agent.hangs and not agent.wrong, agent.problems
 
 
-def method_params(agent: Agent) -> st.SearchStrategy:
+def _method_params(agent: Agent) -> st.SearchStrategy:
     """(method, params) for every method the agent serves, valid or not, some unknown."""
     sessions = st.one_of(S.session_id, st.sampled_from([agent.session, agent.asking]))
     cwd = st.one_of(st.just(str(agent.root)), st.sampled_from(["/", "relative", "/nope/x", "/\x00", "/" + "a" * 5000, ""]))
@@ -219,6 +220,11 @@ def notification_case(agent: Agent) -> st.SearchStrategy:
                      st.tuples(st.sampled_from(["session/nope", "_x/y", "initialized"]), S.hostile))
 
 
+@functools.lru_cache(maxsize=None)
+def method_params(agent: Agent) -> st.SearchStrategy:
+    return _method_params(agent)
+
+
 @settings(FUZZ, max_examples=scaled(60, 400))
 @given(data=st.data())
 def test_requests_and_notifications(fuzzed, data):
@@ -248,8 +254,9 @@ def test_requests_and_notifications(fuzzed, data):
     assert not fuzzed.hangs and not fuzzed.wrong, fuzzed.problems
 
 
+@functools.lru_cache(maxsize=None)
 def raw_lines(agent: Agent) -> st.SearchStrategy:
-    big = 5 if not LONG else 60
+    big = 5 if not LONG else 20
     request = method_params(agent).map(lambda c: S.encode({"jsonrpc": "2.0", "id": "raw-1", "method": c[0],
                                                           "params": c[1]}))
     return st.one_of(
@@ -344,7 +351,7 @@ def test_named_frames(fuzzed):
 
 @pytest.fixture(scope="module")
 def answered(tmp_path_factory):
-    agent = Agent(tmp_path_factory.mktemp("acp-answers"), "ACP: client answers")
+    agent = Agent(tmp_path_factory.mktemp("acp-answers"), "ACP: client answers, cancel")
     yield agent
     agent.close()
     assert not agent.crashes and not agent.hangs and not agent.wrong, agent.problems
