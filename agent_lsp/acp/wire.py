@@ -263,7 +263,7 @@ def _said(error: Any) -> Any:
     input and objects JSON cannot carry) as the contract says it: the first field and why in the message, every
     field in `data.fields`."""
     data = error.get("data") if isinstance(error, dict) else None
-    if error.get("code") != INVALID_PARAMS or not isinstance(data, dict) or not isinstance(data.get("errors"), list):
+    if not isinstance(error, dict) or error.get("code") != INVALID_PARAMS or not isinstance(data, dict) or not isinstance(data.get("errors"), list):
         return error
     fields, reasons = [], []
     for item in data["errors"]:
