@@ -347,6 +347,20 @@ def test_named_frames(fuzzed):
     assert "Traceback" not in stderr, stderr[stderr.find("Traceback") - 300:][:3000]
 
 
+async def test_a_first_line_over_the_early_readers_limit(tmp_path):
+    """The line `initialize` is looked for in has a limit (acp/early.py): past it the agent ended at once."""
+    from agent_lsp.acp.early import LINE_LIMIT
+
+    agent = await RawAcp.start("--data-dir", str(tmp_path / "state"), env=server_env(None))
+    agent.send_raw(b"x" * (LINE_LIMIT + 1024) + b"\n")
+    answer = await agent.initialize()
+    assert answer["result"]["protocolVersion"] == 1, answer
+    assert all(m["id"] is None and m["error"]["code"] == -32700 for m in agent.unmatched), agent.unmatched
+    assert await agent.stop() == 0
+    assert "Traceback" not in agent.stderr.decode(errors="replace")
+    tally("ACP: requests and frames", cases=1)
+
+
 # ---- client answers and cancel ------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
