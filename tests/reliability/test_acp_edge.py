@@ -123,7 +123,8 @@ class Agent:
             self.problems.append(f"no answer to {method}")
         except ConnectionError:
             self.crashes += 1
-            self.problems.append(f"the agent died on {method}")
+            self.problems.append(f"the agent died on {method} (exit {self.server.proc.returncode}): "
+                                 f"{self.server.stderr.decode(errors='replace')[-1500:]}")
         return None
 
     def check(self, method: str, answer: dict) -> None:
