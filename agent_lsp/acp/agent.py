@@ -25,7 +25,19 @@ LIST_PAGE = int(os.environ.get("AGENT_LSP_ACP_LIST_PAGE", "100"))
 
 def invalid(field: str, problem: str) -> RequestError:
     """-32602 naming the field."""
-    return RequestError(-32602, f"Invalid params: {field}: {problem}", {"field": field})
+    return RequestError(-32602, f"Invalid params: {field}: {problem}", {"field": field, "fields": [field]})
+
+
+def directory(cwd: str, field: str = "cwd") -> Path:
+    """`cwd` as the absolute directory it must be (resolved), else -32602 naming the field (a NUL, a name too
+    long for the system: never an internal error)."""
+    try:
+        root = Path(cwd)
+        if root.is_absolute() and root.is_dir():
+            return root.resolve()
+    except (OSError, ValueError):
+        pass
+    raise invalid(field, f"{cwd[:200]!r} is not an absolute path to a directory")
 
 
 class AcpAgent:
@@ -129,9 +141,7 @@ class AcpAgent:
         from agent_lsp.acp.convert import UpdateConverter, acp_modes
         from agent_lsp.acp.editor import AcpEditor
 
-        root = Path(cwd)
-        if not root.is_absolute() or not root.is_dir():
-            raise invalid("cwd", f"{cwd!r} is not an absolute path to a directory")
+        root = directory(cwd)
         fs = self.client.fs or schema.FileSystemCapabilities()
         editor = AcpEditor(self.conn, session_id, root.resolve(), bool(fs.read_text_file), bool(fs.write_text_file),
                            self.outbox.flush)
@@ -145,9 +155,7 @@ class AcpAgent:
 
     async def new_session(self, cwd: str, additional_directories: Optional[list[str]] = None,
                           mcp_servers: Optional[list[Any]] = None, **kwargs: Any) -> schema.NewSessionResponse:
-        if not Path(cwd).is_absolute() or not Path(cwd).is_dir():
-            raise invalid("cwd", f"{cwd!r} is not an absolute path to a directory")
-        session = self.sessions.start(workspace_folders=[Path(cwd).resolve().as_uri()])
+        session = self.sessions.start(workspace_folders=[directory(cwd).as_uri()])
         self._take_mcp_servers(session.id, mcp_servers)
         modes = self._open(session.id, cwd)
         self._announce_commands(session.id)
@@ -198,10 +206,14 @@ class AcpAgent:
 
         start = 0
         if cursor is not None:
-            if not cursor.isdigit():
-                raise invalid("cursor", f"{cursor!r} is not a cursor this agent gave")
+            if not (cursor.isascii() and cursor.isdigit()):
+                raise invalid("cursor", f"{cursor[:100]!r} is not a cursor this agent gave")
             start = int(cursor)
-        rows = self.sessions.all(Path(cwd).resolve().as_uri() if cwd else None)
+        try:  # a folder gone since is a fair filter: only a path no system can have is refused
+            folder = Path(cwd).resolve().as_uri() if cwd else None
+        except (OSError, ValueError):
+            raise invalid("cwd", f"{cwd[:200]!r} is not a path") from None
+        rows = self.sessions.all(folder)
         found = []
         for row in rows[start:start + LIST_PAGE]:
             folders = [p for p in (acp_path(uri) for uri in row.workspace_folders) if p]

@@ -69,8 +69,8 @@ async def answer_initialize(reader: asyncio.StreamReader,
     not answered here) and the reader the SDK goes on with (one that replays the first line when it was not)."""
     try:
         line = await reader.readline()
-    except (ValueError, asyncio.LimitOverrunError):
-        line = b""
+    except (ValueError, asyncio.LimitOverrunError):  # a first line over the limit is no initialize: dropped, and
+        return None, reader  # the SDK reads on (any rest of that line not yet read is answered -32700)
     request = initialize_request(line) if line else None
     if request is not None:
         answer = {"jsonrpc": "2.0", "id": request["id"], "result": initialize_result(request["params"]["protocolVersion"])}
@@ -79,7 +79,7 @@ async def answer_initialize(reader: asyncio.StreamReader,
         return request["params"], reader
     replay = asyncio.StreamReader(limit=LINE_LIMIT)
     replay.feed_data(line)
-    if not line:  # end of input (or a line past the limit): the SDK sees the same end
+    if not line:  # end of input: the SDK sees the same end
         replay.feed_eof()
         return None, replay
 

@@ -36,9 +36,9 @@ def permission_asker(conn: Any, outbox: Outbox, session_id: str, cancelled: Call
         try:
             answer = await conn.request_permission(session_id=session_id, tool_call=call,
                                                    options=acp_permission_options())
-        except (RequestError, ConnectionError) as e:
-            log.info("session/request_permission failed: %r", e)
-            return "reject_once", f"the editor could not ask the user ({e})"
+        except (RequestError, ConnectionError, ValueError) as e:  # ValueError: an answer of the wrong shape
+            log.info("session/request_permission failed: %s", str(e)[:300])
+            return "reject_once", f"the editor could not ask the user ({str(e)[:300]})"
         outcome = answer.outcome
         if outcome.outcome == "cancelled":
             cancelled()
@@ -76,8 +76,8 @@ async def ask_trust(conn: Any, outbox: Outbox, session_id: str, question: str) -
             tool_call_id=call_id, title=TRUST_TITLE, kind="other", status="pending", content=content))
         if reply.outcome.outcome == "selected" and reply.outcome.option_id in TRUST_OPTIONS:
             answer = TRUST_OPTIONS[reply.outcome.option_id][2]
-    except (RequestError, ConnectionError) as e:
-        log.info("session/request_permission for trust failed: %r", e)
+    except (RequestError, ConnectionError, ValueError) as e:  # ValueError: an answer of the wrong shape
+        log.info("session/request_permission for trust failed: %s", str(e)[:300])
     outbox.push(session_id, schema.ToolCallProgress(
         session_update="tool_call_update", tool_call_id=call_id, status="completed" if answer is not None else "failed",
         content=[tool_content(text_block(TRUST_OUTCOMES[answer]))]))

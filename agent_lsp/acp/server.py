@@ -1,7 +1,8 @@
 """`agent-lsp --acp`: the ACP agent on stdio, through the SDK's own connection (newline-delimited JSON-RPC).
 
 `initialize` is answered before the SDK has loaded (acp/early.py), while `import acp` runs in a thread; the SDK's
-connection then serves the same streams, and the model SDK loads in the background (models/preload.py).
+connection then serves the same streams through acp/wire.py (every message checked before the SDK sees it), and
+the model SDK loads in the background (models/preload.py).
 """
 
 from __future__ import annotations
@@ -29,11 +30,12 @@ def serve(launch_settings: dict[str, Any], data_dir: Optional[Path]) -> None:
         import acp
 
         from agent_lsp.acp.agent import AcpAgent
+        from agent_lsp.acp.wire import StdioWire
 
         agent = AcpAgent(launch_settings, data_dir)
         # The SDK next, in the background: a prompt sent right away awaits this import rather than running its own.
         preload.load(preload.sdk_modules(agent.layers.resolve()))
-        conn = acp.AgentSideConnection(agent, writer, reader, listening=False)
+        conn = acp.AgentSideConnection(agent, StdioWire(reader, writer), listening=False)
         try:
             if params is not None:  # answered early: the agent learns the client's capabilities all the same
                 await agent.initialize(**_initialize_arguments(acp.schema, params))
