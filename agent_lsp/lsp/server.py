@@ -50,28 +50,36 @@ class _Writer:
     def __init__(self, writer: Any, protocol: "AgentProtocol", batched: bool = False) -> None:
         self._writer, self._protocol, self._batched = writer, protocol, batched
         self._pending: list[bytes] = []
-        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._lock = threading.Lock()  # a write from another thread must neither reorder nor drop what is pending
 
     def write(self, data: bytes) -> Any:
         if self._batched:
             try:
-                loop = asyncio.get_running_loop()
+                loop: Optional[asyncio.AbstractEventLoop] = asyncio.get_running_loop()
             except RuntimeError:
                 loop = None
             if loop is not None:
-                if not self._pending:
+                with self._lock:
+                    first = not self._pending
+                    self._pending.append(data)
+                if first:
                     loop.call_soon(self.flush)
-                self._pending.append(data)
                 return None
-        self.flush()
-        return self._write(data)
+        with self._lock:
+            self._pending.append(data)
+            return self._write_pending()
 
     def flush(self) -> None:
         """Write what is pending, as one write."""
-        if self._pending:
-            data = b"".join(self._pending)
-            self._pending.clear()
-            self._write(data)
+        with self._lock:
+            self._write_pending()
+
+    def _write_pending(self) -> Any:
+        if not self._pending:
+            return None
+        data = b"".join(self._pending)
+        self._pending.clear()
+        return self._write(data)
 
     def _write(self, data: bytes) -> Any:
         try:
