@@ -19,7 +19,7 @@ import logging
 import re
 from typing import Any, Optional
 
-from agent_lsp.surrogates import SURROGATE, find_surrogate, printable
+from agent_lsp.core.surrogates import SURROGATE, find_surrogate, printable, replaced
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +131,7 @@ class StdioWire:
             return None
         if not request:
             if problem is not None and problem[1].startswith("contains a lone"):  # its text stays usable: U+FFFD
-                params, problem = _replaced(params), None
+                params, problem = replaced(params), None
                 message = {**message, "params": params}
             problem = problem or _notification_problem(message["method"], params)
             if problem is not None:
@@ -190,7 +190,7 @@ def _answer(message: dict[str, Any]) -> dict[str, Any]:
         elif not isinstance(error.get("message"), str):
             message = {**message, "error": {**error, "message": str(error.get("message"))[:200]}}
     if find_surrogate(message) is not None:
-        message = _replaced(message)
+        message = replaced(message)
     return message
 
 
@@ -246,16 +246,6 @@ def _params_problem(params: Any) -> Optional[tuple[str, str]]:
         elif isinstance(value, str) and not value.isascii() and SURROGATE.search(value):
             return printable(path or "params"), "contains a lone UTF-16 surrogate (not valid Unicode)"
     return None
-
-
-def _replaced(value: Any) -> Any:
-    if isinstance(value, str):
-        return SURROGATE.sub("\ufffd", value)
-    if isinstance(value, list):
-        return [_replaced(v) for v in value]
-    if isinstance(value, dict):
-        return {_replaced(k): _replaced(v) for k, v in value.items()}
-    return value
 
 
 def _said(error: Any) -> Any:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Mapping, Optional, Union
 
-from agent_lsp.surrogates import find_surrogate
+from agent_lsp.core.surrogates import find_surrogate
 
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 PROVIDERS = ("anthropic", "openai", "demo")

@@ -29,9 +29,9 @@ from agent_lsp.core.messages import (
     ToolUsePart,
     UserMessage,
     unanswered_tool_uses,
-    usable,
     usable_part,
 )
+from agent_lsp.core.surrogates import usable
 from agent_lsp.core.ports import Model, ModelError, ModelReply, ModelRequest, TextChunk, ThinkingChunk
 from agent_lsp.core.subagent import Subagents, close_children
 from agent_lsp.core.tool import ToolContext

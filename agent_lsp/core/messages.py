@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from agent_lsp.core.surrogates import replaced, usable
 
 
 class _Model(BaseModel):
@@ -141,25 +142,6 @@ class ToolResultsMessage(_Model):
 Message = Annotated[Union[UserMessage, AssistantMessage, ToolResultsMessage], Field(discriminator="kind")]
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def usable(text: str) -> str:
-    """`text` with each lone UTF-16 surrogate replaced by U+FFFD: a model's JSON may escape one ("\\ud800"), and
-    such text could neither be saved nor sent to the editor. One character for one, so offsets hold."""
-    return text if text.isascii() or not _SURROGATE.search(text) else _SURROGATE.sub("\ufffd", text)
-
-
-def _usable_value(value: Any) -> Any:
-    if isinstance(value, str):
-        return usable(value)
-    if isinstance(value, dict):
-        return {usable(k) if isinstance(k, str) else k: _usable_value(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_usable_value(v) for v in value]
-    return value
-
-
 def usable_part(part: Any) -> Any:
     """A reply part with every lone surrogate replaced by U+FFFD (tool inputs are at most MAX_INPUT_DEPTH deep)."""
     if isinstance(part, TextPart) and usable(part.text) is not part.text:
@@ -167,7 +149,7 @@ def usable_part(part: Any) -> Any:
     if isinstance(part, ThinkingPart) and usable(part.thinking) is not part.thinking:
         return part.model_copy(update={"thinking": usable(part.thinking)})
     if isinstance(part, ToolUsePart):
-        fixed = _usable_value([part.id, part.name, part.input])
+        fixed = replaced([part.id, part.name, part.input])
         if fixed != [part.id, part.name, part.input]:
             return part.model_copy(update={"id": fixed[0], "name": fixed[1], "input": fixed[2]})
     return part

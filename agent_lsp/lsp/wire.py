@@ -20,6 +20,8 @@ from typing import Any, Awaitable, Callable, Optional
 
 from pygls.protocol import JsonRPCProtocol
 
+from agent_lsp.core.surrogates import replaced
+
 log = logging.getLogger(__name__)
 
 MAX_FRAME_BYTES = 256 * 1024 * 1024
@@ -129,7 +131,7 @@ class Dispatcher:
             log.warning("%s dropped: %s: %s", method, *problem)
             return
         if isinstance(params, (dict, list)) and has_surrogates(params):  # text stays usable: U+FFFD, same width
-            message = {**message, "params": replace_surrogates(params)}
+            message = {**message, "params": replaced(params)}
         try:
             structured = self.protocol.structure_message(message)
         except Exception as e:
@@ -220,16 +222,6 @@ def _surrogates_matter(method: str, params: Any) -> Any:
 
 def has_surrogates(value: Any) -> bool:
     return _SURROGATE.search(json.dumps(value, ensure_ascii=False)) is not None
-
-
-def replace_surrogates(value: Any) -> Any:
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, list):
-        return [replace_surrogates(v) for v in value]
-    if isinstance(value, dict):
-        return {replace_surrogates(k): replace_surrogates(v) for k, v in value.items()}
-    return value
 
 
 _MISSING = object()

@@ -21,7 +21,7 @@ from pydantic import Field
 from agent_lsp.core.events import Location
 from agent_lsp.core.ports import LanguageFeatureError, LanguageFeatures
 from agent_lsp.core.tool import Tool, ToolContext, ToolError, ToolInput
-from agent_lsp.surrogates import scrubbed
+from agent_lsp.core.surrogates import scrubbed
 from agent_lsp.tools.paths import display, file_location, is_inside, resolve
 from agent_lsp.tools.read_file import read_text
 

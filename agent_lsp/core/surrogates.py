@@ -9,6 +9,23 @@ from typing import Any, Optional
 SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def usable(text: str) -> str:
+    """`text` with each lone surrogate replaced by U+FFFD: one character for one, so offsets hold."""
+    return text if text.isascii() or not SURROGATE.search(text) else SURROGATE.sub("\ufffd", text)
+
+
+def replaced(value: Any) -> Any:
+    """`value` with every lone surrogate in its strings and member names replaced by U+FFFD (equal to `value`
+    when it has none)."""
+    if isinstance(value, str):
+        return usable(value)
+    if isinstance(value, dict):
+        return {usable(k) if isinstance(k, str) else k: replaced(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [replaced(v) for v in value]
+    return value
+
+
 def printable(text: str) -> str:
     """`text` with each lone surrogate written as its \\u escape, safe to encode and show."""
     return SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
