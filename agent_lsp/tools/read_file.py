@@ -19,7 +19,8 @@ DEFAULT_LIMIT = 2000
 BIG_FILE = 1 << 20
 """Above this size a file's lines are counted by `wc -l`: bytes.count would hold the GIL, and read_file calls of
 one turn run side by side."""
-CHUNK = 1 << 18
+CHUNK = 1 << 16
+BLOCK = 1 << 13
 
 
 class ReadFileInput(ToolInput):
@@ -64,7 +65,9 @@ def _render(doc: Optional[OpenDocument], path: Path, name: str, start: int, limi
         window = raw.decode("utf-8", errors="replace")
     if start and start >= total:
         raise ToolError(f"offset {offset} is past the end of {name} ({total} lines).")
-    chosen = [line.removesuffix("\r") for line in window.split("\n")]
+    chosen = window.split("\n")
+    if "\r" in window:
+        chosen = [line.removesuffix("\r") for line in chosen]
     if window.endswith("\n") or not window:
         chosen.pop()
     header = f"{name} ({total} lines{source})"
@@ -158,27 +161,24 @@ def _window(text: AnyStr, start: int, limit: int, newlines: Optional[int] = None
     begin = _line_offset(text, nl, start)
     if start + limit >= total:
         return total, text[begin:]
-    end = begin
-    for _ in range(limit):
-        end = text.index(nl, end) + 1
-    return total, text[begin:end]
+    return total, text[begin:_line_offset(text, nl, limit, begin)]
 
 
-def _line_offset(text: AnyStr, nl: AnyStr, line: int) -> int:
-    """Where 0-based `line` starts (the length of `text` when it has fewer lines): counted a chunk at a time,
-    then found newline by newline in the last chunk."""
-    pos, seen = 0, 0
+def _line_offset(text: AnyStr, nl: AnyStr, line: int, pos: int = 0) -> int:
+    """Where 0-based `line` starts, counting lines from `pos` (the length of `text` when it has fewer lines):
+    newlines are counted a block at a time, then found one by one in the block that holds the line (a search line
+    by line through 2,000 lines cost more than the rest of a read)."""
+    seen = 0
     while seen < line:
-        chunk_end = min(len(text), pos + CHUNK)
-        count = text.count(nl, pos, chunk_end)
-        if seen + count < line:
-            if chunk_end == len(text):
-                return len(text)
-            seen, pos = seen + count, chunk_end
-            continue
-        for _ in range(line - seen):
-            pos = text.index(nl, pos) + 1
-        seen = line
+        end = min(len(text), pos + BLOCK)
+        count = text.count(nl, pos, end)
+        if seen + count >= line:
+            for _ in range(line - seen):
+                pos = text.index(nl, pos) + 1
+            return pos
+        if end == len(text):
+            return end
+        seen, pos = seen + count, end
     return pos
 
 

@@ -118,3 +118,24 @@ def test_read_file_numbers_only_the_lines_the_cut_keeps_and_says_the_same_as_bou
         footer, limit = rng.choice(["", "\n[3 more lines; read on with offset=9]"]), rng.randint(1, 400)
         whole = header + "\n" + "\n".join(f"{start + i + 1:>6}\t{line}" for i, line in enumerate(lines)) + footer
         assert read_file._numbered(header, lines, start, footer, limit) == bound(whole, limit)
+
+
+def test_read_file_window_is_the_lines_a_plain_split_gives():
+    """Lines found by counting a block at a time, across block boundaries, in str and bytes alike."""
+    rng = random.Random(5)
+    for _ in range(300):
+        lengths = rng.choice([(0, 3), (0, 200), (read_file.BLOCK - 2, read_file.BLOCK + 2)])
+        text = "\n".join("x" * rng.randint(*lengths) for _ in range(rng.randint(0, 80)))
+        text += rng.choice(["", "\n"])
+        lines = text.split("\n") if text else []
+        if text.endswith("\n"):
+            lines.pop()
+        start, limit = rng.randint(0, len(lines) + 2), rng.randint(1, 90)
+        wanted = "".join(line + "\n" for line in lines[start:start + limit])
+        if start + limit >= len(lines) and not text.endswith("\n") and wanted:
+            wanted = wanted[:-1]
+        for kind in (str, bytes):
+            data = text if kind is str else text.encode()
+            total, window = read_file._window(data, start, limit)
+            assert total == len(lines)
+            assert window == (wanted if kind is str else wanted.encode())
