@@ -16,9 +16,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 from typing import Any, Optional
 
+from agent_lsp.core.jsonscan import MISSING, top_level_id
 from agent_lsp.core.surrogates import SURROGATE, find_surrogate, printable, replaced
 
 log = logging.getLogger(__name__)
@@ -32,8 +32,6 @@ PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
 NOTIFICATIONS = ("session/cancel",)
 """The notifications an ACP agent takes (others would reach the SDK's router, which logs a traceback)."""
 _ID_TYPES = (str, int, float, type(None))
-_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]')
-_ID_VALUE = re.compile(r'\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
 
 
 class StdioWire:
@@ -90,7 +88,8 @@ class StdioWire:
         try:
             message = json.loads(line)
         except RecursionError:
-            msg_id = _top_level_id(line)
+            msg_id, _ = top_level_id(line)
+            msg_id = None if msg_id is MISSING else msg_id  # answered with a null id, as JSON-RPC says
             log.warning("a message nested too deep to parse was dropped")
             await self._error(msg_id, INVALID_PARAMS, f"Invalid params: params: nested deeper than {MAX_DEPTH} levels",
                               {"fields": ["params"]})
@@ -192,22 +191,6 @@ def _answer(message: dict[str, Any]) -> dict[str, Any]:
     if find_surrogate(message) is not None:
         message = replaced(message)
     return message
-
-
-def _top_level_id(line: bytes) -> Any:
-    """The `id` of an object too deep for json.loads, found by scanning its top level (None if none)."""
-    text = line.decode("utf-8", errors="replace")
-    depth = 0
-    for token in _TOKENS.finditer(text):
-        t = token.group()
-        if t in "{[":
-            depth += 1
-        elif t in "}]":
-            depth -= 1
-        elif depth == 1 and t == '"id"':
-            value = _ID_VALUE.match(text, token.end())
-            return json.loads(value.group(1)) if value else None
-    return None
 
 
 def _notification_problem(method: str, params: Any) -> Optional[tuple[str, str]]:

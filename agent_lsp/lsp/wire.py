@@ -20,7 +20,7 @@ from typing import Any, Awaitable, Callable, Optional
 
 from pygls.protocol import JsonRPCProtocol
 
-from agent_lsp.core.surrogates import replaced
+from agent_lsp.core.surrogates import SURROGATE, printable, replaced
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +31,6 @@ MAX_DEPTH = 64
 """Deepest nesting of params accepted; LSP messages stay far below it."""
 CHUNK = 1 << 20
 _CONTENT_LENGTH = re.compile(rb"Content-Length:[ \t]*(\d{1,30})[ \t]*\r?\n?$", re.IGNORECASE)
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]')
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
 
@@ -169,9 +167,11 @@ class Dispatcher:
 
     def _too_deep(self, data: bytes) -> None:
         """A body nested past the parser's limit: answered -32602 when its top-level id can be found."""
+        from agent_lsp.core.jsonscan import MISSING, top_level_id  # rare: not loaded at start-up
+
         msg_id, method = top_level_id(data)
         log.warning("a message nested too deep to parse was dropped (method %r)", method)
-        if msg_id is not _MISSING:
+        if msg_id is not MISSING:
             self.error(msg_id, INVALID_PARAMS, f"Invalid params: params: nested deeper than {MAX_DEPTH} levels",
                        {"fields": ["params"]})
 
@@ -200,15 +200,15 @@ def params_problem(params: Any, surrogates: bool = True) -> Optional[tuple[str, 
                 return path or "params", f"nested deeper than {MAX_DEPTH} levels"
             for key, item in value.items():
                 name = f"{path}.{key}" if path else str(key)
-                if surrogates and _SURROGATE.search(key):
-                    return _printable(name), "a member name contains a lone UTF-16 surrogate"
+                if surrogates and SURROGATE.search(key):
+                    return printable(name), "a member name contains a lone UTF-16 surrogate"
                 stack.append((item, name, depth + 1))
         elif isinstance(value, list):
             if depth > MAX_DEPTH:
                 return path or "params", f"nested deeper than {MAX_DEPTH} levels"
             stack.extend((item, f"{path}[{i}]" if path else f"[{i}]", depth + 1) for i, item in enumerate(value))
-        elif surrogates and isinstance(value, str) and not value.isascii() and _SURROGATE.search(value):
-            return _printable(path or "params"), "contains a lone UTF-16 surrogate (not valid Unicode)"
+        elif surrogates and isinstance(value, str) and not value.isascii() and SURROGATE.search(value):
+            return printable(path or "params"), "contains a lone UTF-16 surrogate (not valid Unicode)"
     return None
 
 
@@ -221,37 +221,7 @@ def _surrogates_matter(method: str, params: Any) -> Any:
 
 
 def has_surrogates(value: Any) -> bool:
-    return _SURROGATE.search(json.dumps(value, ensure_ascii=False)) is not None
-
-
-_MISSING = object()
-
-
-def top_level_id(data: bytes) -> tuple[Any, Optional[str]]:
-    """The `id` and `method` of an object too deep for json.loads, found by scanning its top level."""
-    text = data.decode("utf-8", errors="replace")
-    depth, msg_id, method = 0, _MISSING, None
-    for token in _TOKENS.finditer(text):
-        t = token.group()
-        if t in "{[":
-            depth += 1
-        elif t in "}]":
-            depth -= 1
-        elif depth == 1 and t in ('"id"', '"method"'):
-            value = re.compile(r'\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*"|null)').match(text, token.end())
-            if value:
-                parsed = json.loads(value.group(1))
-                if t == '"id"':
-                    msg_id = parsed
-                else:
-                    method = parsed
-    if isinstance(msg_id, bool) or not isinstance(msg_id, (int, str, type(None))):
-        msg_id = _MISSING
-    return msg_id, method
-
-
-def _printable(name: str) -> str:
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", name)
+    return SURROGATE.search(json.dumps(value, ensure_ascii=False)) is not None
 
 
 def _short(error: BaseException) -> str:

@@ -9,7 +9,7 @@ import sys
 
 from agent_lsp.core.calls import unique_ids
 from agent_lsp.core.messages import ToolUsePart
-from agent_lsp.lsp.wire import MAX_FRAME_BYTES, params_problem, parse_frames, top_level_id
+from agent_lsp.lsp.wire import MAX_FRAME_BYTES, params_problem, parse_frames
 from agent_lsp.sessions.store import SessionRow, Store
 from agent_lsp.tools.run_command import command_env
 
@@ -38,11 +38,6 @@ def test_params_problems_name_the_field():
     assert params_problem({"x": deep})[1].startswith("nested deeper")
     assert params_problem(5) == ("params", "must be an object or an array")
     assert params_problem({"message": "fine 😀"}) is None
-
-
-def test_the_id_of_a_body_too_deep_to_parse():
-    body = b'{"jsonrpc":"2.0","params":{"x":' + b"[" * 3000 + b"]" * 3000 + b'},"id":"r-1","method":"m"}'
-    assert top_level_id(body) == ("r-1", "m")
 
 
 def test_tool_input_that_is_not_an_object_becomes_an_input_error():
