@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from agent_lsp.config.mcp_servers import ServerConfig
 from agent_lsp.sessions.children import dying_with_us
+from agent_lsp.sessions.mcp_listings import listings_checked
 from agent_lsp.core.tool import ToolError
 from agent_lsp.tools.mcp_tool import McpTool, schema_problem
 
@@ -101,7 +102,8 @@ class McpServers:
             from mcp import ClientSession  # the SDK costs most of a second: only once a server is configured
 
             async with AsyncExitStack() as stack:
-                streams = await stack.enter_async_context(_transport(server.config, self._refused(server)))
+                streams = await stack.enter_async_context(listings_checked(_transport(server.config),
+                                                                           self._refused(server)))
                 session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
                 try:
                     async with asyncio.timeout(server.config.start_timeout):
@@ -180,7 +182,7 @@ async def _list_tools(session: Any) -> list:
             return tools
 
 
-def _transport(config: ServerConfig, refused: Callable[[str, str], None]) -> Any:
+def _transport(config: ServerConfig) -> Any:
     if config.type == "http":
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
@@ -195,5 +197,4 @@ def _transport(config: ServerConfig, refused: Callable[[str, str], None]) -> Any
     if shutil.which(command) is None:
         raise OSError(f"`{command}` was not found")
     command, args = dying_with_us(command, args)
-    return stdio_transport(StdioServerParameters(command=command, args=args, env=dict(config.env) or None),
-                           refused=refused)
+    return stdio_transport(StdioServerParameters(command=command, args=args, env=dict(config.env) or None))

@@ -5,25 +5,21 @@ The SDK's reader joins every chunk to what it has buffered and splits again, `(b
 50 MB answer arrives in 64 KB chunks and costs gigabytes of copying (over a minute on two busy cores). Here the
 pieces of a line are kept in a list and joined once, and a line over MAX_LINE_CHARS is dropped with an error for
 the session. Spawning, shutting down and killing the process tree are the SDK's own helpers.
-
-A `tools/list` answer is also looked at before the SDK sees it: an entry its types refuse (say `"required": "x"`)
-would fail the whole listing, and so the server; here that entry alone is dropped, and `refused` is told.
 """
 
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
-from typing import Any, AsyncGenerator, Callable, Optional
+from typing import Any, AsyncGenerator
 
 MAX_LINE_CHARS = 256 * 1024 * 1024
 """A message longer than this is not parsed: the call it answers fails instead of the process running out of memory."""
 
 
 @asynccontextmanager
-async def stdio_transport(server: Any, max_line: int = MAX_LINE_CHARS,
-                          refused: Optional[Callable[[str, str], None]] = None) -> AsyncGenerator[Any, None]:
+async def stdio_transport(server: Any, max_line: int = MAX_LINE_CHARS) -> AsyncGenerator[Any, None]:
     """(read stream, write stream) of a server started from `StdioServerParameters`, as `stdio_client` yields; a
-    line over `max_line` characters arrives as a ValueError; `refused(tool, why)` for each tool entry dropped."""
+    line over `max_line` characters arrives as a ValueError."""
     import sys
 
     import anyio
@@ -40,7 +36,6 @@ async def stdio_transport(server: Any, max_line: int = MAX_LINE_CHARS,
     write_stream, write_stream_reader = anyio.create_memory_object_stream[SessionMessage](0)
     shutting_down = False
     writer_done = anyio.Event()
-    listings = _ToolListings(refused)
 
     async def stdout_reader() -> None:
         stdout = TextReceiveStream(process.stdout, encoding=server.encoding, errors=server.encoding_error_handler)
@@ -57,8 +52,6 @@ async def stdio_transport(server: Any, max_line: int = MAX_LINE_CHARS,
                             pieces, size, start = [], 0, end + 1
                             message = (ValueError(f"an MCP message over {max_line} characters was dropped")
                                        if too_long else sdk._parse_line(line))
-                            if getattr(message, "message", None) is not None:
-                                listings.received(message.message)
                             try:
                                 await read_stream_writer.send(message)
                             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -79,7 +72,6 @@ async def stdio_transport(server: Any, max_line: int = MAX_LINE_CHARS,
         try:
             async with write_stream_reader:
                 async for session_message in write_stream_reader:
-                    listings.sent(session_message.message)
                     json = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
                     await process.stdin.send((json + "\n").encode(server.encoding, server.encoding_error_handler))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
@@ -109,45 +101,3 @@ async def stdio_transport(server: Any, max_line: int = MAX_LINE_CHARS,
                 await shutdown()
             tg.cancel_scope.cancel()
     await anyio.lowlevel.cancel_shielded_checkpoint()
-
-
-class _ToolListings:
-    """Drops from each `tools/list` answer the tool entries the SDK would refuse under the negotiated protocol
-    version (read from the `initialize` answer), telling `refused(tool, why)` of each."""
-
-    def __init__(self, refused: Optional[Callable[[str, str], None]]) -> None:
-        self._refused = refused
-        self._asked: dict[Any, str] = {}
-        self._version = "2025-11-25"
-
-    def sent(self, message: Any) -> None:
-        if (method := getattr(message, "method", None)) in ("initialize", "tools/list"):
-            self._asked[message.id] = method
-
-    def received(self, message: Any) -> None:
-        if not self._asked:
-            return
-        method = self._asked.pop(getattr(message, "id", None), None)
-        result = getattr(message, "result", None)
-        if method is None or not isinstance(result, dict):
-            return
-        if method == "initialize":
-            self._version = str(result.get("protocolVersion") or self._version)
-        elif isinstance(result.get("tools"), list):
-            result["tools"] = [entry for entry in result["tools"] if self._valid(entry)]
-
-    def _valid(self, entry: Any) -> bool:
-        from mcp_types.methods import validate_server_result
-        from pydantic import ValidationError
-
-        try:
-            validate_server_result("tools/list", self._version, {"tools": [entry]})
-        except ValidationError as e:
-            first = e.errors()[0]
-            if self._refused is not None:
-                name = entry.get("name") if isinstance(entry, dict) else None
-                self._refused(str(name), f"`{'.'.join(str(p) for p in first['loc'][2:])}`: {first['msg']}")
-            return False
-        except (KeyError, ValueError):  # a version the SDK does not know: the SDK decides
-            pass
-        return True

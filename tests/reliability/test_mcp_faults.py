@@ -1,11 +1,13 @@
 """MCP servers that misbehave (tests/fakes/mcp_raw.py, plain JSON-RPC over stdio): a call that never answers, a
-50 MB answer, a tool whose input schema is not JSON Schema, a tool the SDK's types refuse, a server that dies in the
+50 MB answer, a tool whose input schema is not JSON Schema, a tool the SDK's types refuse (over stdio and over
+streamable HTTP), a server that dies in the
 middle of a call, servers that never answer `initialize`. Each chat answers, the model reads what went wrong, the
 other tools go on, nothing crashes."""
 
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 from pathlib import Path
 
@@ -38,8 +40,23 @@ def warnings(server) -> list[str]:
 
 async def test_misbehaving_mcp_servers(start_server, fake_api, tmp_path):
     out = tmp_path / "mcp"
+    web = subprocess.Popen([sys.executable, "-m", "tests.fakes.mcp_raw", "refused", str(out / "web"), "--http"],
+                           cwd=ROOT)
+    try:
+        await _misbehaving_mcp_servers(start_server, fake_api, out, web)
+    finally:
+        web.kill()
+        web.wait()
+
+
+async def _misbehaving_mcp_servers(start_server, fake_api, out: Path, web: subprocess.Popen) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + ANSWER_CEILING
+    while not (out / "web" / "port").exists() and web.poll() is None and loop.time() < deadline:
+        await asyncio.sleep(0.05)
+    url = f"http://127.0.0.1:{(out / 'web' / 'port').read_text()}/mcp"
     size = 50 * 1024 * 1024
-    servers = {"schema": raw_server("schema", out), "big": raw_server("big", out, BIG_BYTES=str(size)),
+    servers = {"web": {"type": "http", "url": url},"schema": raw_server("schema", out), "big": raw_server("big", out, BIG_BYTES=str(size)),
                "die": raw_server("die", out), "hang": raw_server("hang", out), "refused": raw_server("refused", out),
                # never answer `initialize`: one fails within its own startTimeout, the other outlasts the chat's wait
                "mute": raw_server("silent", out / "mute", start_timeout=2),
@@ -72,6 +89,18 @@ async def test_misbehaving_mcp_servers(start_server, fake_api, tmp_path):
     if not any(w.startswith("agent-lsp: the tool `odd` of the MCP server `refused` is not a valid MCP tool "
                             "(`inputSchema.required`") for w in warnings(server)):
         problems.append(f"refused: no warning: {warnings(server)}")
+    tally(AREA, cases=1)
+
+    # the same over streamable HTTP: the SDK's own transport, the same look at the listing before the SDK's types
+    result = await chat("refused over http", tool_use("mcp__web__good", {}), text("Good."))
+    (good,) = tool_results(fake_api, "refused over http") or [{}]
+    offered = [t["name"] for t in fake_api.requests[-2]["tools"] if t["name"].startswith("mcp__web__")]
+    if result["stopReason"] != "end_turn" or offered != ["mcp__web__good", "mcp__web__act"] or \
+            good.get("content") != "fine" or good.get("is_error"):
+        problems.append(f"refused over http: {result}, offered {offered}, {good}")
+    if not any(w.startswith("agent-lsp: the tool `odd` of the MCP server `web` is not a valid MCP tool "
+                            "(`inputSchema.required`") for w in warnings(server)):
+        problems.append(f"refused over http: no warning: {warnings(server)}")
     tally(AREA, cases=1)
 
     # never answering `initialize`: the first chat went on without those tools, a warning each; no later chat waits
@@ -108,7 +137,6 @@ async def test_misbehaving_mcp_servers(start_server, fake_api, tmp_path):
     pending = server.request_future("agent/chat", {"message": "hang", **bypass})
     fake_api.add(tool_use("mcp__hang__act", {}))
     started = out / "hang" / "started"
-    loop = asyncio.get_running_loop()
     deadline = loop.time() + ANSWER_CEILING
     while not started.exists() and loop.time() < deadline:
         await asyncio.sleep(0.05)
