@@ -200,6 +200,8 @@ class ChatAssembly:
                 finish = [finish_tool(inputs.output_schema)]
             except InvalidSchema as e:
                 raise BadInput("outputSchema", f"not a valid JSON Schema: {e}") from None
+        if not inputs.message.strip() and not inputs.images:
+            raise BadInput("message", "must not be empty (a message needs words or an image)")
         try:
             images = await check_images(inputs.images)
             mentioned = await expand_mentions(ToolContext(editor=inputs.editor), inputs.mentions, images)
