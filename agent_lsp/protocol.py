@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field
 from pydantic.json_schema import GenerateJsonSchema
 
 from agent_lsp.capabilities import PROTOCOL_VERSION
@@ -71,13 +71,7 @@ class ChatParams(Params):
     output_schema: Optional[dict[str, Any]] = None
     """A JSON Schema: the model is offered a `finish` tool with it; the result carries `structuredOutput`."""
     images: Optional[list[ChatImage]] = None
-
-    @field_validator("message")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be empty")
-        return value
+    """With images, `message` may be empty (the images are the message); without, it must have words."""
 
 
 class ChatUsage(WireModel):
@@ -176,6 +170,9 @@ class HistoryMessage(WireModel):
     """On assistant messages: how the chat the message belongs to ended."""
     duration_ms: Optional[int] = None
     """On assistant messages: how long the chat the message belongs to ran."""
+    images: Optional[list[ChatImage]] = None
+    """On user messages that had images (an extension of PROTOCOL §2): each as agent/chat takes it, in the order
+    sent; absent when the message had none."""
 
 
 class HistoryResult(WireModel):

@@ -322,8 +322,6 @@ class AcpAgent:
         from agent_lsp.tools.paths import is_inside
 
         text, attached, mentions = acp_prompt(prompt)
-        if not text.strip():
-            raise invalid("prompt", "no text block with words in it")
         editor = self.editors[session_id]
         # a link to a file of the workspace is read like an @file mention; others stay links in the text
         mentions = [m for m in mentions if m.path.is_file() and any(is_inside(m.path.resolve(), r) for r in editor.roots)]

@@ -203,10 +203,15 @@ def terminal_update(tool_call_id: str, terminal_id: str) -> Any:
 
 
 def acp_replay(entries: list[HistoryEntry]) -> Iterator[Any]:
-    """A transcript as the session/update notifications session/load replays."""
+    """A transcript as the session/update notifications session/load replays: a user message as its text, then
+    each of its images as an `image` block, in the order sent (a message of images alone has no text chunk)."""
     for entry in entries:
         if entry.role == "user":
-            yield schema.UserMessageChunk(session_update="user_message_chunk", content=text_block(entry.content))
+            if entry.content or not entry.images:
+                yield schema.UserMessageChunk(session_update="user_message_chunk", content=text_block(entry.content))
+            for image in entry.images or []:
+                yield schema.UserMessageChunk(session_update="user_message_chunk", content=schema.ImageContentBlock(
+                    type="image", mime_type=image.media_type, data=image.data))
             continue
         if entry.content:
             yield schema.AgentMessageChunk(session_update="agent_message_chunk", content=text_block(entry.content))

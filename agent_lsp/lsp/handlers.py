@@ -22,6 +22,7 @@ from agent_lsp.models.catalog import catalog
 from agent_lsp.protocol import (
     AbortResult,
     ChatError,
+    ChatImage,
     ChatMetadata,
     ChatParams,
     ChatResult,
@@ -105,9 +106,10 @@ def chat_usage(usage: Usage) -> ChatUsage:
 def history_message(entry: HistoryEntry) -> HistoryMessage:
     """An agent/history message for a transcript entry."""
     calls = list(entry.tool_calls) if entry.tool_calls else None
+    images = [ChatImage(mime_type=i.media_type, data=i.data) for i in entry.images] if entry.images else None
     return HistoryMessage(role=entry.role, content=entry.content, tool_calls=calls,
                           usage=chat_usage(entry.usage) if entry.usage else None, stop_reason=entry.stop_reason,
-                          duration_ms=entry.duration_ms)
+                          duration_ms=entry.duration_ms, images=images)
 
 
 def summary(result: ChatResult) -> str:

@@ -315,7 +315,9 @@ def _convert(message: Message) -> Optional[tuple[str, list[dict[str, Any]]]]:
         context = [{"type": "text", "text": message.context}] if message.context else []
         images = [{"type": "image", "source": {"type": "base64", "media_type": i.media_type, "data": i.data}}
                   for i in message.images]
-        return "user", [*context, *images, {"type": "text", "text": message.text}]
+        # the API refuses an empty text block: a message of images alone has none
+        words = [{"type": "text", "text": message.text}] if message.text or not images else []
+        return "user", [*context, *images, *words]
     return None  # pragma: no cover - the union is closed
 
 

@@ -64,7 +64,7 @@ def api_messages(history: list[Message]) -> list[dict[str, Any]]:
             text = f"{message.context}\n\n{message.text}" if message.context else message.text
             if message.images:  # content parts only then: some compatible servers take a string alone
                 out.append({"role": "user", "content": [
-                    {"type": "text", "text": text},
+                    *([{"type": "text", "text": text}] if text else []),  # a message of images alone has no text
                     *({"type": "image_url", "image_url": {"url": f"data:{i.media_type};base64,{i.data}"}}
                       for i in message.images)]})
             else:

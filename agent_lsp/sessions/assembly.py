@@ -190,7 +190,9 @@ class ChatAssembly:
 
     async def check(self, inputs: ChatInputs) -> CheckedChat:
         """BadInput naming the field when the chat cannot start: an unknown command, an invalid outputSchema, a
-        mention that cannot be read, an image that cannot be sent."""
+        mention that cannot be read, an image that cannot be sent, a message with neither words nor an image."""
+        if not inputs.message.strip() and not inputs.images:  # images alone are a message: a pasted screenshot
+            raise BadInput("message", "must not be empty (a message needs words or an image)")
         builtin = await self._command(inputs)
         finish = []
         if inputs.output_schema is not None:

@@ -24,7 +24,7 @@ def render_history(history: list[Message], tools: dict[str, Tool], records: dict
     out: list[HistoryEntry] = []
     for position, message in enumerate(history):
         if isinstance(message, UserMessage) and message.origin == "user":
-            out.append(HistoryEntry(role="user", content=message.text))
+            out.append(HistoryEntry(role="user", content=message.text, images=list(message.images) or None))
         elif isinstance(message, AssistantMessage):
             calls = []
             for use in message.tool_uses:

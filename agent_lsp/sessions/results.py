@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
 from agent_lsp.core.events import ToolKind, ToolStatus, Usage, WireModel
+from agent_lsp.core.messages import ImagePart
 
 StopReason = Literal["end_turn", "max_turns", "max_tokens", "refusal", "aborted", "disabled", "error"]
 
@@ -63,3 +64,5 @@ class HistoryEntry:
     """On assistant messages: how the chat the message belongs to ended."""
     duration_ms: Optional[int] = None
     """On assistant messages: how long the chat the message belongs to ran."""
+    images: Optional[list[ImagePart]] = None
+    """On user messages that had images: each, in the order sent (attached first, then mentioned files)."""

@@ -463,6 +463,13 @@ test('images: pasted, dropped or attached show as thumbnails, are checked (type,
   assert.equal(await page.$eval('.msg.user .thumbnail img', (n) => n.naturalWidth), 1, 'the thumbnail shows the image');
   // small images are kept in the saved state (a reloaded view shows them); the composer's are gone
   assert.deepEqual(await page.evaluate(() => [window.__state.items.find((i) => i.kind === 'user').images.length, window.__state.images.length]), [2, 0]);
+  // a panel redrawn from agent/history shows a user message's images as when they were sent
+  await toPage({ type: 'history', sessionId: 's9', messages: [
+    { role: 'user', content: 'And this one?', images: [{ mimeType: 'image/png', data: PNG }, { mimeType: 'image/gif', data: PNG }] },
+    { role: 'assistant', content: 'A rash.' }, { role: 'user', content: 'plain' }] });
+  await page.waitForFunction(() => document.querySelector('.msg.user')?.textContent.startsWith('And this one?'));
+  assert.deepEqual(await page.$$eval('.msg.user', (ns) => ns.map((n) => n.querySelectorAll('.thumbnail img').length)), [2, 0]);
+  assert.equal(await page.$eval('.msg.user .thumbnail img', (n) => n.naturalWidth), 1, 'the redrawn thumbnail shows the image');
   assert.deepEqual(errors, []);
   await page.close();
 });

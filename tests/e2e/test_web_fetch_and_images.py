@@ -99,6 +99,48 @@ async def test_images_and_a_mentioned_image_file_reach_the_model_and_stay_in_the
     assert images_sent(name, fake.requests[2]) == [("image/png", PNG64), ("image/gif", GIF64)]
 
 
+async def test_agent_history_after_a_restart_shows_each_user_message_with_its_images(lsp, fake_api, workspace):
+    (workspace / "shot.gif").write_bytes(GIF)
+    fake_api.add(text("A screenshot."), text("Plain."))
+    client = await lsp.start()
+    first = await chat(client, "what is this?", images=[{"mimeType": "image/png", "data": PNG64}],
+                       context={"mentions": [{"kind": "file", "uri": (workspace / "shot.gif").as_uri()}]})
+    await chat(client, "and without images?", sessionId=first["sessionId"])
+    await lsp.stop_client(client)
+    client = await lsp.start()  # a new process on the same data dir: the panel is redrawn from the store
+    history = await client.protocol.send_request_async("agent/history", {"sessionId": first["sessionId"]})
+    assert [{k: m[k] for k in ("role", "content", "images") if k in m} for m in history["messages"]] == [
+        {"role": "user", "content": "what is this?",
+         "images": [{"mimeType": "image/png", "data": PNG64}, {"mimeType": "image/gif", "data": GIF64}]},
+        {"role": "assistant", "content": "A screenshot."},
+        {"role": "user", "content": "and without images?"},
+        {"role": "assistant", "content": "Plain."},
+    ]
+
+
+async def test_a_chat_of_images_alone_reaches_the_model_without_a_text_part(both, provider):
+    name, fake, _ = provider
+    fake.add(text("A screenshot."))
+    client = await both.start()
+    result = await chat(client, "", images=[{"mimeType": "image/png", "data": PNG64}])
+    assert result["stopReason"] == "end_turn" and result["finalMessage"] == "A screenshot."
+    (user,) = [m for m in fake.requests[0]["messages"] if m["role"] == "user"]
+    assert [part["type"] for part in user["content"]] == ["image" if name == "anthropic" else "image_url"]
+    assert images_sent(name, fake.requests[0]) == [("image/png", PNG64)]
+    history = await client.protocol.send_request_async("agent/history", {"sessionId": result["sessionId"]})
+    assert history["messages"][0] == {"role": "user", "content": "",
+                                      "images": [{"mimeType": "image/png", "data": PNG64}]}
+
+
+async def test_a_chat_with_neither_words_nor_images_is_invalid_params_naming_message(lsp, fake_api):
+    client = await lsp.start()
+    for message in ("", "  \n"):
+        with pytest.raises(JsonRpcInvalidParams) as error:
+            await chat(client, message)
+        assert error.value.code == -32602 and "message:" in error.value.message
+    assert fake_api.requests == []
+
+
 async def test_a_model_that_rejects_images_is_an_llm_error_saying_so(both, provider):
     name, fake, _ = provider
     fake.add({"status": 400, "error": {"type": "invalid_request_error",

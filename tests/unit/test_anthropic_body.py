@@ -112,3 +112,12 @@ def test_a_history_that_is_not_an_extension_of_the_last_one_is_made_whole():
     for sent in requests:
         request = ModelRequest(system="s", messages=sent, tools=TOOLS)
         assert json.loads(api_body("m", request)) == {**api_request("m", request), "stream": True}
+
+
+def test_a_message_of_images_alone_has_no_empty_text_block():
+    request = ModelRequest(system="s", messages=[UserMessage(text="", images=[PNG])], tools=[])
+    (user,) = json.loads(api_body("m", request))["messages"]
+    assert [b["type"] for b in user["content"]] == ["image"]
+    with_context = ModelRequest(system="s", messages=[UserMessage(text="", context="Open: a.py", images=[PNG])], tools=[])
+    (user,) = api_request("m", with_context)["messages"]
+    assert [(b["type"], b.get("text")) for b in user["content"]] == [("text", "Open: a.py"), ("image", None)]

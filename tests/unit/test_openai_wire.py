@@ -11,6 +11,7 @@ from openai.types.chat import ChatCompletionChunk
 
 from agent_lsp.core.messages import (
     AssistantMessage,
+    ImagePart,
     TextPart,
     ThinkingPart,
     ToolResult,
@@ -275,3 +276,9 @@ def test_arguments_nested_too_deep_are_an_input_error(depth, error):
     call = {"tool_calls": [{"index": 0, "id": "call_1", "function": {"name": "read_file", "arguments": arguments}}]}
     use = run(loose(call, finish="tool_calls"))[1].parts[-1]
     assert (use.input_error is None) if error is None else (error in use.input_error and use.input == {})
+
+
+def test_a_message_of_images_alone_has_no_empty_text_part():
+    png = ImagePart(media_type="image/png", data="iVBORw0KGgo=")
+    assert api_messages([UserMessage(text="", images=[png])]) == [
+        {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]}]

@@ -168,4 +168,20 @@ describe('Transcript: plan, subagents, images', () => {
     u.user('plain');
     expect(u.items).toEqual([{ kind: 'user', text: 'see', images: [{ mimeType: 'image/png', data: 'AAAA' }] }, { kind: 'user', text: 'plain' }]);
   });
+
+  it('redraws the images of agent/history\'s user messages as they were drawn when sent, in order', () => {
+    const images = [{ mimeType: 'image/png', data: 'AAAA' }, { mimeType: 'image/gif', data: 'R0lG' }] as const;
+    const t = Transcript.fromHistory([
+      { role: 'user', content: 'what is this?', images: [...images] },
+      { role: 'assistant', content: 'A screenshot.' },
+      { role: 'user', content: '', images: [images[0]] },
+      { role: 'user', content: 'plain' },
+    ]);
+    expect(t.items).toEqual([
+      { kind: 'user', text: 'what is this?', images: [...images] },
+      { kind: 'assistant', text: 'A screenshot.', thinking: '' },
+      { kind: 'user', text: '', images: [images[0]] },
+      { kind: 'user', text: 'plain' },
+    ]);
+  });
 });

@@ -2,7 +2,8 @@
  * The chat as data: a list of items built from the agent/update stream, a chat's result, or a session's
  * history. Pure (no DOM), so the webview can save it with setState and redraw it, and unit tests can check it.
  */
-import type { AgentUpdate, ChatImage, ChatResult, Decision, HistoryMessage, PlanEntry, ToolKind } from '../protocol';
+import { type AgentUpdate, type ChatImage, type ChatResult, type Decision, type HistoryMessage, IMAGE_TYPES, type ImageType,
+  type PlanEntry, type ToolKind } from '../protocol';
 
 /** How a chat ended, as agent/history reports it on assistant messages (protocol 1.1). */
 interface ChatEnd { stopReason: ChatResult['stopReason']; usage: ChatResult['metadata']['usage']; durationMs?: number }
@@ -195,7 +196,8 @@ export class Transcript {
     for (const m of messages) {
       if (m.role === 'user') {
         footer();
-        t.user(m.content);
+        // Images came with agent/history after protocol 1.2 (an extension of §2): drawn as when they were sent.
+        t.user(m.content, (m.images ?? []).filter((im): im is ChatImage => IMAGE_TYPES.includes(im.mimeType as ImageType)));
         chat = { turns: 0, tools: 0, denied: 0 };
       } else {
         if (m.content) t.push({ kind: 'assistant', text: m.content, thinking: '' });

@@ -7,11 +7,19 @@ export interface HistoryResult {
 export interface HistoryMessage {
   content: string;
   durationMs?: number | null;
+  images?: ChatImage[] | null;
   role: 'user' | 'assistant';
   stopReason?:
     ('end_turn' | 'max_turns' | 'max_tokens' | 'refusal' | 'aborted' | 'disabled' | 'error') | null;
   toolCalls?: HistoryToolCall[] | null;
   usage?: ChatUsage | null;
+}
+/**
+ * An image sent with the message (PROTOCOL §9 "Images"): checked by the server (type, base64, 5 MiB).
+ */
+export interface ChatImage {
+  data: string;
+  mimeType: string;
 }
 /**
  * A tool call of a transcript, with how it went: also the wire shape of agent/history's tool calls.
