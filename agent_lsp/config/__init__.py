@@ -121,7 +121,8 @@ def _mcp_servers(value: Any) -> Mapping[str, Any]:
               "additionalProperties": {"type": "object", "required": ["command", "languages"], "properties": {
                   "command": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
                   "languages": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
-                  "initializationOptions": {}, "settings": {"type": "object"}}}})
+                  "initializationOptions": {}, "settings": {"type": "object"},
+                  "startTimeout": {"type": "number", "minimum": 1, "maximum": 600}}}})
 def _language_servers(value: Any) -> Mapping[str, Any]:
     from agent_lsp.config.language_servers import parse_language_servers
 

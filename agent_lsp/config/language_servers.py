@@ -5,21 +5,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from agent_lsp.config.mcp_servers import PartlyValid
+from agent_lsp.config.mcp_servers import PartlyValid, start_timeout
 
-FIELDS = ("command", "languages", "initializationOptions", "settings")
+FIELDS = ("command", "languages", "initializationOptions", "settings", "startTimeout")
+START_TIMEOUT = 30.0
+"""Seconds a server may take to start and answer `initialize` before it counts as failed (`startTimeout`)."""
 
 
 @dataclass(frozen=True)
 class LanguageServerConfig:
     """One language server agent-lsp may run: its argv, the languages it serves (languageIds such as "python", or
     file extensions such as ".py"), and what it is told at start (`initializationOptions`) and when it asks
-    (`settings`, answered to workspace/configuration)."""
+    (`settings`, answered to workspace/configuration), and how long it may take to start (`startTimeout`)."""
 
     command: tuple[str, ...]
     languages: tuple[str, ...]
     initialization_options: Any = None
     settings: Mapping[str, Any] = field(default_factory=dict)
+    start_timeout: float = START_TIMEOUT
 
     def describe(self) -> str:
         return " ".join(self.command)
@@ -51,7 +54,8 @@ def language_server_config(value: Any) -> LanguageServerConfig:
     if not isinstance(settings, dict):
         raise ValueError("`settings` must be an object")
     return LanguageServerConfig(command=command, languages=languages,
-                                initialization_options=value.get("initializationOptions"), settings=settings)
+                                initialization_options=value.get("initializationOptions"), settings=settings,
+                                start_timeout=start_timeout(value.get("startTimeout"), START_TIMEOUT))
 
 
 def parse_language_servers(value: Any) -> dict[str, LanguageServerConfig]:

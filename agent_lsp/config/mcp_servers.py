@@ -34,9 +34,10 @@ def _strings(value: Any, what: str) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(value.items()))
 
 
-def _start_timeout(value: Any) -> float:
+def start_timeout(value: Any, default: float = START_TIMEOUT) -> float:
+    """A `startTimeout` (seconds, 1 … 600; `default` when absent); ValueError naming the field when bad."""
     if value is None:
-        return START_TIMEOUT
+        return default
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1 <= value <= 600:
         raise ValueError("`startTimeout` must be a number of seconds from 1 to 600")
     return float(value)
@@ -46,7 +47,7 @@ def server_config(value: Any) -> ServerConfig:
     """One entry of `mcpServers`; ValueError saying what is wrong."""
     if not isinstance(value, dict):
         raise ValueError("must be an object")
-    timeout = _start_timeout(value.get("startTimeout"))
+    timeout = start_timeout(value.get("startTimeout"))
     kind = value.get("type", "http" if "url" in value and "command" not in value else "stdio")
     if kind == "stdio":
         command, args = value.get("command"), value.get("args", [])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
@@ -18,8 +19,22 @@ log = logging.getLogger(__name__)
 
 ENCODINGS = ("utf-32", "utf-8", "utf-16")
 """Position encodings offered, preferred first (utf-32 needs no conversion; utf-16 is what every server knows)."""
-START_TIMEOUT = 30.0
-"""Seconds a language server may take to start and answer `initialize`."""
+
+
+def _seconds(name: str, default: float) -> float:
+    """Seconds from the environment variable `name`; `default` when it is unset or not a number ≥ 0."""
+    try:
+        value = float(os.environ.get(name, default))
+    except ValueError:
+        return default
+    return value if value >= 0 else default
+
+
+START_WAIT = _seconds("AGENT_LSP_LANGUAGE_START_WAIT", 10.0)
+"""Seconds a language request waits for a server still starting (counted from the first request that waited for
+that start); it then fails at once, saying so, until the server has answered `initialize` (its start goes on, up to
+its `startTimeout`). The chat goes on meanwhile, as for MCP servers (sessions/mcp.py CHAT_WAIT). The environment
+overrides it (the reliability tests make it short)."""
 
 
 class SidecarLanguageFeatures:
@@ -29,7 +44,7 @@ class SidecarLanguageFeatures:
     def __init__(self, configs: Mapping[str, LanguageServerConfig], roots: list[Path],
                  editor_provider: Callable[[], Optional[Editor]], warn: Callable[[str], None],
                  timeout: float = 5.0, *, encodings: tuple[str, ...] = ENCODINGS,
-                 start_timeout: float = START_TIMEOUT) -> None:
+                 start_wait: float = START_WAIT) -> None:
         self._configs = dict(configs)
         self._roots = sorted({Path(r).resolve() for r in roots} or {Path.cwd().resolve()},
                              key=lambda r: len(r.parts), reverse=True)  # the innermost folder first
@@ -37,10 +52,10 @@ class SidecarLanguageFeatures:
         self._warn = warn
         self.timeout = timeout  # languageTimeout; SidecarPool updates it when the setting changes
         self._encodings = encodings
-        self._start_timeout = start_timeout
+        self._start_wait = start_wait
         self._servers: dict[tuple[Path, str], Server] = {}
         self._deaths: dict[tuple[Path, str], int] = {}
-        self._withdrawn: set[tuple[Path, str]] = set()
+        self._withdrawn: dict[tuple[Path, str], str] = {}  # why, as "... and was withdrawn" says it
         self._relevant: dict[tuple[Path, str], bool] = {}
         self._looking: Optional[asyncio.Task] = None
         self._restarts: set[asyncio.Task] = set()
@@ -155,7 +170,8 @@ class SidecarLanguageFeatures:
             if serves(config, path, language):
                 if name in self._missing:
                     return f"language server `{name}`: command `{config.command[0]}` was not found"
-                return f"language server `{name}` stopped twice and was withdrawn"
+                why = self._withdrawn.get((self._root_of(path), name), "stopped twice")
+                return f"language server `{name}` {why} and was withdrawn"
         return f"no language server is configured for {path.name}"
 
     def _usable(self, root: Path, name: str) -> bool:
@@ -196,7 +212,7 @@ class SidecarLanguageFeatures:
         server = self._servers.get(key)
         if server is None:
             server = self._servers[key] = Server(name, self._configs[name], root, self._encodings, self._exited)
-        await server.ensure_started(self._start_timeout)
+        await server.ensure_started(self._start_wait)
         return server
 
     async def _sync(self, server: Server, asked: Optional[Path]) -> None:
@@ -244,19 +260,22 @@ class SidecarLanguageFeatures:
         if self._deaths[key] == 1:
             log.info("restarting language server %s", server.describe())
             fresh = Server(server.name, server.config, server.root, self._encodings, self._exited)
+            if not server.ran:  # a start that failed: its retry is waited for only what is left of the first wait
+                fresh.wait_until = server.wait_until
             self._servers[key] = fresh
             task = asyncio.ensure_future(self._restart(fresh))
             self._restarts.add(task)
             task.add_done_callback(self._restarts.discard)
             return
-        self._withdrawn.add(key)
+        self._withdrawn[key] = "stopped twice" if server.ran else "did not start"
         del self._servers[key]
-        self._warn(f"agent-lsp: language server {server.describe()} stopped again (exit code {returncode}) in "
-                   f"{server.root}; its tools are withdrawn.")
+        why = f"did not start again in {server.root}: {server.failure}" if server.failure else \
+            f"stopped again (exit code {returncode}) in {server.root}"
+        self._warn(f"agent-lsp: language server {server.describe()} {why}; its tools are withdrawn.")
 
     async def _restart(self, server: Server) -> None:
         try:
-            await server.ensure_started(self._start_timeout)
+            await server.ensure_started()
         except LanguageFeatureError as e:
             log.info("%s", e)
 

@@ -80,6 +80,15 @@ def _section(settings: Any, section: Optional[str]) -> Any:
     return node
 
 
+class StillStarting(LanguageFeatureError):
+    """A server has not answered `initialize` within the time a caller waits for it; its start goes on."""
+
+    def __init__(self, server: "Server", wait: float) -> None:
+        super().__init__(f"language server `{server.name}` is still starting (no answer to initialize after "
+                         f"{wait:g} s); use search and read_file meanwhile: its tools answer once it has started")
+        self.server = server
+
+
 class Server:
     """One language server process for (`root`, `name`). `on_exit(server, returncode)` when it ends on its own."""
 
@@ -89,6 +98,12 @@ class Server:
         self._on_exit = on_exit
         self.client: Optional[SidecarClient] = None
         self.state = "new"  # new -> starting -> running -> stopped
+        self.ran = False
+        """It answered `initialize` (a server that never did is retried without being waited for again)."""
+        self.failure: Optional[str] = None
+        """Why its start failed, when agent-lsp gave up on it (its own exit code then says nothing)."""
+        self.wait_until: Optional[float] = None
+        """The loop time until which callers wait for its start: set by the first one (`ensure_started`)."""
         self.methods: set[str] = set()
         self.encoding = "utf-16"
         self.documents = Documents(self._notify)
@@ -97,6 +112,7 @@ class Server:
         self._drain_task: Optional[asyncio.Task] = None
         self._tasks: list[asyncio.Task] = []
         self._closing = False
+        self._late = False
 
     @property
     def pid(self) -> Optional[int]:
@@ -108,26 +124,49 @@ class Server:
 
     # ---- start and stop ----------------------------------------------------------------------------------
 
-    async def ensure_started(self, timeout: float) -> None:
-        """Start and initialize the server unless it runs; LanguageFeatureError when it cannot. A caller cancelled
-        meanwhile leaves the start going on for the next one."""
+    async def ensure_started(self, wait: Optional[float] = None) -> None:
+        """Start and initialize the server unless it runs (within its `startTimeout`); LanguageFeatureError when it
+        cannot, StillStarting when it has not answered `initialize` `wait` seconds after the first caller came
+        (None: however long it takes). Callers that come later wait only what is left of those seconds. The start
+        goes on in the background whatever its callers do (give up, are cancelled)."""
         if self.state == "new":
             self.state = "starting"
-            self._starting = asyncio.create_task(self._start_or_kill(timeout))
+            self._starting = asyncio.create_task(self._start_or_kill(self.config.start_timeout))
             self._starting.add_done_callback(lambda t: t.cancelled() or t.exception())
-        if self.state == "starting" and self._starting is not None:
-            await asyncio.shield(self._starting)
+        starting = self._starting
+        if self.state == "starting" and starting is not None:
+            if wait is None:
+                await asyncio.wait([starting])  # asyncio.wait never cancels what it waits for
+            else:
+                loop = asyncio.get_running_loop()
+                if self.wait_until is None:
+                    self.wait_until = loop.time() + wait
+                left = self.wait_until - loop.time()
+                if left > 0:
+                    await asyncio.wait([starting], timeout=left)
+                if not starting.done():
+                    if not self._late:
+                        self._late = True
+                        log.info("language server %s is still starting after %g s; language requests answer so "
+                                 "until it has started", self.describe(), wait)
+                    raise StillStarting(self, wait)
+            if starting.cancelled():
+                raise LanguageFeatureError(f"language server `{self.name}` was stopped while starting")
+            await starting  # done: why it failed, if it did
         if self.state != "running":
             raise LanguageFeatureError(f"language server {self.describe()} is not running{self._last_words()}")
 
     async def _start_or_kill(self, timeout: float) -> None:
         try:
             await self._start(timeout)
-        except BaseException:
+        except BaseException as e:
+            if self.pid is not None and not self._closing:  # ours to kill: its exit code will say nothing
+                self.failure = str(e).removeprefix(f"language server `{self.name}` ") or type(e).__name__
             await self._kill()
             self.state = "stopped"
             raise
         self.state = "running"
+        self.ran = True
 
     async def _start(self, timeout: float) -> None:
         executable = find_command(self.config.command[0], self.root)
@@ -151,7 +190,7 @@ class Server:
             "workspaceFolders": [{"uri": root_uri, "name": self.root.name}],
             "initializationOptions": self.config.initialization_options,
             "capabilities": self._capabilities(),
-        }, timeout)
+        }, timeout, " (its `startTimeout`)")
         capabilities = (result or {}).get("capabilities") or {}
         encoding = capabilities.get("positionEncoding") or "utf-16"
         self.encoding = encoding if encoding in ("utf-8", "utf-16", "utf-32") else "utf-16"
@@ -274,8 +313,9 @@ class Server:
 
     # ---- requests ----------------------------------------------------------------------------------------
 
-    async def request(self, method: str, params: Any, timeout: float) -> Any:
-        """One request, bounded by `timeout`; a timeout or a cancelled caller sends $/cancelRequest."""
+    async def request(self, method: str, params: Any, timeout: float, why: str = "") -> Any:
+        """One request, bounded by `timeout` (the error says `why` that bound); a timeout or a cancelled caller
+        sends $/cancelRequest."""
         assert self.client is not None
         if self.state == "stopped":  # gone between its start and this request: nothing would answer
             raise LanguageFeatureError(f"language server `{self.name}` stopped{self._last_words()}")
@@ -286,7 +326,7 @@ class Server:
             return await asyncio.wait_for(future, timeout)
         except asyncio.TimeoutError:
             raise LanguageFeatureError(f"language server `{self.name}` did not answer {method} "
-                                       f"within {timeout:g} s") from None
+                                       f"within {timeout:g} s{why}") from None
         except JsonRpcException as e:
             raise LanguageFeatureError(f"language server `{self.name}` answered {method} with an error: "
                                        f"{e.message}") from None

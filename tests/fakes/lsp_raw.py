@@ -2,10 +2,11 @@
 will): the sidecar's fault cases.
 
 `python -m tests.fakes.lsp_raw MODE DIR`: appends "start <pid>" to DIR/log when it starts, then one line per
-request it is sent ("<method> <id>") and per `$/cancelRequest` ("cancel <id>"). It speaks UTF-16 positions and
+request it is sent ("<method> <id>"), per `$/cancelRequest` ("cancel <id>") and for `initialized` ("initialized"). It speaks UTF-16 positions and
 offers definition, hover, references and document symbols; what it does with a request depends on MODE:
   ok        answers: a definition at 0:0 of the same file, hover "fine", no references
   no-init   never answers `initialize`
+  late-init answers `initialize` once it is sent SIGUSR1 (the "start <pid>" line names whom to send it), then as ok
   hang      never answers definition, hover or references
   die-once  exits (code 3) in the middle of the first definition of all its runs (DIR/died marks it), then answers
   die       exits (code 3) in the middle of every definition, saying "dying on purpose" on stderr
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -65,6 +67,8 @@ class Server:
     def __init__(self, mode: str, out: Path) -> None:
         self.mode, self.out = mode, out
         self.stdin, self.stdout = sys.stdin.buffer, sys.stdout.buffer
+        self.told = False  # late-init: SIGUSR1 came
+        self.initialize: Any = None  # late-init: the id of the `initialize` not answered yet
 
     def log(self, line: str) -> None:
         with open(self.out / "log", "a", encoding=UTF8) as f:
@@ -94,6 +98,8 @@ class Server:
 
     def serve(self) -> None:
         self.out.mkdir(parents=True, exist_ok=True)
+        if self.mode == "late-init":
+            signal.signal(signal.SIGUSR1, self.go)
         self.log(f"start {os.getpid()}")
         while (message := self.read()) is not None:
             method, msg_id, params = message.get("method"), message.get("id"), message.get("params") or {}
@@ -103,18 +109,39 @@ class Server:
             if method is None or msg_id is None:
                 if method == "exit":
                     return
+                if method == "initialized":
+                    self.log("initialized")
                 continue  # notifications, answers
-            self.log(f"{method} {msg_id}")
-            self.handle(method, msg_id, params)
+            # SIGUSR1 waits while a request is handled: `go` never sees one half done, nor writes amid an answer
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+            try:
+                self.log(f"{method} {msg_id}")
+                self.handle(method, msg_id, params)
+            finally:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
+
+    def go(self, signum: int, frame: Any) -> None:
+        """SIGUSR1 (late-init): answer `initialize`, now if it came, else as soon as it comes. `serve` lets it run
+        only between requests, while reading stdin, never amid a write."""
+        self.told = True
+        if self.initialize is not None:
+            self.initialized(self.initialize)
+
+    def initialized(self, msg_id: Any) -> None:
+        self.initialize = None
+        self.answer(msg_id, {"capabilities": {
+            "positionEncoding": "utf-16", "definitionProvider": True, "hoverProvider": True,
+            "referencesProvider": True, "documentSymbolProvider": True}})
 
     def handle(self, method: str, msg_id: Any, params: dict) -> None:
         mode = self.mode
         if method == "initialize":
             if mode == "no-init":
                 return
-            self.answer(msg_id, {"capabilities": {
-                "positionEncoding": "utf-16", "definitionProvider": True, "hoverProvider": True,
-                "referencesProvider": True, "documentSymbolProvider": True}})
+            if mode == "late-init" and not self.told:
+                self.initialize = msg_id
+                return
+            self.initialized(msg_id)
             return
         if method == "shutdown":
             self.answer(msg_id, None)

@@ -1,13 +1,17 @@
 """Language servers of agent-lsp's own that misbehave (tests/fakes/lsp_raw.py, raw LSP framing), through the real
 server and a plain LSP client: one that never answers a request, one that dies once mid-request, one that dies
 again after its restart, one that answers garbage, one that writes junk to stdout, and an abort while a request
-is pending. Each chat answers, the model reads a result (an error naming the server when it failed), nothing
-crashes, no process is left behind. One that never answers `initialize` is tried at the port (its start waits
-START_TIMEOUT, 30 s, through the server)."""
+is pending; one slow to answer `initialize` (the chat does not wait for it beyond START_WAIT, made short here
+through AGENT_LSP_LANGUAGE_START_WAIT; a later chat uses it once it has started), one that never does within its
+`startTimeout` (withdrawn with one warning), and an abort while a chat waits for a start. Each chat answers, the
+model reads a result (an error naming the server when it failed), nothing crashes, no process is left behind.
+One that never answers `initialize` is also tried at the port."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -26,9 +30,9 @@ LINES = "\n".join(f"word{n} = {n}" for n in range(40)) + "\n"
 BYPASS = {"permissionMode": "bypassPermissions"}
 
 
-def raw_server(mode: str, out: Path, extension: str) -> dict:
+def raw_server(mode: str, out: Path, extension: str, **fields) -> dict:
     return {"command": [sys.executable, "-m", "tests.fakes.lsp_raw", mode, str(out / extension.lstrip("."))],
-            "languages": [extension]}
+            "languages": [extension], **fields}
 
 
 def log_of(out: Path, extension: str) -> list[str]:
@@ -190,8 +194,9 @@ async def test_a_server_that_never_answers_initialize_is_tried_twice_then_withdr
     (root / "a.noinit").write_text(LINES)
     out = tmp_path / "ls"
     warned: list[str] = []
-    port = SidecarLanguageFeatures(parse_language_servers({"mute": raw_server("no-init", out, ".noinit")}), [root],
-                                   lambda: None, warned.append, 1.0, start_timeout=1.0)
+    mute = raw_server("no-init", out, ".noinit", startTimeout=1)
+    port = SidecarLanguageFeatures(parse_language_servers({"mute": mute}), [root], lambda: None, warned.append, 1.0,
+                                   start_wait=600)
     params = {"textDocument": {"uri": (root / "a.noinit").as_uri()}, "position": {"line": 0, "character": 0}}
     problems = []
     try:
@@ -199,15 +204,113 @@ async def test_a_server_that_never_answers_initialize_is_tried_twice_then_withdr
             await port.request("textDocument/hover", params, root / "a.noinit")
             problems.append("answered")
         except LanguageFeatureError as e:
-            if "`mute` did not answer initialize within 1 s" not in str(e):
+            if str(e) != "language server `mute` did not answer initialize within 1 s (its `startTimeout`)":
                 problems.append(f"first: {e}")
         await wait_for(lambda: warned)
-        if len(warned) != 1 or "`mute`" not in warned[0] or port.methods(root / "a.noinit") != {}:
+        said = (f"agent-lsp: language server `mute` ({' '.join(mute['command'])}) did not start again in {root}: did "
+                "not answer initialize within 1 s (its `startTimeout`); its tools are withdrawn.")
+        if warned != [said] or port.methods(root / "a.noinit") != {}:
             problems.append(f"withdrawn: {warned}, {port.methods(root / 'a.noinit')}")
+        try:
+            await port.request("textDocument/hover", params, root / "a.noinit")
+            problems.append("answered after withdrawn")
+        except LanguageFeatureError as e:
+            if str(e) != "language server `mute` did not start and was withdrawn":
+                problems.append(f"after withdrawn: {e}")
         starts = [line for line in log_of(out, ".noinit") if line.startswith("start ")]
         if len(starts) != 2 or port.running():
             problems.append(f"starts {starts}, running {port.running()}")
     finally:
         await port.close()
+    tally(AREA, cases=1, wrong=len(problems))
+    assert not problems, "\n".join(problems)
+
+
+async def test_a_server_still_starting_does_not_hold_the_chat(start_server, fake_api, workspace, tmp_path):
+    out = tmp_path / "ls"
+    servers = {"late": raw_server("late-init", out, ".late"),
+               "mute": raw_server("no-init", out, ".mute", startTimeout=1)}
+    for extension in (".late", ".mute"):
+        (workspace / f"a{extension}").write_text(LINES)
+    # a start waited for 3 s: the late server outlasts it (it answers once told), the mute one fails before
+    server = await start_server(init_options={"languageServers": servers},
+                                AGENT_LSP_LANGUAGE_START_WAIT="3")
+    problems: list[str] = []
+
+    async def call(message: str, tool: str, extension: str) -> dict:
+        fake_api.add(tool_use(tool, {"path": f"a{extension}", "line": 1, "column": 1}), text("Done."))
+        answer = await server.request("agent/chat", {"message": message, **BYPASS})
+        found = tool_results(fake_api, message)
+        if (answer.get("result") or {}).get("stopReason") != "end_turn" or len(found) != 1:
+            problems.append(f"{message}: {answer}, results {found}")
+            return {}
+        return found[0]
+
+    # still starting: the chat goes on, the model reads that it is, and what to do meanwhile
+    still = ("language server `late` is still starting (no answer to initialize after 3 s); use search and "
+             "read_file meanwhile: its tools answer once it has started")
+    for message, tool in (("late", "hover"), ("late again", "go_to_definition")):  # the second waits no more
+        found = await call(message, tool, ".late")
+        if not found.get("is_error") or found.get("content") != still:
+            problems.append(f"{message}: {found}")
+        tally(AREA, cases=1)
+
+    # once it has answered `initialize`, a later chat gets its answers (from the same process: one start)
+    pid = int(next(line for line in log_of(out, ".late") if line.startswith("start ")).split()[1])
+    os.kill(pid, signal.SIGUSR1)
+    if not await wait_for(lambda: "initialized" in log_of(out, ".late")):
+        problems.append(f"late: never initialized: {log_of(out, '.late')}")
+    ready = await call("late ready", "go_to_definition", ".late")
+    starts = [line for line in log_of(out, ".late") if line.startswith("start ")]
+    if ready.get("is_error") or not ready.get("content", "").startswith("a.late:1:1") or len(starts) != 1:
+        problems.append(f"late ready: {ready}, {starts}")
+    tally(AREA, cases=1)
+
+    # no answer within its startTimeout: the waiting call says so; tried once more, then withdrawn with one
+    # warning, and no call waits for it again
+    failed = await call("mute", "hover", ".mute")
+    if not failed.get("is_error") or failed.get("content") != \
+            "language server `mute` did not answer initialize within 1 s (its `startTimeout`)":
+        problems.append(f"mute: {failed}")
+    await wait_for(lambda: any("`mute`" in w for w in warnings(server)))
+    gone = await call("mute again", "hover", ".mute")
+    if not gone.get("is_error") or not gone.get("content", "").startswith(
+            "No language server answers textDocument/hover for a.mute; use search"):
+        problems.append(f"mute again: {gone}")
+    said = [w for w in warnings(server) if "`mute`" in w]
+    if len(said) != 1 or f"did not start again in {workspace}: did not answer initialize within 1 s" not in said[0]:
+        problems.append(f"mute: warnings {said}")
+    tally(AREA, cases=1)
+
+    if server.proc.returncode is not None:
+        tally(AREA, crashes=1)
+    tally(AREA, wrong=len(problems))
+    assert server.proc.returncode is None
+    assert not problems, "\n".join(problems)
+
+
+async def test_an_abort_while_a_chat_waits_for_a_start_answers_at_once(start_server, fake_api, workspace, tmp_path):
+    out = tmp_path / "ls"
+    (workspace / "a.mute").write_text(LINES)
+    # the wait and the start far beyond the ceiling: only the abort can end this chat in time
+    server = await start_server(init_options={"languageServers": {"mute": raw_server(
+        "no-init", out, ".mute", startTimeout=600)}}, AGENT_LSP_LANGUAGE_START_WAIT="600")
+    fake_api.add(tool_use("hover", {"path": "a.mute", "line": 1, "column": 1}))
+    pending = server.request_future("agent/chat", {"message": "abort the wait", **BYPASS})
+    await wait_for(lambda: any(line.startswith("initialize ") for line in log_of(out, ".mute")))
+    session_id = next(u["params"]["sessionId"] for u in reversed(server.notifications)
+                      if u["method"] == "agent/update" and u["params"]["update"]["kind"] == "tool_call")
+    await server.request("agent/abort", {"sessionId": session_id})
+    try:
+        aborted = (await asyncio.wait_for(pending, ANSWER_CEILING))["result"]
+    except asyncio.TimeoutError:
+        tally(AREA, hangs=1)
+        raise
+    problems = [] if aborted["stopReason"] == "aborted" else [f"abort: {aborted}"]
+    # the start goes on for the next chat: the same process, not asked to stop
+    starts = [line for line in log_of(out, ".mute") if line.startswith("start ")]
+    running = [p for p in processes_under(server.proc.pid) if "lsp_raw no-init" in p[2] and p[1] != "Z"]
+    if len(starts) != 1 or len(running) != 1:
+        problems.append(f"abort: starts {starts}, running {running}")
     tally(AREA, cases=1, wrong=len(problems))
     assert not problems, "\n".join(problems)

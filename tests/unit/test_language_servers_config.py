@@ -30,6 +30,10 @@ def test_a_good_value_gives_one_config_per_server():
     ({"command": ["gopls"], "languages": ["go lang"]}, "`languages` holds 'go lang'"),
     ({"command": ["gopls"], "languages": ["go"], "settings": []}, "`settings` must be an object"),
     ({"command": ["gopls"], "languages": ["go"], "args": ["serve"]}, "unknown field `args`"),
+    ({"command": ["gopls"], "languages": ["go"], "startTimeout": 0}, "`startTimeout` must be a number of seconds "
+                                                                       "from 1 to 600"),
+    ({"command": ["gopls"], "languages": ["go"], "startTimeout": "60"}, "`startTimeout` must be a number"),
+    ({"command": ["gopls"], "languages": ["go"], "startTimeout": True}, "`startTimeout` must be a number"),
     ("gopls", "must be an object with `command` and `languages`"),
 ])
 def test_a_bad_server_is_named_and_the_good_ones_are_kept(entry, message):
@@ -37,6 +41,12 @@ def test_a_bad_server_is_named_and_the_good_ones_are_kept(entry, message):
         parse_language_servers({"pyright": PYRIGHT, "gopls": entry})
     assert f"language server `gopls`: {message}" in str(caught.value)
     assert list(caught.value.value) == ["pyright"]
+
+
+def test_start_timeout_is_30_s_unless_set():
+    servers = parse_language_servers({"pyright": PYRIGHT, "rust": {"command": ["rust-analyzer"],
+                                                                   "languages": ["rust"], "startTimeout": 120}})
+    assert (servers["pyright"].start_timeout, servers["rust"].start_timeout) == (30.0, 120.0)
 
 
 def test_the_settings_layer_warns_and_keeps_the_good_servers():
