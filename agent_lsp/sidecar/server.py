@@ -86,7 +86,6 @@ class StillStarting(LanguageFeatureError):
     def __init__(self, server: "Server", wait: float) -> None:
         super().__init__(f"language server `{server.name}` is still starting (no answer to initialize after "
                          f"{wait:g} s); use search and read_file meanwhile: its tools answer once it has started")
-        self.server = server
 
 
 class Server:
@@ -99,7 +98,7 @@ class Server:
         self.client: Optional[SidecarClient] = None
         self.state = "new"  # new -> starting -> running -> stopped
         self.ran = False
-        """It answered `initialize` (a server that never did is retried without being waited for again)."""
+        """It answered `initialize` (the retry of one that never did keeps its `wait_until`: features.py)."""
         self.failure: Optional[str] = None
         """Why its start failed, when agent-lsp gave up on it (its own exit code then says nothing)."""
         self.wait_until: Optional[float] = None
