@@ -395,7 +395,7 @@ describe('ChatController', () => {
       ['agent/chat', { message: 'read it', context: { mentions: [{ kind: 'file', uri: 'file:///w/src/b.py' }] }, permissionMode: 'default' }]);
   });
 
-  it('sends images as agent/chat images, and refuses a message whose image the server would refuse', async () => {
+  it('sends images as agent/chat images, alone too, and refuses a message whose image the server would refuse', async () => {
     const { posted, server, controller } = setup({ 'agent/chat': () => RESULT, 'agent/sessions': SESSIONS });
     controller.attach(server.connection, { state: 'ready', features: [] });
     await controller.handle({ type: 'send', text: 'what is wrong here?', images: [{ mimeType: 'image/png', data: PNG }] });
@@ -405,11 +405,11 @@ describe('ChatController', () => {
     await controller.handle({ type: 'send', text: '  ', images: [{ mimeType: 'image/png', data: PNG }] });
     expect(server.requests.filter(([m]) => m === 'agent/chat')).toEqual([
       ['agent/chat', { message: 'what is wrong here?', images: [{ mimeType: 'image/png', data: PNG }], permissionMode: 'default' }],
+      ['agent/chat', { sessionId: 's1', message: '', images: [{ mimeType: 'image/png', data: PNG }], permissionMode: 'default' }],
     ]);
     expect(posted.filter((m) => m.type === 'error')).toEqual([
       { type: 'error', message: 'Image 1 cannot be sent: it is 5.0 MiB (5,242,884 bytes); the agent takes images of at most 5 MiB.' },
       { type: 'error', message: 'Image 1 cannot be sent: it is of type image/bmp; the agent takes PNG, JPEG, GIF and WebP images.' },
-      { type: 'error', message: 'Add a message to send with the images.' },
     ]);
   });
 

@@ -170,7 +170,7 @@ export class ChatController {
 
   async send(text: string, chips: MentionChoice[] = [], images: ChatImage[] = []): Promise<void> {
     const message = text.trim();
-    if (!message) return images.length ? this.refuse('Add a message to send with the images.') : undefined;
+    if (!message && !images.length) return;  // images alone are a message (a pasted screenshot)
     if (this.running) return this.refuse('A chat is already running: stop it first.');
     if (message.length > MAX_MESSAGE_CHARS) return this.refuse(tooLong(message.length));
     // The webview checked them; checked again here, as nothing the server would refuse is sent.

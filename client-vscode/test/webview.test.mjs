@@ -446,10 +446,6 @@ test('images: pasted, dropped or attached show as thumbnails, are checked (type,
   await page.screenshot({ path: path.join(OUT, 'webview-images.png') });
   await page.click('#attachments .thumbnail:nth-child(2) .thumbnail-remove');
   await page.waitForFunction(() => document.querySelectorAll('#attachments .thumbnail').length === 2);
-  // no text: the images wait for a message
-  await page.press('#prompt', 'Enter');
-  await page.waitForFunction(() => document.querySelectorAll('.notice.error').length === 3);
-  assert.equal(await page.textContent('.notice.error >> nth=2'), 'Add a message to send with the images.');
   await page.type('#prompt', 'Why is this red?');
   await page.press('#prompt', 'Enter');
   await page.waitForFunction(() => window.__posted.some((m) => m.type === 'send'));
@@ -470,6 +466,29 @@ test('images: pasted, dropped or attached show as thumbnails, are checked (type,
   await page.waitForFunction(() => document.querySelector('.msg.user')?.textContent.startsWith('And this one?'));
   assert.deepEqual(await page.$$eval('.msg.user', (ns) => ns.map((n) => n.querySelectorAll('.thumbnail img').length)), [2, 0]);
   assert.equal(await page.$eval('.msg.user .thumbnail img', (n) => n.naturalWidth), 1, 'the redrawn thumbnail shows the image');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('images alone are a message: Enter with an empty prompt sends them', async () => {
+  const { page, errors, toPage, posted } = await open(undefined);
+  await toPage({ type: 'init', mode: 'default', server: { state: 'ready', features: ['images'] }, busy: false });
+  await page.focus('#prompt');
+  await page.press('#prompt', 'Enter');  // nothing to send: nothing sent, nothing said
+  await page.evaluate((png) => {
+    const bytes = Uint8Array.from(atob(png), (c) => c.charCodeAt(0));
+    const data = new DataTransfer();
+    data.items.add(new File([bytes], 'screenshot.png', { type: 'image/png' }));
+    document.getElementById('prompt').dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+  }, PNG);
+  await page.waitForSelector('#attachments .thumbnail');
+  await page.press('#prompt', 'Enter');
+  await page.waitForFunction(() => window.__posted.some((m) => m.type === 'send'));
+  assert.deepEqual((await posted()).filter((m) => m.type !== 'ready'), [
+    { type: 'send', text: '', images: [{ mimeType: 'image/png', data: PNG }] },
+  ]);
+  assert.equal(await page.$$eval('.msg.user .thumbnail img', (ns) => ns.length), 1);
+  assert.equal(await page.$$eval('.notice.error', (ns) => ns.length), 0);
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -318,10 +318,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
 /** Enter: sends, or queues the message while a chat runs (one at a time); refuses what cannot be sent. */
 function send(): void {
   const text = ui.prompt.value.trim();
-  if (!text) {
-    if (images.images.length) draw(transcript.error('Add a message to send with the images.'));
-    return;
-  }
+  if (!text && !images.images.length) return;  // images alone are a message (a pasted screenshot)
   if (text.length > MAX_MESSAGE_CHARS) return void draw(transcript.error(tooLong(text.length)));
   // While a chat runs, or the server is still starting, the message waits for its turn.
   if (busy || server.state === 'starting' || server.state === 'restarting') {
