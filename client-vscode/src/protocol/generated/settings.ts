@@ -23,6 +23,7 @@ export interface AgentLspSettings {
        */
       languages: [string, ...string[]];
       settings?: {};
+      startTimeout?: number;
     };
   };
   languageTimeout?: number;
