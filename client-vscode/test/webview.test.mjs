@@ -327,6 +327,13 @@ test('@ opens the mention list (arrows, Enter, Escape); picks become chips that 
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
+/** A PNG named `name` pasted into the prompt, as from the clipboard. */
+const pastePng = (page, name) => page.evaluate(([png, file]) => {
+  const data = new DataTransfer();
+  data.items.add(new File([Uint8Array.from(atob(png), (c) => c.charCodeAt(0))], file, { type: 'image/png' }));
+  document.getElementById('prompt').dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+}, [PNG, name]);
+
 test('the plan is a checklist pinned above the chat, updated live and redrawn from history; a subagent\'s calls nest under its task; web_fetch asks with its URL', async () => {
   const { page, errors, toPage, posted } = await open(undefined);
   await toPage({ type: 'init', mode: 'default', server: { state: 'ready', features: ['plan', 'task'] }, busy: false });
@@ -405,12 +412,7 @@ test('images: pasted, dropped or attached show as thumbnails, are checked (type,
   const thumbs = (where) => page.$$eval(`${where} .thumbnail img`, (ns) => ns.map((n) => n.alt));
   // paste: an image from the clipboard
   await page.focus('#prompt');
-  await page.evaluate((png) => {
-    const bytes = Uint8Array.from(atob(png), (c) => c.charCodeAt(0));
-    const data = new DataTransfer();
-    data.items.add(new File([bytes], 'screenshot.png', { type: 'image/png' }));
-    document.getElementById('prompt').dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
-  }, PNG);
+  await pastePng(page, 'screenshot.png');
   await page.waitForSelector('#attachments .thumbnail');
   assert.deepEqual(await thumbs('#attachments'), ['screenshot.png']);
   // drop: one good image, one too large, one of a type the agent does not take
@@ -475,12 +477,7 @@ test('images alone are a message: Enter with an empty prompt sends them', async 
   await toPage({ type: 'init', mode: 'default', server: { state: 'ready', features: ['images'] }, busy: false });
   await page.focus('#prompt');
   await page.press('#prompt', 'Enter');  // nothing to send: nothing sent, nothing said
-  await page.evaluate((png) => {
-    const bytes = Uint8Array.from(atob(png), (c) => c.charCodeAt(0));
-    const data = new DataTransfer();
-    data.items.add(new File([bytes], 'screenshot.png', { type: 'image/png' }));
-    document.getElementById('prompt').dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
-  }, PNG);
+  await pastePng(page, 'screenshot.png');
   await page.waitForSelector('#attachments .thumbnail');
   await page.press('#prompt', 'Enter');
   await page.waitForFunction(() => window.__posted.some((m) => m.type === 'send'));
@@ -554,11 +551,7 @@ test('a server without images: no attach button, and a pasted image is refused s
   const { page, errors, toPage, posted } = await open(undefined);
   await toPage({ type: 'init', mode: 'default', server: { state: 'ready', features: [] }, busy: false });
   assert.equal(await page.isHidden('#attach'), true);
-  await page.evaluate((png) => {
-    const data = new DataTransfer();
-    data.items.add(new File([Uint8Array.from(atob(png), (c) => c.charCodeAt(0))], 'shot.png', { type: 'image/png' }));
-    document.getElementById('prompt').dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
-  }, PNG);
+  await pastePng(page, 'shot.png');
   await page.waitForSelector('.notice.error');
   assert.equal(await page.textContent('.notice.error'),
     'The agent server does not take images (they came with protocol 1.2): update agent-lsp to send them.');

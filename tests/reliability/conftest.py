@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 import pytest_asyncio
 
 from tests.e2e import conftest as e2e
-from tests.reliability.rawlsp import RawServer
+from tests.reliability.rawlsp import ANSWER_CEILING, RawServer
 
 fake_api, workspace = e2e.fake_api, e2e.workspace  # the e2e tier's fixtures, shared
 
@@ -45,6 +46,19 @@ def tally(area: str, **counts: int) -> Row:
     for name, value in counts.items():
         setattr(row, name, getattr(row, name) + value)
     return row
+
+
+async def abort_latest(server: RawServer, pending: asyncio.Future, area: str, kind: Optional[str] = None) -> dict:
+    """Abort the session of the latest `agent/update` (of `kind`, when given) and return the pending chat's result;
+    a chat that does not answer within ANSWER_CEILING counts as a hang of `area`."""
+    session_id = next(n["params"]["sessionId"] for n in reversed(server.notifications)
+                      if n["method"] == "agent/update" and kind in (None, n["params"]["update"]["kind"]))
+    await server.request("agent/abort", {"sessionId": session_id})
+    try:
+        return (await asyncio.wait_for(pending, ANSWER_CEILING))["result"]
+    except asyncio.TimeoutError:
+        tally(area, hangs=1)
+        raise
 
 
 def summary_table() -> str:

@@ -20,7 +20,7 @@ from agent_lsp.core.ports import LanguageFeatureError
 from agent_lsp.sidecar import SidecarLanguageFeatures
 from tests.e2e.conftest import text, tool_use
 from tests.fakes.lsp_raw import garbage, junk
-from tests.reliability.conftest import tally
+from tests.reliability.conftest import abort_latest, tally
 from tests.reliability.rawlsp import ANSWER_CEILING
 from tests.reliability.test_mcp_faults import tool_results, warnings
 
@@ -167,14 +167,7 @@ async def test_misbehaving_language_servers(start_server, fake_api, workspace, t
         asked = len([x for x in log_of(out, ".hang") if x.startswith("textDocument/hover")])
         pending = server.request_future("agent/chat", {"message": f"abort {n}", **BYPASS})
         await wait_for(lambda: len([x for x in log_of(out, ".hang") if x.startswith("textDocument/hover")]) > asked)
-        session_id = next(u["params"]["sessionId"] for u in reversed(server.notifications)
-                          if u["method"] == "agent/update" and u["params"]["update"]["kind"] == "tool_call")
-        await server.request("agent/abort", {"sessionId": session_id})
-        try:
-            aborted = (await asyncio.wait_for(pending, ANSWER_CEILING))["result"]
-        except asyncio.TimeoutError:
-            tally(AREA, hangs=1)
-            raise
+        aborted = await abort_latest(server, pending, AREA, "tool_call")
         if aborted["stopReason"] != "aborted":
             problems.append(f"abort {n}: {aborted}")
         tally(AREA, cases=1)
@@ -298,14 +291,7 @@ async def test_an_abort_while_a_chat_waits_for_a_start_answers_at_once(start_ser
     fake_api.add(tool_use("hover", {"path": "a.mute", "line": 1, "column": 1}))
     pending = server.request_future("agent/chat", {"message": "abort the wait", **BYPASS})
     asked = await wait_for(lambda: any(line.startswith("initialize ") for line in log_of(out, ".mute")))
-    session_id = next(u["params"]["sessionId"] for u in reversed(server.notifications)
-                      if u["method"] == "agent/update" and u["params"]["update"]["kind"] == "tool_call")
-    await server.request("agent/abort", {"sessionId": session_id})
-    try:
-        aborted = (await asyncio.wait_for(pending, ANSWER_CEILING))["result"]
-    except asyncio.TimeoutError:
-        tally(AREA, hangs=1)
-        raise
+    aborted = await abort_latest(server, pending, AREA, "tool_call")
     problems = [] if asked and aborted["stopReason"] == "aborted" else [f"abort: {aborted}, started: {asked}"]
     # the start goes on for the next chat: the same process, not asked to stop
     starts = [line for line in log_of(out, ".mute") if line.startswith("start ")]

@@ -9,7 +9,7 @@ import asyncio
 import json
 
 from tests.e2e.conftest import text, tool_use
-from tests.reliability.conftest import OK_REPLY, tally
+from tests.reliability.conftest import OK_REPLY, abort_latest, tally
 from tests.reliability.history_check import history_problems
 from tests.reliability.rawlsp import ANSWER_CEILING, NO_ANSWER
 
@@ -69,12 +69,7 @@ async def test_abort_during_a_task(start_server, fake_api, long_run):
                 problems.append(f"{name}: never reached ({len(fake_api.requests) - first} requests)")
             session_id = next(n["params"]["sessionId"] for n in reversed(server.notifications)
                               if n["method"] == "agent/update")
-            await server.request("agent/abort", {"sessionId": session_id})
-            try:
-                result = (await asyncio.wait_for(pending, ANSWER_CEILING))["result"]
-            except asyncio.TimeoutError:
-                tally(AREA, hangs=1)
-                raise
+            result = await abort_latest(server, pending, AREA)
             if result["stopReason"] != "aborted":
                 problems.append(f"{name}: {result}")
             asked = len(fake_api.requests)
