@@ -48,14 +48,26 @@ def tally(area: str, **counts: int) -> Row:
     return row
 
 
-async def abort_latest(server: RawServer, pending: asyncio.Future, area: str, kind: Optional[str] = None) -> dict:
-    """Abort the session of the latest `agent/update` (of `kind`, when given) and return the pending chat's result;
-    a chat that does not answer within ANSWER_CEILING counts as a hang of `area`."""
-    session_id = next(n["params"]["sessionId"] for n in reversed(server.notifications)
-                      if n["method"] == "agent/update" and kind in (None, n["params"]["update"]["kind"]))
+async def abort_latest(server: RawServer, pending: asyncio.Future, area: str, kind: Optional[str] = None,
+                       since: int = 0) -> tuple[str, dict]:
+    """Abort the session of the latest `agent/update` (of `kind`, when given) among the notifications from index
+    `since` on, once there is one, and return that session and the pending chat's result; a chat that does not
+    answer within ANSWER_CEILING counts as a hang of `area`. (`since`: the count before the chat was sent, so that
+    an update of an earlier chat, still the latest when the fake model has already been asked, is not taken.)"""
+    def latest() -> Optional[str]:
+        return next((n["params"]["sessionId"] for n in reversed(server.notifications[since:])
+                     if n["method"] == "agent/update" and kind in (None, n["params"]["update"]["kind"])), None)
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + ANSWER_CEILING
+    while (session_id := latest()) is None:
+        if loop.time() > deadline:
+            tally(area, hangs=1)
+            raise TimeoutError("no agent/update of the chat to abort")
+        await asyncio.sleep(0.02)
     await server.request("agent/abort", {"sessionId": session_id})
     try:
-        return (await asyncio.wait_for(pending, ANSWER_CEILING))["result"]
+        return session_id, (await asyncio.wait_for(pending, ANSWER_CEILING))["result"]
     except asyncio.TimeoutError:
         tally(area, hangs=1)
         raise

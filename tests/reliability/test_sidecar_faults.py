@@ -165,9 +165,10 @@ async def test_misbehaving_language_servers(start_server, fake_api, workspace, t
     for n in range(5 if long_run else 1):
         fake_api.add(tool_use("hover", {"path": "a.hang", "line": 1, "column": 1}))
         asked = len([x for x in log_of(out, ".hang") if x.startswith("textDocument/hover")])
+        sent = len(server.notifications)
         pending = server.request_future("agent/chat", {"message": f"abort {n}", **BYPASS})
         await wait_for(lambda: len([x for x in log_of(out, ".hang") if x.startswith("textDocument/hover")]) > asked)
-        aborted = await abort_latest(server, pending, AREA, "tool_call")
+        _, aborted = await abort_latest(server, pending, AREA, "tool_call", since=sent)
         if aborted["stopReason"] != "aborted":
             problems.append(f"abort {n}: {aborted}")
         tally(AREA, cases=1)
@@ -289,9 +290,10 @@ async def test_an_abort_while_a_chat_waits_for_a_start_answers_at_once(start_ser
     server = await start_server(init_options={"languageServers": {"mute": raw_server(
         "no-init", out, ".mute", startTimeout=600)}}, AGENT_LSP_LANGUAGE_START_WAIT="600")
     fake_api.add(tool_use("hover", {"path": "a.mute", "line": 1, "column": 1}))
+    sent = len(server.notifications)
     pending = server.request_future("agent/chat", {"message": "abort the wait", **BYPASS})
     asked = await wait_for(lambda: any(line.startswith("initialize ") for line in log_of(out, ".mute")))
-    aborted = await abort_latest(server, pending, AREA, "tool_call")
+    _, aborted = await abort_latest(server, pending, AREA, "tool_call", since=sent)
     problems = [] if asked and aborted["stopReason"] == "aborted" else [f"abort: {aborted}, started: {asked}"]
     # the start goes on for the next chat: the same process, not asked to stop
     starts = [line for line in log_of(out, ".mute") if line.startswith("start ")]

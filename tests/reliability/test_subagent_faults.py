@@ -64,12 +64,11 @@ async def test_abort_during_a_task(start_server, fake_api, long_run):
             server.server_requests.clear()
             first = len(fake_api.requests)
             fake_api.script[:] = list(script)
+            sent = len(server.notifications)
             pending = server.request_future("agent/chat", {"message": f"{name} {round_}", "permissionMode": mode})
             if not await wait_for(ready):
                 problems.append(f"{name}: never reached ({len(fake_api.requests) - first} requests)")
-            session_id = next(n["params"]["sessionId"] for n in reversed(server.notifications)
-                              if n["method"] == "agent/update")
-            result = await abort_latest(server, pending, AREA)
+            session_id, result = await abort_latest(server, pending, AREA, since=sent)
             if result["stopReason"] != "aborted":
                 problems.append(f"{name}: {result}")
             asked = len(fake_api.requests)
