@@ -32,6 +32,7 @@ WALK = ["--no-config", "--no-require-git", "--hidden", "--sort", "path",
 """How every run walks: .gitignore honoured in or out of a git repository, deterministic order."""
 
 _FILE_ERROR = re.compile(r"\(os error \d+\)$")
+_NOTHING_SEARCHED = "rg: No files were searched"
 _binary: Optional[str] = None
 
 
@@ -47,6 +48,10 @@ def rg_binary() -> str:
                             "agent-lsp-server (it depends on the `ripgrep` package) or install ripgrep.")
         _binary = found
     return _binary
+
+
+class NothingSearched(ToolError):
+    """rg found no file to search: every file was filtered out (a glob that matches none, or all excluded)."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,8 @@ async def lines(args: list[str], cwd: Path, stdin: Optional[bytes] = None) -> As
         if _failed(code, error):
             if "regex parse error" in error:
                 raise ToolError(f"pattern is not a valid regular expression (ripgrep syntax): {error}")
+            if error.startswith(_NOTHING_SEARCHED):
+                raise NothingSearched(error)
             raise ToolError(error or f"rg exited with status {code}")
     finally:
         if not finished:

@@ -6,6 +6,7 @@ import asyncio
 import fnmatch
 import json
 import os
+import posixpath
 import re
 import warnings
 from bisect import bisect_right
@@ -52,7 +53,7 @@ class Search(Tool):
             raise ToolError(f"{input.path} does not exist.")
         cwd, target = (start, []) if start.is_dir() else (start.parent, [start.name])
         base = display(roots, cwd)
-        # rg starts at once; which buffers replace their files is worked out meanwhile, in a thread.
+        # Which buffers replace their files is worked out first, in a thread: rg then leaves those files unread.
         dirty = asyncio.ensure_future(dirty_buffers(ctx.editor.open_documents(), roots, start, cwd, input.glob))
         disk = asyncio.ensure_future(_search_disk(input.pattern, input.glob, cwd, target, base, skip=dirty))
         buffers = asyncio.ensure_future(_then_search_buffers(input.pattern, dirty))
@@ -77,32 +78,63 @@ async def _then_search_buffers(pattern: str, dirty: asyncio.Future) -> list[Matc
 
 async def _search_disk(pattern: str, glob: Optional[str], cwd: Path, target: list[str], base: str,
                        skip: asyncio.Future) -> list[Match]:
-    """The first MAX_MATCHES + 1 matches on disk, in path order, leaving out the files `skip` names (a future:
-    the matches wait for it, rg does not)."""
+    """The first MAX_MATCHES + 1 matches on disk, in path order, leaving out the files `skip` names (a future,
+    shared with the buffers' search)."""
+    skipped = await asyncio.shield(skip)  # shared: not cancelled from here
+    # With every file of a workspace open and edited, reading the files only to drop their matches was most of rg's
+    # time: rg is told to leave them out. What a glob cannot name is still dropped below.
     args = ["--json", "--max-filesize", ripgrep.MAX_FILE_SIZE, *(["-g", glob] if glob else []), *ripgrep.WALK,
-            "--", pattern, *target]
+            *_excluded(skipped, base), "--", pattern, *target]
     hits: list[Match] = []
-    skipped: Optional[dict[str, str]] = None
     passing = False
-    async with aclosing(ripgrep.lines(args, cwd)) as out:
-        async for raw in out:
-            if passing and raw.startswith(ripgrep.MATCH_PREFIX):  # a file whose buffer is searched instead
-                continue
-            message = json.loads(raw)
-            path, match = ripgrep.begun(message), ripgrep.match_of(message)
-            if path is None and match is None:
-                continue
-            if skipped is None:
-                skipped = await asyncio.shield(skip)  # shared with the buffers' search: not cancelled here
-            if path is not None:
-                passing = ripgrep.join(base, path) in skipped
-                continue
-            name = ripgrep.join(base, match.path)
-            if name not in skipped:
-                hits.append(Match(name, match.line, match.text))
-            if len(hits) > MAX_MATCHES:
-                break
+    try:
+        async with aclosing(ripgrep.lines(args, cwd)) as out:
+            async for raw in out:
+                if passing and raw.startswith(ripgrep.MATCH_PREFIX):  # a file whose buffer is searched instead
+                    continue
+                message = json.loads(raw)
+                path, match = ripgrep.begun(message), ripgrep.match_of(message)
+                if path is None and match is None:
+                    continue
+                if path is not None:
+                    passing = ripgrep.join(base, path) in skipped
+                    continue
+                name = ripgrep.join(base, match.path)
+                if name not in skipped:
+                    hits.append(Match(name, match.line, match.text))
+                if len(hits) > MAX_MATCHES:
+                    break
+    except ripgrep.NothingSearched:
+        if not skipped:  # a glob that matches no file: rg's message says so
+            raise
     return hits
+
+
+_GLOB_SPECIAL = re.compile(r"[*?\[\]{}\\]|^[!#]|^\s|\s$")
+"""A name with these would need glob escapes: it is left to the filter rather than to rg's glob syntax."""
+EXCLUDE_BUDGET = 24_000 if os.name == "nt" else 500_000
+"""The characters of exclusions put on rg's command line (Windows allows 32,767 in all); past it, files are read
+and their matches dropped."""
+
+
+def _excluded(skipped: dict[str, str], base: str) -> list[str]:
+    """rg arguments that leave out the files of `skipped` (names as the model sees them) under `base` (rg's cwd as
+    the model sees it): `-g !/rel/path` each, anchored at rg's cwd, overriding every ignore file."""
+    base = posixpath.normpath(base) if base else "."
+    prefix = "" if base == "." else base.rstrip("/") + "/"
+    args, spent = [], 0
+    for name in skipped:
+        if not name.startswith(prefix):
+            continue
+        rel = name[len(prefix):]
+        if not rel or rel.startswith("../") or _GLOB_SPECIAL.search(rel):
+            continue
+        glob = f"!/{rel}"
+        spent += 2 + len(glob)
+        if spent > EXCLUDE_BUDGET:
+            break
+        args += ["-g", glob]
+    return args
 
 
 async def dirty_buffers(docs: list[OpenDocument], roots: list[Path], start: Path, cwd: Path,

@@ -46,6 +46,36 @@ async def test_dirty_buffers_replace_their_files_clean_ones_are_read_on_disk(ws)
                                      "src/new.py:1: a TODO in a file not yet on disk"]
 
 
+async def test_files_whose_buffers_are_searched_are_left_unread_by_rg(ws):
+    (ws / "src" / "sub").mkdir()
+    (ws / "src" / "sub" / "a.py").write_text("TODO nested\n")  # the same name deeper down: still read
+    (ws / "src" / "we*rd.py").write_text("TODO\n")  # a glob could not name it exactly: read, its matches dropped
+    skipped = {"src/a.py": "", "src/we*rd.py": "", "other/x.py": "", "src": ""}  # "src": a buffer where rg runs
+    args = search._excluded(skipped, "src")
+    assert args == ["-g", "!/a.py"]
+    read = []
+    async for raw in ripgrep.lines(["--json", *ripgrep.WALK, *args, "--", "TODO"], ws / "src"):
+        path = ripgrep.begun(json.loads(raw))
+        if path is not None:
+            read.append(path)
+    assert read == ["b.py", "c.txt", "sub/a.py", "we*rd.py"]
+    assert search._excluded({"src/a.py": "", "other/x.py": ""}, ".") == ["-g", "!/src/a.py", "-g", "!/other/x.py"]
+    many = {f"pkg{n:05d}/module.py": "" for n in range(40_000)}  # more than a command line should carry
+    spent = sum(len(arg) for arg in search._excluded(many, "."))
+    assert search.EXCLUDE_BUDGET - 40 < spent <= search.EXCLUDE_BUDGET
+
+
+async def test_every_file_open_and_unsaved_leaves_rg_nothing_to_read_and_that_is_no_error(ws):
+    editor = FakeEditor(root=ws)
+    context = ToolContext(editor=editor)
+    with pytest.raises(ToolError, match="No files were searched"):  # a glob that matches no file says so
+        await search.TOOL.run(context, search.SearchInput(pattern="TODO", glob="*.rs"))
+    editor.open("src/a.py", "TODO buffer a\n")
+    editor.open("src/b.py", "TODO buffer b\n")
+    out = await search.TOOL.run(context, search.SearchInput(pattern="TODO", path="src", glob="*.py"))
+    assert out.text.splitlines() == ["src/a.py:1: TODO buffer a", "src/b.py:1: TODO buffer b"]
+
+
 async def test_a_pattern_only_ripgrep_reads_still_searches_buffers(ws):
     editor = FakeEditor(root=ws)
     editor.open("src/a.py", "alpha 1\n")
