@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
-import subprocess
+import stat
 from pathlib import Path
 from typing import AnyStr, Optional
 
@@ -13,12 +14,15 @@ from pydantic import Field
 from agent_lsp.core.events import Location
 from agent_lsp.core.ports import OpenDocument
 from agent_lsp.core.tool import MAX_OUTPUT_CHARS, Tool, ToolContext, ToolError, ToolInput, ToolOutput, bound
+from agent_lsp.tools.line_count import COUNTER
 from agent_lsp.tools.paths import display, file_location, resolve
 
 DEFAULT_LIMIT = 2000
 BIG_FILE = 1 << 20
-"""Above this size a file's lines are counted by `wc -l`: bytes.count would hold the GIL, and read_file calls of
-one turn run side by side."""
+"""Above this size a file's lines are counted by `wc -l` (tools/line_count.py): bytes.count would hold the GIL, and
+read_file calls of one turn run side by side."""
+COUNT_WAIT = 60.0
+"""How long a read waits for `wc`'s count before counting itself."""
 CHUNK = 1 << 16
 BLOCK = 1 << 13
 
@@ -49,19 +53,31 @@ class ReadFile(Tool):
         name = display(ctx.editor.roots, path)
         doc = ctx.editor.open_document(path)
         start = (input.offset or 1) - 1
+        # Asked for here, on the loop, so that the reads of one reply share `wc` processes.
+        count = await COUNTER.count(path) if doc is None and _size(path) > BIG_FILE else None
         return ToolOutput(await asyncio.to_thread(_render, doc, path, name, start, input.limit or DEFAULT_LIMIT,
-                                                  input.offset))
+                                                  input.offset, count))
 
 
-def _render(doc: Optional[OpenDocument], path: Path, name: str, start: int, limit: int, offset: Optional[int]) -> str:
+def _size(path: Path) -> int:
+    """A regular file's size; 0 for anything else (the read says what it is)."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return 0
+    return info.st_size if stat.S_ISREG(info.st_mode) else 0
+
+
+def _render(doc: Optional[OpenDocument], path: Path, name: str, start: int, limit: int, offset: Optional[int],
+            count: Optional[concurrent.futures.Future] = None) -> str:
     """The tool's answer, in a thread. Only the lines shown are decoded and split; a big file is read only as far
-    as those lines, its lines counted by `wc -l` in a process of its own (no GIL) meanwhile."""
+    as those lines while `count` (its newlines, counted by `wc -l`) comes."""
     if doc is not None:
         source = ", open in the editor with unsaved changes" if doc.unsaved else ", open in the editor"
         total, window = _window(doc.text, start, limit)
     else:
         source = ""
-        total, raw = _file_window(path, start, limit)
+        total, raw = _file_window(path, start, limit, count)
         window = raw.decode("utf-8", errors="replace")
     if start and start >= total:
         raise ToolError(f"offset {offset} is past the end of {name} ({total} lines).")
@@ -97,32 +113,32 @@ def _numbered(header: str, lines: list[str], start: int, footer: str, limit: int
     return f"{prefix[:limit]}\n[output truncated: {size - limit} more characters, {newlines} more lines]"
 
 
-def _file_window(path: Path, start: int, limit: int) -> tuple[int, bytes]:
-    """A file's line count and the bytes of its lines start to start + limit - 1 (0-based)."""
+def _file_window(path: Path, start: int, limit: int, count: Optional[concurrent.futures.Future] = None
+                 ) -> tuple[int, bytes]:
+    """A file's line count and the bytes of its lines start to start + limit - 1 (0-based); `count`, when given, is
+    the file's number of newlines to come."""
     try:
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             if b"\0" in f.read(8192):
                 raise ToolError(f"{path} is a binary file.")
             f.seek(0)
-            counter = _wc(path) if size > BIG_FILE else None
-            if counter is None:
+            if count is None or size == 0:
                 return _window(f.read(), start, limit)
-            try:  # only as far as the lines shown; wc counts them all meanwhile
-                chunks, newlines = [], 0
-                while newlines < start + limit:
-                    chunk = f.read(CHUNK)
-                    if not chunk:
-                        break
-                    chunks.append(chunk)
-                    newlines += chunk.count(b"\n")
-                _, window = _window(b"".join(chunks), start, limit, newlines)
-                last = os.pread(f.fileno(), 1, size - 1)
-                counted = _newlines(counter)
-            finally:
-                if counter.returncode is None:
-                    counter.kill()
-                    counter.wait()
+            # Only as far as the lines shown; wc counts them all meanwhile.
+            chunks, newlines = [], 0
+            while newlines < start + limit:
+                chunk = f.read(CHUNK)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                newlines += chunk.count(b"\n")
+            _, window = _window(b"".join(chunks), start, limit, newlines)
+            last = os.pread(f.fileno(), 1, size - 1)
+            try:
+                counted = count.result(COUNT_WAIT)  # waits without the GIL
+            except concurrent.futures.TimeoutError:
+                counted = None
             if counted is None:  # wc failed: count here
                 f.seek(0)
                 return _window(f.read(), start, limit)
@@ -133,22 +149,6 @@ def _file_window(path: Path, start: int, limit: int) -> tuple[int, bytes]:
         raise ToolError(f"{path} does not exist.") from None
     except OSError as e:
         raise ToolError(f"{path} cannot be read: {e.strerror}.") from None
-
-
-def _wc(path: Path) -> Optional[subprocess.Popen]:
-    """`wc -l < path`, started (None where there is no `wc`)."""
-    try:
-        with open(path, "rb") as stdin:
-            return subprocess.Popen(["wc", "-l"], stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    except OSError:
-        return None
-
-
-def _newlines(counter: subprocess.Popen) -> Optional[int]:
-    """What `wc -l` counted; None when it failed. The thread waits without the GIL."""
-    out, _ = counter.communicate()
-    words = out.split()
-    return int(words[0]) if counter.returncode == 0 and words and words[0].isdigit() else None
 
 
 def _window(text: AnyStr, start: int, limit: int, newlines: Optional[int] = None) -> tuple[int, AnyStr]:
