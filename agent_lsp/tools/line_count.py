@@ -52,13 +52,21 @@ class LineCounter:
             os.close(fd)
             return None
         answer: concurrent.futures.Future = concurrent.futures.Future()
-        if self._started is None:
-            loop = asyncio.get_running_loop()
+        loop = asyncio.get_running_loop()
+        if self._started is None or self._started.get_loop() is not loop:  # (a loop closed before its flush)
+            self._drop()
             self._started = loop.create_future()
             loop.call_soon(self._flush)
         self._pending.append(_Request(fd, size, answer))
         await asyncio.shield(self._started)
         return answer
+
+    def _drop(self) -> None:
+        """Forget a batch whose loop is gone: its files are closed, its answers say "not counted"."""
+        for request in self._pending:
+            os.close(request.fd)
+        _answer(self._pending, {})
+        self._pending, self._started = [], None
 
     def _flush(self) -> None:
         batch, started = self._pending, self._started

@@ -46,3 +46,22 @@ async def test_without_wc_a_big_file_is_counted_by_its_reader(tmp_path, monkeypa
     out = await read_file.TOOL.run(ToolContext(editor=FakeEditor(root=tmp_path)),
                                    read_file.ReadFileInput(path="big.txt", offset=read_file.BIG_FILE // 2 + 11))
     assert out.text == f"big.txt ({read_file.BIG_FILE // 2 + 11} lines)\n{read_file.BIG_FILE // 2 + 11:>6}\tend"
+
+
+def test_a_batch_left_by_a_closed_loop_does_not_hold_up_the_next(tmp_path):
+    path = tmp_path / "a.txt"
+    path.write_bytes(b"x\n" * 3)
+    counter = line_count.LineCounter()
+
+    async def ask_and_leave():  # the loop closes before its flush runs
+        asyncio.ensure_future(counter.count(path))
+
+    loop = asyncio.new_event_loop()
+    loop.set_exception_handler(lambda loop, context: None)  # the request left pending is the point
+    loop.run_until_complete(ask_and_leave())
+    loop.close()
+
+    async def ask():
+        return await asyncio.wrap_future(await counter.count(path))
+
+    assert asyncio.run(ask()) == 3
