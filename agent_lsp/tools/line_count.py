@@ -72,11 +72,19 @@ class LineCounter:
         batch, started = self._pending, self._started
         self._pending, self._started = [], None
         try:
-            for share in _shares(batch, os.cpu_count() or 1):
+            for share in _shares(batch, _cores()):
                 _start(share)
         finally:
             if not started.done():
                 started.set_result(None)
+
+
+def _cores() -> int:
+    """The cores this process may run on (a container's CPU set, not the host's count)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # macOS has no sched_getaffinity
+        return os.cpu_count() or 1
 
 
 def _shares(batch: list[_Request], cores: int) -> list[list[_Request]]:
