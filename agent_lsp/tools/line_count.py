@@ -73,9 +73,12 @@ class LineCounter:
         self._pending, self._started = [], None
         try:
             for share in _shares(batch, _cores()):
-                _start(share)
+                try:
+                    _start(share)
+                except Exception:  # its readers count themselves; the next share still starts
+                    _answer(share, {})
         finally:
-            if not started.done():
+            if started is not None and not started.done():
                 started.set_result(None)
 
 
@@ -105,7 +108,7 @@ def _start(share: list[_Request]) -> None:
             ["wc", "-l", *(f"/dev/fd/{r.fd}" for r in share)], pass_fds=[r.fd for r in share],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env={**WC_ENV, "PATH": os.environ.get("PATH", os.defpath)})
-    except OSError:
+    except (OSError, ValueError):  # no wc, no process to be had
         _answer(share, {})
         return
     finally:
