@@ -237,12 +237,23 @@ async def first_chat_and_stream(runs: int, quick: bool, root: Path) -> list[Row]
         Row("first chat: spawn → first text delta, vs the plain SDK script with pygls imported first",
             ms(first["agent"]), ms(first["floor"]), median(first["agent"]) / median(first["floor"]), "(floor)", None),
         Row("first chat, absolute", ms(first["agent"]), "", None, "≤ 1300 ms", absolute <= 1.3,
-            "" if absolute <= 1.3 else "`import anthropic` alone takes longer than that on this loaded machine "
-            "(see the reference above)"),
+            _absolute_why(absolute, median(first["sdk"]), median(first["floor"]))),
         stream_row,
         Row("agent/update notifications per second per chat", f"{median(rates):.0f}/s", "", None, "≤ 50/s",
             median(rates) <= 50),
     ]
+
+
+def _absolute_why(agent: float, sdk: float, floor: float) -> str:
+    """Why the first chat took over 1.3 s, from what the references took in the same run."""
+    if agent <= 1.3:
+        return ""
+    if sdk > 1.3:
+        return f"the plain SDK script alone took {sdk * 1000:.0f} ms on this machine (see the reference above)"
+    if floor > 1.3:
+        return (f"the plain SDK script with `import pygls.lsp.server` first took {floor * 1000:.0f} ms on this "
+                "machine (see the reference above)")
+    return ""
 
 
 async def _stream(api: FakeMessagesAPI, root: Path, reply: dict, samples: int) -> tuple[dict[str, list[float]],
