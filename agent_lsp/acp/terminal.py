@@ -55,10 +55,9 @@ class InClientTerminal(Tool):
         self._started(terminal)
         try:
             try:
-                exit = await asyncio.wait_for(
-                    self._conn.wait_for_terminal_exit(session_id=self._session_id, terminal_id=terminal),
-                    input.timeout)
-            except asyncio.TimeoutError:
+                async with asyncio.timeout(input.timeout):  # not wait_for (models/retry.py says why)
+                    exit = await self._conn.wait_for_terminal_exit(session_id=self._session_id, terminal_id=terminal)
+            except TimeoutError:
                 await self._kill(terminal)
                 output = await self._output(terminal)
                 raise ToolError(f"`{input.command}` timed out after {input.timeout} s and was killed.\n{output}")

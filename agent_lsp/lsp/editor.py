@@ -174,8 +174,9 @@ class LspEditor:
             params = protocol._converter.structure(params, attrs.fields(typed).params.type)
         future = protocol.send_request_async(method, params, msg_id=msg_id)
         try:
-            answer = await asyncio.wait_for(future, CLIENT_REQUEST_TIMEOUT)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(CLIENT_REQUEST_TIMEOUT):  # not wait_for (models/retry.py says why)
+                answer = await future
+        except TimeoutError:
             protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
             raise ToolError(f"The editor did not answer {method} within {CLIENT_REQUEST_TIMEOUT:.0f} s.") from None
         except asyncio.CancelledError:

@@ -66,8 +66,9 @@ class EditorLanguageFeatures:
         future = protocol.send_request_async("agent/languageFeature", {"method": method, "params": params},
                                              msg_id=msg_id)
         try:
-            return await asyncio.wait_for(future, timeout)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(timeout):  # not wait_for (models/retry.py says why)
+                return await future
+        except TimeoutError:
             protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
             log.info("agent/languageFeature %s: no answer within %g s", method, timeout)
             raise LanguageFeatureError(f"The editor's language servers did not answer {method} within "

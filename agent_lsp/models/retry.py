@@ -40,8 +40,9 @@ async def open_with_retries(open_once: Callable[[], Awaitable[T]], read_timeout:
     while True:
         wait = min(read_timeout, deadline - loop.time())
         try:
-            return await asyncio.wait_for(open_once(), wait)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(wait):  # not wait_for: in 3.11 it loses an abort that lands as the answer does
+                return await open_once()
+        except TimeoutError:
             raise NoAnswer(wait, retry + 1) from None
         except Exception as error:  # noqa: BLE001 - classified by delay_for, re-raised as it was
             delay = delay_for(error, retry)

@@ -74,7 +74,8 @@ async def _run(command: HookCommand, stdin: bytes, cwd: Optional[Path]) -> tuple
     except OSError as e:
         return 127, "", str(e)
     try:
-        out, err = await asyncio.wait_for(process.communicate(stdin), command.timeout)
+        async with asyncio.timeout(command.timeout):  # not wait_for (models/retry.py says why)
+            out, err = await process.communicate(stdin)
     except BaseException:  # a timeout, or the chat was stopped: the hook must not outlive it
         try:
             os.killpg(process.pid, signal.SIGKILL)

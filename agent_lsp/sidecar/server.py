@@ -290,8 +290,9 @@ class Server:
             try:
                 await self.request("shutdown", None, STOP_WAIT)
                 self.client.plain.notify("exit", None)  # type: ignore[union-attr]
-                await asyncio.wait_for(process.wait(), STOP_WAIT)
-            except (LanguageFeatureError, asyncio.TimeoutError):
+                async with asyncio.timeout(STOP_WAIT):  # not wait_for (models/retry.py says why)
+                    await process.wait()
+            except (LanguageFeatureError, TimeoutError):
                 pass
         await self._kill()
         self.state = "stopped"
@@ -322,8 +323,9 @@ class Server:
         msg_id = str(uuid.uuid4())
         future = asyncio.wrap_future(protocol.send_request(method, params, msg_id=msg_id))
         try:
-            return await asyncio.wait_for(future, timeout)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(timeout):  # not wait_for (models/retry.py says why)
+                return await future
+        except TimeoutError:
             raise LanguageFeatureError(f"language server `{self.name}` did not answer {method} "
                                        f"within {timeout:g} s{why}") from None
         except JsonRpcException as e:

@@ -81,8 +81,9 @@ class RunCommand(Tool):
             stderr=asyncio.subprocess.STDOUT, start_new_session=True)  # its own group: kill takes its children too
         output = Output()
         try:
-            await asyncio.wait_for(self._read(process, output, ctx), input.timeout)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(input.timeout):  # not wait_for (models/retry.py says why)
+                await self._read(process, output, ctx)
+        except TimeoutError:
             _kill(process)
             await process.wait()
             raise ToolError(f"`{input.command}` timed out after {input.timeout} s and was killed.\n{output.text()}")

@@ -65,12 +65,13 @@ async def abort_latest(server: RawServer, pending: asyncio.Future, area: str, ki
             tally(area, hangs=1)
             raise TimeoutError("no agent/update of the chat to abort")
         await asyncio.sleep(0.02)
-    await server.request("agent/abort", {"sessionId": session_id})
+    aborted = await server.request("agent/abort", {"sessionId": session_id})
     try:
         return session_id, (await asyncio.wait_for(pending, ANSWER_CEILING))["result"]
     except asyncio.TimeoutError:
         tally(area, hangs=1)
-        raise
+        raise TimeoutError(f"the chat did not answer within {ANSWER_CEILING} s of agent/abort of {session_id} "
+                           f"(answered {aborted.get('result', aborted)})") from None
 
 
 def summary_table() -> str:

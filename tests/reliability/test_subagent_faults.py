@@ -68,7 +68,10 @@ async def test_abort_during_a_task(start_server, fake_api, long_run):
             pending = server.request_future("agent/chat", {"message": f"{name} {round_}", "permissionMode": mode})
             if not await wait_for(ready):
                 problems.append(f"{name}: never reached ({len(fake_api.requests) - first} requests)")
-            session_id, result = await abort_latest(server, pending, AREA, since=sent)
+            try:
+                session_id, result = await abort_latest(server, pending, AREA, since=sent)
+            except TimeoutError as e:
+                raise AssertionError(f"{name}, round {round_}: {e}") from None
             if result["stopReason"] != "aborted":
                 problems.append(f"{name}: {result}")
             asked = len(fake_api.requests)
