@@ -56,7 +56,9 @@ class InClientTerminal(Tool):
         try:
             try:
                 async with asyncio.timeout(input.timeout):  # not wait_for (models/retry.py says why)
-                    exit = await self._conn.wait_for_terminal_exit(session_id=self._session_id, terminal_id=terminal)
+                    # A task of its own, as before: the update that shows the terminal goes out before this request.
+                    exit = await asyncio.ensure_future(
+                        self._conn.wait_for_terminal_exit(session_id=self._session_id, terminal_id=terminal))
             except TimeoutError:
                 await self._kill(terminal)
                 output = await self._output(terminal)
