@@ -34,6 +34,14 @@ STATES = {
 }
 
 
+def _answers_a_tool(body: dict) -> bool:
+    """Whether a Messages API request is a chat's second turn: its last message carries no "go" (the user's
+    message; an aborted chat's tool results can share the next chat's first message with it)."""
+    content = body["messages"][-1]["content"]
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    return not any(block.get("type") == "text" and block.get("text", "").strip() == "go" for block in blocks)
+
+
 def percentile(samples: list[float], q: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -88,7 +96,12 @@ async def measure(runs: int, provider: str = "anthropic") -> dict[str, list[floa
         samples, session = [], None
         for _ in range(runs):
             seen.clear()
-            api.add(*replies)
+            if provider == "anthropic" and len(replies) > 1:
+                # Each request answered by what it asks, not by its place in a queue: the aborted chat's second
+                # request can reach the fake after the next chat's replies were queued, and would take the first.
+                api.default = lambda body, replies=replies: replies[1] if _answers_a_tool(body) else replies[0]
+            else:
+                api.add(*replies)
             params = {"message": "go", "permissionMode": mode, **({"sessionId": session} if session else {})}
             chat = asyncio.ensure_future(client.request("agent/chat", params))
             deadline = time.perf_counter() + 60
@@ -105,6 +118,7 @@ async def measure(runs: int, provider: str = "anthropic") -> dict[str, list[floa
             assert result["stopReason"] == "aborted", result
             api.script.clear()
         results[state] = samples
+        api.default = None
     await client.close()
     api.stop()
     return results
