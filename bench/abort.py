@@ -34,7 +34,7 @@ STATES = {
 }
 
 
-def _answers_a_tool(body: dict) -> bool:
+def _is_second_turn(body: dict) -> bool:
     """Whether a Messages API request is a chat's second turn: its last message carries no "go" (the user's
     message; an aborted chat's tool results can share the next chat's first message with it)."""
     content = body["messages"][-1]["content"]
@@ -99,7 +99,7 @@ async def measure(runs: int, provider: str = "anthropic") -> dict[str, list[floa
             if provider == "anthropic" and len(replies) > 1:
                 # Each request answered by what it asks, not by its place in a queue: the aborted chat's second
                 # request can reach the fake after the next chat's replies were queued, and would take the first.
-                api.default = lambda body, replies=replies: replies[1] if _answers_a_tool(body) else replies[0]
+                api.default = lambda body, replies=replies: replies[1] if _is_second_turn(body) else replies[0]
             else:
                 api.add(*replies)
             params = {"message": "go", "permissionMode": mode, **({"sessionId": session} if session else {})}
