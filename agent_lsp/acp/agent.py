@@ -55,7 +55,7 @@ class AcpAgent:
         self.conn: Any = None
         self.client = schema.ClientCapabilities()
         self.outbox: Optional[Outbox] = None
-        self._sessions: Any = None
+        self._service: Any = None
         self.cwds: dict[str, Path] = {}
         self.modes: dict[str, str] = {}
         self.models: dict[str, str] = {}
@@ -114,11 +114,12 @@ class AcpAgent:
         self.unshown += messages
 
     @property
-    def sessions(self) -> Any:
-        """The sessions layer, made (and its modules imported) on first use."""
-        if self._sessions is None:
+    def service(self) -> Any:
+        """The chat service over the sessions and the chat assembly, made (and its modules imported) on first use."""
+        if self._service is None:
             from agent_lsp.models.registry import build_model
-            from agent_lsp.sessions.runtime import Sessions
+            from agent_lsp.sessions.live import Sessions
+            from agent_lsp.sessions.service import ChatService
             from agent_lsp.sessions.store import open_store
 
             store = None
@@ -126,11 +127,16 @@ class AcpAgent:
                 store, warning = open_store(self.data_dir)
                 if warning:
                     log.warning(warning)
-            self._sessions = Sessions(build_model, self._emit, store)
-        return self._sessions
+            self._service = ChatService(Sessions(store), self.assembly, build_model)
+        return self._service
+
+    @property
+    def sessions(self) -> Any:
+        """The sessions (sessions/live.py)."""
+        return self.service.sessions
 
     def _session(self, session_id: str) -> Any:
-        from agent_lsp.sessions.runtime import UnknownSession
+        from agent_lsp.sessions.live import UnknownSession
 
         try:
             return self.sessions.get(session_id)
@@ -186,9 +192,9 @@ class AcpAgent:
     def _announce_commands(self, session_id: str) -> None:
         """Send the session's slash commands (`available_commands_update`) right after session/new or load:
         listing asks nothing (the first prompt asks trust for the project's command files, as for its settings)."""
-        asyncio.ensure_future(self._send_commands(session_id))
+        asyncio.ensure_future(self.send_commands(session_id))
 
-    async def _send_commands(self, session_id: str) -> None:
+    async def send_commands(self, session_id: str) -> None:
         from agent_lsp.acp.convert import acp_commands
 
         try:
@@ -266,44 +272,26 @@ class AcpAgent:
 
     # ---- prompt turns ------------------------------------------------------------------------------------
 
-    def _emit(self, session: Any, update: Any) -> None:
-        converter = self.converters.get(session.id)
-        converted = converter.convert(update) if converter else None
-        if converted is not None:
-            self.outbox.push(session.id, converted)
-
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> schema.PromptResponse:
         from agent_lsp.acp.convert import STOP_REASONS
+        from agent_lsp.acp.prompt import AcpPrompt
         from agent_lsp.sessions.assembly import BadInput
-        from agent_lsp.sessions.runtime import SessionBusy
+        from agent_lsp.sessions.live import SessionBusy
 
-        session = self._session(session_id)
+        self._session(session_id)
         if session_id not in self.editors:
             raise invalid("sessionId", f"session {session_id} is not loaded in this connection: session/load it first")
+        chat = asyncio.ensure_future(self.service.chat(self._inputs(session_id, prompt), AcpPrompt(self, session_id)))
         try:
-            checked = await self.assembly.check(self._inputs(session_id, prompt))
+            outcome = await asyncio.shield(chat)
+        except asyncio.CancelledError:  # the connection is closing: stop the turn, keep its history, answer nothing
+            chat.cancel()
+            await asyncio.wait({chat})
+            raise
         except BadInput as e:
             raise invalid("prompt" if e.field == "message" else e.field, str(e)) from None
-        if [c.name for c in await self.assembly.commands([self.cwds[session_id]])] != self.commands.get(session_id):
-            await self._send_commands(session_id)  # the project's commands were trusted just now
-        try:
-            self.sessions.reserve(session)
         except SessionBusy:
             raise invalid("sessionId", f"a prompt is already running in session {session_id}") from None
-        self.cancelled.discard(session_id)
-        self.prompting = session_id
-        try:
-            request = await self.assembly.compose(checked)
-            self._show_warnings(session_id)
-            chat = asyncio.ensure_future(self.sessions.chat(session, request, self._asker(session_id)))
-            try:
-                outcome = await asyncio.shield(chat)
-            except asyncio.CancelledError:  # the connection is closing: stop the turn, keep its history, answer nothing
-                chat.cancel()
-                await asyncio.wait({chat})
-                raise
-        finally:
-            self.sessions.release(session)
         await self.outbox.flush()  # every update of the turn precedes its answer
         if session_id in self.cancelled or outcome.stop_reason == "aborted":
             return schema.PromptResponse(stop_reason="cancelled")
@@ -331,7 +319,7 @@ class AcpAgent:
             if tool.name in through:
                 return ThroughClient(tool)
             if tool.name == "run_command" and self.client.terminal:
-                return self._in_terminal(session_id, tool)
+                return self.in_terminal(session_id, tool)
             return tool
 
         return ChatInputs(message=text, editor=editor, session_id=session_id, mentions=mentions, attached=attached,
@@ -340,7 +328,7 @@ class AcpAgent:
                           substitute=substitute, images=acp_images(prompt),
                           ask_trust=lambda question: ask_trust(self.conn, self.outbox, session_id, question))
 
-    def _show_warnings(self, session_id: str) -> None:
+    def show_warnings(self, session_id: str) -> None:
         """Settings warnings not shown yet, as the start of this prompt's reply (ACP has no notice update)."""
         if self.unshown:
             from agent_lsp.acp.questions import warnings_chunk
@@ -348,7 +336,7 @@ class AcpAgent:
             self.outbox.push(session_id, warnings_chunk(self.unshown))
             self.unshown = []
 
-    def _in_terminal(self, session_id: str, tool: Any) -> Any:
+    def in_terminal(self, session_id: str, tool: Any) -> Any:
         from agent_lsp.acp.convert import terminal_update
         from agent_lsp.acp.terminal import InClientTerminal
 
@@ -362,22 +350,12 @@ class AcpAgent:
 
         return InClientTerminal(tool, self.conn, session_id, self.outbox.flush, started)
 
-    def _asker(self, session_id: str):
-        """Ask through session/request_permission; an answer `cancelled` cancels the turn, as ACP means it."""
-        from agent_lsp.acp.questions import permission_asker
-
-        def cancelled() -> None:
-            self.cancelled.add(session_id)
-            self.sessions.abort(session_id)
-
-        return permission_asker(self.conn, self.outbox, session_id, cancelled)
-
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """session/cancel: the running turn stops; its session/prompt answers `cancelled`."""
-        from agent_lsp.sessions.runtime import UnknownSession
+        from agent_lsp.sessions.live import UnknownSession
 
         try:
-            if self.sessions.abort(session_id):
+            if self.service.abort(session_id):
                 self.cancelled.add(session_id)
         except UnknownSession:
             log.info("session/cancel for unknown session %s", session_id)
@@ -385,7 +363,7 @@ class AcpAgent:
     async def close(self) -> None:
         """Stop what the chats started (MCP servers) when the connection ends."""
         if self._assembly is not None:
-            await self._assembly.close()
+            await self._assembly.close()  # the service's, when it was made
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         raise RequestError.method_not_found(f"_{method}")
