@@ -18,9 +18,10 @@ class AcpPrompt(ChatFrontEnd):
     def __init__(self, agent: Any, session_id: str) -> None:
         self.agent = agent
         self.session_id = session_id
+        self.opened = agent.opened[session_id]
 
         def cancelled() -> None:  # an answer `cancelled` cancels the turn, as ACP means it
-            agent.cancelled.add(session_id)
+            self.opened.cancelled = True
             agent.service.abort(session_id)
 
         self._ask = permission_asker(agent.conn, agent.outbox, session_id, cancelled)
@@ -28,18 +29,16 @@ class AcpPrompt(ChatFrontEnd):
     async def reserved(self, session: Session) -> None:
         self.session = session
         agent = self.agent
-        agent.cancelled.discard(self.session_id)
+        self.opened.cancelled = False
         agent.prompting = self.session_id
-        if [c.name for c in await agent.assembly.commands([agent.cwds[self.session_id]])] != agent.commands.get(
-                self.session_id):
+        if [c.name for c in await agent.assembly.commands([session.preferences.cwd])] != self.opened.commands:
             await agent.send_commands(self.session_id)  # the project's commands were trusted just now
 
     async def composed(self) -> None:
         self.agent.show_warnings(self.session_id)
 
     def publish(self, update: AgentUpdate) -> None:
-        converter = self.agent.converters.get(self.session_id)
-        converted = converter.convert(update) if converter else None
+        converted = self.opened.converter.convert(update)
         if converted is not None:
             self.agent.outbox.push(self.session_id, converted)
 
