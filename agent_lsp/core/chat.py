@@ -54,10 +54,6 @@ class ChatState:
     partial: list[str] = field(default_factory=list)
     """The pieces of text streamed in the current model call and not yet in the history (joined when needed:
     appending to one string would copy it at every delta)."""
-    stream_to: Optional[Callable[[str, bool], None]] = None
-    """Where this chat's streamed text goes, as (text, is thinking), instead of up the loop's generators as
-    TextDelta/ThinkingDelta updates: a reply streams thousands of deltas, and building and passing each one on
-    was most of agent-lsp's own share of a stream. Everything else is still yielded, in order. None: yielded."""
     open_calls: dict[str, str] = field(default_factory=dict)
     """Tool calls announced without a terminal status: model id -> the id the editor knows them by."""
     results: dict[str, ToolResult] = field(default_factory=dict)

@@ -173,22 +173,14 @@ async def _call_model(
     )
     state.partial.clear()
     reply: Optional[ModelReply] = None
-    sink = state.stream_to
     try:
         async for event in model.stream(request):
-            kind = type(event)
-            if kind is TextChunk:  # once per delta: no update object when the sink takes the text
+            if isinstance(event, TextChunk):
                 chunk = usable(event.text)
                 state.partial.append(chunk)
-                if sink is not None:
-                    sink(chunk, False)
-                else:
-                    yield TextDelta.model_construct(text=chunk)
-            elif kind is ThinkingChunk:
-                if sink is not None:
-                    sink(usable(event.text), True)
-                else:
-                    yield ThinkingDelta.model_construct(text=usable(event.text))
+                yield TextDelta(text=chunk)
+            elif isinstance(event, ThinkingChunk):
+                yield ThinkingDelta(text=usable(event.text))
             elif isinstance(event, Usage):
                 state.streaming_usage = event
             elif isinstance(event, ModelReply):

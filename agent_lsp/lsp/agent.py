@@ -124,10 +124,6 @@ class LspChat(ChatFrontEnd):
         if self.progress:
             self.progress.report(update)
 
-    def text(self, text: str, thinking: bool) -> None:
-        """Send streamed text (coalesced; it moves no progress along)."""
-        self.stream.push_text(text, thinking)
-
     async def ask(self, request: PermissionRequest) -> tuple[Decision, Optional[str]]:
         if self.agent.server.agent_caps["confirmTool"]:
             return await confirmation(self.session, request.tool_call_id)

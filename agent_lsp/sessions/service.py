@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from agent_lsp.core.events import AgentUpdate, Decision, TextDelta, ThinkingDelta
+from agent_lsp.core.events import AgentUpdate, Decision
 from agent_lsp.core.ports import PermissionRequest
 from agent_lsp.sessions.assembly import ChatAssembly, ChatInputs
 from agent_lsp.sessions.chat_run import BuildModel, ChatRunner, abort, confirm
@@ -33,10 +33,6 @@ class ChatFrontEnd:
     def publish(self, update: AgentUpdate) -> None:
         """Render one update of the chat."""
         raise NotImplementedError
-
-    def text(self, text: str, thinking: bool) -> None:
-        """Render streamed text (or thinking) of the chat's own agent."""
-        self.publish((ThinkingDelta if thinking else TextDelta).model_construct(text=text))
 
     async def ask(self, request: PermissionRequest) -> tuple[Decision, Optional[str]]:
         """The user's decision about a tool call, and their reason if they gave one."""
@@ -69,7 +65,7 @@ class ChatService:
             inputs.chat_settings = {**session.preferences.chat_settings(), **chosen}
             request = await self.assembly.compose(checked)
             await front.composed()
-            return await self._runner.run(session, request, front.publish, front.ask, front.text)
+            return await self._runner.run(session, request, front.publish, front.ask)
         finally:
             self.sessions.release(session)
 
