@@ -1,23 +1,20 @@
-"""One chat as the loop sees it: what it may do (`ChatConfig`), how far it got (`ChatState`), and who allows its
-tool calls (`Permit`)."""
+"""One chat as the loop sees it: what it may do (`ChatConfig`) and how far it got (`ChatState`); who allows its
+tool calls is an `Approve` (core/ports.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Optional
+from typing import Any, Optional
 
-from agent_lsp.core.events import AgentUpdate, Usage
+from agent_lsp.core.events import Usage
 from agent_lsp.core.hooks import Hook
 from agent_lsp.core.messages import Message, ToolResult
-from agent_lsp.core.ports import Allow, ModelError, Permission, PermissionRequest
+from agent_lsp.core.ports import Allow, Emit, ModelError, Permission, PermissionRequest
 from agent_lsp.core.tool import Tool
-
-Emit = Callable[[AgentUpdate], None]
-Permit = Callable[[PermissionRequest, Emit], Awaitable[Permission]]
 
 
 async def allow_all(request: PermissionRequest, emit: Emit) -> Permission:
-    """A permit that allows every call (read-only tool sets, tests)."""
+    """An approval that allows every call (read-only tool sets, tests)."""
     return Allow()
 
 

@@ -14,11 +14,11 @@ from agent_lsp.core.events import AgentUpdate, Decision, Notice, Plan, TextDelta
 from agent_lsp.core.hooks import Hook
 from agent_lsp.core.loop import ChatConfig, ChatState, close_aborted, compact_now, run_chat
 from agent_lsp.core.messages import UserMessage
-from agent_lsp.core.ports import Model, ModelError
+from agent_lsp.core.ports import Approve, Model, ModelError
 from agent_lsp.core.tool import Tool, ToolContext
 from agent_lsp.sessions.checkpoints import Checkpoint, RecordingEditor, plan_revert, revert_files, revert_note, to_rows
 from agent_lsp.sessions.live import Sessions
-from agent_lsp.sessions.permissions import Ask, make_permit, offered
+from agent_lsp.sessions.permissions import chat_approval, offered
 from agent_lsp.sessions.results import ChatFailure, ChatOutcome
 from agent_lsp.sessions.session import Session, now, title_of
 from agent_lsp.sessions.store import ChatRecord
@@ -88,9 +88,9 @@ class ChatRunner:
         self._sessions = sessions
         self._build_model = build_model
 
-    async def run(self, session: Session, request: ChatRequest, publish: Publish, ask: Ask) -> ChatOutcome:
-        """Run one chat to its end, publishing its updates as they happen; cancelling the caller aborts the chat,
-        and a result is answered all the same."""
+    async def run(self, session: Session, request: ChatRequest, publish: Publish, ask: Approve) -> ChatOutcome:
+        """Run one chat to its end, publishing its updates as they happen; `ask` is the front end's question where
+        the user must decide. Cancelling the caller aborts the chat, and a result is answered all the same."""
         started = time.monotonic()
         if request.builtin is not None:
             return await self._builtin(session, request, publish, started)
@@ -119,12 +119,12 @@ class ChatRunner:
             hooks=request.hooks,
         )
         state.compaction = session.compaction
-        permit = make_permit(mode, session.grants, ask)
+        approve = chat_approval(mode, session.grants, ask)
         checkpoint = Checkpoint(chat=session.chat_count, message=request.message.text)
         ctx = replace(request.ctx, editor=RecordingEditor(request.ctx.editor, checkpoint))
 
         async def drive() -> None:
-            async for update in run_chat(model, request.message, state, config, ctx, permit):
+            async for update in run_chat(model, request.message, state, config, ctx, approve):
                 record(update)
 
         task = asyncio.create_task(drive())
