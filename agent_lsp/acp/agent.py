@@ -90,7 +90,7 @@ class AcpAgent:
         self.client = client_capabilities or schema.ClientCapabilities()
         for warning in self.warnings:
             log.warning(warning)
-        from agent_lsp.acp.early import initialize_result
+        from agent_lsp.acp.initialize import initialize_result
 
         return schema.InitializeResponse.model_validate(initialize_result(protocol_version))
 

@@ -25,7 +25,7 @@ from agent_lsp.core.ports import Editor, LanguageFeatures
 from agent_lsp.core.prompt import Environment, editor_context, project_instructions, system_prompt
 from agent_lsp.core.tool import Tool, ToolContext
 from agent_lsp.sessions.images import BadImage, RawImage, check_images
-from agent_lsp.sessions.language import combined
+from agent_lsp.sessions.combined_language import combined
 from agent_lsp.sessions.commands import Command, available_commands, expand, invocation
 from agent_lsp.sessions.mcp import McpServers
 from agent_lsp.sessions.mentions import BadMention, Mention, expand_mentions
