@@ -1,4 +1,6 @@
 """Settings with defaults and precedence (PROTOCOL §1, §9). Resolving never raises: a bad value is a warning.
+`Settings` says each setting's type, default and description once (config/section.py); pydantic checks the values
+and makes schemas/settings.json from it.
 
 Precedence, lowest first: defaults < the user's settings file < environment and command line <
 initializationOptions < the workspace's .agent-lsp/settings.json < workspace/configuration < the chat's own.
@@ -14,9 +16,9 @@ from pathlib import Path
 from typing import Any, Literal, Mapping, Optional, Union
 
 from agent_lsp.config.hooks import shell_hooks
+from agent_lsp.config.issues import Issue
 from agent_lsp.config.language_servers import language_servers_by_name
 from agent_lsp.config.mcp_servers import mcp_servers_by_name
-from agent_lsp.config.issues import Issue
 from agent_lsp.config.section import Entry, Section, choice, integer, number, strings, text
 from agent_lsp.config.web_fetch import WebFetchSettings
 from agent_lsp.core.surrogates import find_surrogate

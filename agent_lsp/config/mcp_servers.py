@@ -73,6 +73,7 @@ class StdioServer(Entry):
     command: _string(r"\S", "must be a non-empty string")
     """The program."""
     type: Literal["stdio"] = "stdio"
+    """stdio: the default without a `url`."""
     args: _string_list() = ()
     """Its arguments."""
     env: _strings_by_name() = field(default_factory=dict)
@@ -91,6 +92,7 @@ class HttpServer(Entry):
     url: _string(r"^https?://", "must be an http(s) URL")
     """Its endpoint."""
     type: Literal[HTTP_TYPES] = "http"
+    """http: the default with a `url` and no `command`."""
     headers: _strings_by_name() = field(default_factory=dict)
     """HTTP headers sent with every request (an Authorization header, say)."""
     start_timeout: startup_seconds() = START_TIMEOUT
