@@ -7,13 +7,21 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Annotated, Any, Callable, Mapping
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import AfterValidator, Field, Strict, StringConstraints, TypeAdapter, ValidationError
 from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import PydanticCustomError, core_schema
 
 from agent_lsp.config.issues import Issue, PartlyValid
+
+__all__ = ["AfterValidator", "ByName", "Field", "Problem", "Strict", "StringConstraints", "annotated", "checked",
+           "checked_value", "json_schema", "partly_valid", "whole"]
+
+
+def annotated(kind: Any, *metadata: Any) -> Any:
+    """`Annotated[kind, *metadata]`."""
+    return Annotated[(kind, *metadata)]
 
 
 @dataclass(frozen=True)
@@ -33,10 +41,16 @@ class Problem:
         return core_schema.no_info_wrap_validator_function(checked, handler(source))  # its schema stays the type's
 
 
-def said(error: Any) -> str:
-    """What one pydantic error says: the words of our own check (a ValueError it raised), else its message."""
+def _raised(error: Any) -> Any:
+    """The ValueError one of our checks raised for this pydantic error, if it was one."""
     raised = (error.get("ctx") or {}).get("error")
-    return str(raised) if isinstance(raised, ValueError) else error["msg"]
+    return raised if isinstance(raised, ValueError) else None
+
+
+def said(error: Any) -> str:
+    """What one pydantic error says: the words of our own check, else its message."""
+    raised = _raised(error)
+    return str(raised) if raised else error["msg"]
 
 
 def partly_valid(cls: Any, schema: Any) -> Any:
@@ -61,7 +75,7 @@ def partly_valid(cls: Any, schema: Any) -> Any:
                 if key in left_out:
                     continue
                 left_out.add(key)
-                partly = (error.get("ctx") or {}).get("error")
+                partly = _raised(error)
                 if isinstance(partly, PartlyValid):
                     kept[cls._keys[key]] = partly.value
                     issues += [Issue(key, problem, "kept") for problem in partly.problems]
@@ -96,9 +110,10 @@ def whole(cls: Any, schema: Any) -> Any:
         if not isinstance(value, Mapping):
             keys = " and ".join(f"`{cls.wire_key(f.name)}`" for f in required)
             raise ValueError("must be an object" + (f" with {keys}" if required else ""))
+        value = {key: v for key, v in value.items() if v is not None}  # null: left out
         absent = {cls.wire_key(f.name): None for f in required if not {f.name, cls.wire_key(f.name)} & set(value)}
         try:  # an absent key is told what a bad value is told (its Problem)
-            return validate({**absent, **value})
+            return validate({**value, **absent})
         except ValidationError as e:
             raise ValueError(_refusal(cls, e.errors())) from None
 
@@ -106,7 +121,7 @@ def whole(cls: Any, schema: Any) -> Any:
 
 
 def _refusal(cls: Any, errors: list[Any]) -> str:
-    unknown = sorted(str(e["loc"][0]) for e in errors if e["type"] in ("extra_forbidden", "unexpected_keyword_argument"))
+    unknown = sorted(str(e["loc"][0]) for e in errors if e["type"] == "unexpected_keyword_argument")  # extra="forbid"
     if unknown:
         return ("unknown field " + ", ".join(f"`{k}`" for k in unknown) + " (the fields are "
                 + ", ".join(f"`{k}`" for k in cls.wire_keys()) + ")")
@@ -150,7 +165,7 @@ def checked(cls: Any, values: Mapping[str, Any]) -> tuple[Any, list[str], tuple[
     try:
         section, issues = _adapter(cls).validate_python(values), ()
     except ValidationError as e:
-        partly = (e.errors()[0].get("ctx") or {}).get("error")
+        partly = _raised(e.errors()[0])
         if not isinstance(partly, PartlyValid):
             raise
         section, issues = partly.value, partly.issues
@@ -165,9 +180,7 @@ def checked_value(kind: Any, value: Any) -> Any:
     try:
         return _adapter(kind).validate_python(value)
     except ValidationError as e:
-        error = e.errors()[0]
-        raised = (error.get("ctx") or {}).get("error")
-        raise (raised if isinstance(raised, ValueError) else ValueError(error["msg"])) from None
+        raise (_raised(e.errors()[0]) or ValueError(said(e.errors()[0]))) from None
 
 
 class SettingsSchema(GenerateJsonSchema):

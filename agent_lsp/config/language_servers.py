@@ -7,7 +7,7 @@ from dataclasses import field
 from typing import Any, Mapping
 
 from agent_lsp.config.mcp_servers import startup_seconds
-from agent_lsp.config.section import Entry, by_name, strings
+from agent_lsp.config.section import Entry, an_object, by_name, strings, then
 
 START_TIMEOUT = 30.0
 """Seconds a server may take to start and answer `initialize` before it counts as failed (`startTimeout`)."""
@@ -24,26 +24,6 @@ def _words() -> Any:
     return strings("must be a non-empty list of non-empty strings", at_least=1, non_empty=True)
 
 
-@functools.cache
-def _language_ids() -> Any:
-    from typing import Annotated
-
-    from pydantic import AfterValidator
-
-    return Annotated[_words(), AfterValidator(_languages)]
-
-
-@functools.cache
-def _object() -> Any:
-    from typing import Annotated
-
-    from pydantic import BeforeValidator
-
-    from agent_lsp.config.checks import Problem
-
-    return Annotated[dict[str, Any], Problem("must be an object"), BeforeValidator(lambda v: {} if v is None else v)]
-
-
 class LanguageServerConfig(Entry):
     """One language server agent-lsp may run: its argv, the languages it serves (languageIds such as "python", or
     file extensions such as ".py"), and what it is told at start (`initializationOptions`) and when it asks
@@ -53,11 +33,11 @@ class LanguageServerConfig(Entry):
 
     command: _words()
     """Its argv."""
-    languages: _language_ids()
+    languages: then(_words(), _languages)
     """The languages it serves: languageIds ("python") or file extensions (".py")."""
     initialization_options: Any = None
     """What it is told at start (initialize's initializationOptions)."""
-    settings: _object() = field(default_factory=dict)
+    settings: an_object() = field(default_factory=dict)
     """What it is answered when it asks for its configuration (workspace/configuration)."""
     start_timeout: startup_seconds() = START_TIMEOUT
     """Seconds it may take to start and answer initialize before it counts as failed."""

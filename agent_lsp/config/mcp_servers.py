@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agent_lsp.config.issues import PartlyValid
-from agent_lsp.config.section import Entry, by_name, number
+from agent_lsp.config.section import Entry, by_name, matching, number, string_map, strings, text
 
 __all__ = ["START_TIMEOUT", "PartlyValid", "ServerConfig", "mcp_servers_by_name", "startup_seconds"]
 
@@ -38,45 +38,16 @@ def startup_seconds() -> Any:
     return number(1, 600, " of seconds")
 
 
-@functools.cache
-def _string(pattern: str = "", problem: str = "") -> Any:
-    from typing import Annotated
-
-    from pydantic import Strict, StringConstraints
-
-    from agent_lsp.config.checks import Problem
-
-    return Annotated[(str, Strict(), *([StringConstraints(pattern=pattern), Problem(problem)] if pattern else []))]
-
-
-@functools.cache
-def _strings_by_name() -> Any:
-    from typing import Annotated
-
-    from agent_lsp.config.checks import Problem
-
-    return Annotated[dict[str, _string()], Problem("must be an object of strings")]
-
-
-@functools.cache
-def _string_list() -> Any:
-    from typing import Annotated
-
-    from agent_lsp.config.checks import Problem
-
-    return Annotated[tuple[_string(), ...], Problem("must be a list of strings")]
-
-
 class StdioServer(Entry):
     """A server agent-lsp starts as a process, speaking MCP on its standard input and output."""
 
-    command: _string(r"\S", "must be a non-empty string")
+    command: text()
     """The program."""
     type: Literal["stdio"] = "stdio"
     """stdio: the default without a `url`."""
-    args: _string_list() = ()
+    args: strings("must be a list of strings") = ()
     """Its arguments."""
-    env: _strings_by_name() = field(default_factory=dict)
+    env: string_map("must be an object of strings") = field(default_factory=dict)
     """Environment variables set for it, besides agent-lsp's own."""
     start_timeout: startup_seconds() = START_TIMEOUT
     """Seconds it may take to start and list its tools before it counts as failed."""
@@ -89,11 +60,11 @@ class StdioServer(Entry):
 class HttpServer(Entry):
     """A server agent-lsp reaches over streamable HTTP."""
 
-    url: _string(r"^https?://", "must be an http(s) URL")
+    url: matching(r"^https?://", "must be an http(s) URL")
     """Its endpoint."""
     type: Literal[HTTP_TYPES] = "http"
     """http: the default with a `url` and no `command`."""
-    headers: _strings_by_name() = field(default_factory=dict)
+    headers: string_map("must be an object of strings") = field(default_factory=dict)
     """HTTP headers sent with every request (an Authorization header, say)."""
     start_timeout: startup_seconds() = START_TIMEOUT
     """Seconds it may take to start and list its tools before it counts as failed."""

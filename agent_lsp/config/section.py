@@ -87,80 +87,94 @@ class Entry(_Object):
 
 
 # The types of fields: each call gives an Annotated type (the same object for the same arguments, so a value
-# checked alone reuses its checker); pydantic is imported when the first one is made.
+# checked alone reuses its checker); the first one made imports pydantic (through config/checks.py).
 
 
 @functools.cache
 def text() -> Any:
     """A non-empty string, stripped."""
-    from pydantic import Strict, StringConstraints
+    c = _checks()
+    return c.annotated(str, c.Strict(), c.StringConstraints(strip_whitespace=True, min_length=1),
+                       c.Problem("must be a non-empty string"))
 
-    from agent_lsp.config.checks import Problem
 
-    return _annotated(str, Strict(), StringConstraints(strip_whitespace=True, min_length=1),
-                      Problem("must be a non-empty string"))
+@functools.cache
+def matching(pattern: str, problem: str) -> Any:
+    """A string in which the regular expression `pattern` is found; `problem` says what it must be."""
+    c = _checks()
+    return c.annotated(str, c.Strict(), c.StringConstraints(pattern=pattern), c.Problem(problem))
 
 
 @functools.cache
 def choice(options: tuple[str, ...]) -> Any:
     """One of `options`."""
-    from agent_lsp.config.checks import Problem
-
-    return _annotated(Literal[options], Problem(f"must be one of {', '.join(options)}"))
+    c = _checks()
+    return c.annotated(Literal[options], c.Problem(f"must be one of {', '.join(options)}"))
 
 
 @functools.cache
 def integer(low: int, high: Optional[int] = None) -> Any:
     """An integer from `low` to `high` (not a boolean)."""
-    from pydantic import Field, Strict
-
-    from agent_lsp.config.checks import Problem
-
+    c = _checks()
     told = f"must be an integer from {low} to {high}" if high is not None else f"must be an integer of at least {low}"
-    return _annotated(int, Strict(), Field(ge=low, le=high), Problem(told))
+    return c.annotated(int, c.Strict(), c.Field(ge=low, le=high), c.Problem(told))
 
 
 @functools.cache
 def number(low: float, high: float, unit: str = "") -> Any:
     """A number from `low` to `high`, as a float (not a boolean); `unit` as a problem says it (" of seconds")."""
-    from pydantic import Field, Strict
-
-    from agent_lsp.config.checks import Problem
-
-    return _annotated(float, Strict(), Field(ge=low, le=high), Problem(f"must be a number{unit} from {low} to {high}"))
+    c = _checks()
+    told = f"must be a number{unit} from {low} to {high}"
+    return c.annotated(float, c.Strict(), c.Field(ge=low, le=high), c.Problem(told))
 
 
 @functools.cache
 def switch() -> Any:
     """true or false."""
-    from pydantic import Strict
-
-    from agent_lsp.config.checks import Problem
-
-    return _annotated(bool, Strict(), Problem("must be true or false"))
+    c = _checks()
+    return c.annotated(bool, c.Strict(), c.Problem("must be true or false"))
 
 
 @functools.cache
 def strings(problem: str, at_least: int = 0, non_empty: bool = False) -> Any:
     """A list of strings (non-empty ones, stripped, with `non_empty`), as a tuple; `problem` says what it must be."""
-    from pydantic import Field, Strict, StringConstraints
+    c = _checks()
+    stripped = [c.StringConstraints(strip_whitespace=True, min_length=1)] if non_empty else []
+    item = c.annotated(str, c.Strict(), *stripped)
+    return c.annotated(tuple[item, ...], c.Field(min_length=at_least or None), c.Problem(problem))
 
-    from agent_lsp.config.checks import Problem
 
-    item = _annotated(str, Strict(), *([StringConstraints(strip_whitespace=True, min_length=1)] if non_empty else []))
-    return _annotated(tuple[item, ...], *([Field(min_length=at_least)] if at_least else []), Problem(problem))
+@functools.cache
+def string_map(problem: str) -> Any:
+    """An object of strings by name; `problem` says what it must be."""
+    c = _checks()
+    return c.annotated(dict[str, c.annotated(str, c.Strict())], c.Problem(problem))
+
+
+@functools.cache
+def an_object() -> Any:
+    """A JSON object, anything inside."""
+    c = _checks()
+    return c.annotated(dict[str, Any], c.Problem("must be an object"))
+
+
+@functools.cache
+def then(kind: Any, check: Any) -> Any:
+    """A value of `kind` passed through `check`, which gives it back (changed or not) or raises a ValueError saying
+    what is wrong."""
+    c = _checks()
+    return c.annotated(kind, c.AfterValidator(check))
 
 
 @functools.cache
 def by_name(entry: Any, noun: str, dropped: str) -> Any:
     """Entries by name (`entry` a type, an Entry most often): the bad ones are left out and named in one problem
     ("server `x`: ... (that server is not started)"), the good ones apply."""
-    from agent_lsp.config.checks import ByName
+    c = _checks()
+    return c.annotated(dict[str, entry], c.ByName(noun, dropped))
 
-    return _annotated(dict[str, entry], ByName(noun, dropped))
 
+def _checks() -> Any:
+    from agent_lsp.config import checks
 
-def _annotated(kind: Any, *metadata: Any) -> Any:
-    from typing import Annotated
-
-    return Annotated[(kind, *metadata)]  # type: ignore[return-value]
+    return checks

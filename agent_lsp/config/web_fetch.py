@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import functools
-from typing import Any
-
-from agent_lsp.config.section import Section, number, strings, switch
+from agent_lsp.config.section import Section, number, strings, switch, then
 
 
 def _hosts(names: tuple[str, ...]) -> tuple[str, ...]:
@@ -15,22 +12,12 @@ def _hosts(names: tuple[str, ...]) -> tuple[str, ...]:
     return hosts
 
 
-@functools.cache
-def host_names() -> Any:
-    """A list of host names, lower-cased, without a leading or trailing dot."""
-    from typing import Annotated
-
-    from pydantic import AfterValidator
-
-    return Annotated[strings("must be a list of host names"), AfterValidator(_hosts)]
-
-
 class WebFetchSettings(Section):
     """Where web_fetch may go."""
 
     allow_private: switch() = False
     """Let it reach loopback, link-local and private addresses."""
-    allowed_domains: host_names() = ()
+    allowed_domains: then(strings("must be a list of host names"), _hosts) = ()
     """Only these hosts and their subdomains (none: every public host)."""
     timeout: number(1, 300, " of seconds") = 30.0
     """Seconds a whole fetch may take, redirects included."""
