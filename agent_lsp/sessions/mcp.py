@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
 from agent_lsp.config.mcp_servers import ServerConfig
-from agent_lsp.sessions.children import dying_with_us
+from agent_lsp.processes import dying_with_us
 from agent_lsp.sessions.mcp_listings import listings_checked
 from agent_lsp.core.tool import ToolError
 from agent_lsp.tools.mcp_tool import McpTool, schema_problem
