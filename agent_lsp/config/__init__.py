@@ -10,7 +10,7 @@ import json
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, Mapping, Optional, Union
+from typing import Any, Callable, Literal, Mapping, Optional, Union
 
 from agent_lsp.core.surrogates import find_surrogate
 
@@ -56,10 +56,12 @@ class Settings:
     """Seconds a language request (definition, references...) may take before it fails naming the server."""
     web_fetch: Mapping[str, Any] = field(default_factory=dict)
     """web_fetch's limits, checked: `allow_private`, `allowed_domains` (a tuple, empty for every host), `timeout`."""
+    sandbox: Any = None
+    """Commands in the OS sandbox (config/sandbox.py SandboxSettings), stacked key by key; None: no source set it."""
 
 
-def _described(schema: dict[str, Any]):
-    """Attach the JSON Schema of what a check accepts (schemas/settings.json is made from these)."""
+def _described(schema: Union[dict[str, Any], Callable[[], dict[str, Any]]]):
+    """Attach the JSON Schema of what a check accepts, or what makes it (schemas/settings.json is made from these)."""
 
     def attach(check):
         check.schema = schema
@@ -159,6 +161,19 @@ def _web_fetch(value: Any) -> Mapping[str, Any]:
             "timeout": float(timeout)}
 
 
+def _sandbox_schema() -> dict[str, Any]:
+    from agent_lsp.config.sandbox import sandbox_schema
+
+    return sandbox_schema()
+
+
+@_described(_sandbox_schema)  # made from its pydantic model when schemas/ is written
+def _sandbox(value: Any) -> Any:
+    from agent_lsp.config.sandbox import parse_sandbox  # pydantic: only settings that have a sandbox need it
+
+    return parse_sandbox(value)
+
+
 @_described({"anyOf": [{"type": "object", "properties": {"budgetTokens": {"type": "integer", "minimum": 1024}},
                                  "required": ["budgetTokens"]}, {"const": "adaptive"}, {"const": False}]})
 def _thinking(value: Any) -> Thinking:
@@ -204,6 +219,7 @@ FIELDS = {
     "languageServers": ("language_servers", _language_servers),
     "languageTimeout": ("language_timeout", _language_timeout),
     "webFetch": ("web_fetch", _web_fetch),
+    "sandbox": ("sandbox", _sandbox),
 }
 GATED = ("hooks", "baseUrl", "mcpServers", "languageServers", "webFetch")
 """Keys of the workspace file that run commands, send code elsewhere or open the local network to web_fetch: used only
@@ -217,7 +233,8 @@ def settings_schema() -> dict[str, Any]:
     """The JSON Schema of the settings object (initializationOptions, the `agentLsp` section, the settings files):
     schemas/settings.json, which the clients' own checks are tested against."""
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "agent-lsp settings",
-            "type": "object", "properties": {name: check.schema for name, (_, check) in FIELDS.items()}}
+            "type": "object", "properties": {name: check.schema() if callable(check.schema) else check.schema
+                                             for name, (_, check) in FIELDS.items()}}
 
 
 CLIENT_KEYS = frozenset({"serverCommand", "serverArgs", "trace"})
@@ -278,6 +295,10 @@ class Layers:
         merged.update({k: v for k, v in (chat or {}).items() if v is not None})
         for added in ADDED_UP:  # servers by name: each layer adds its own, a higher one replaces a same-named one
             merged[added] = {n: c for layer in (*layers, chat or {}) for n, c in (layer.get(added) or {}).items()}
+        if merged.get("sandbox") is not None:  # key by key: a layer sets only the keys it names
+            from agent_lsp.config.sandbox import stacked
+
+            merged["sandbox"] = stacked(layer.get("sandbox") for layer in (*layers, chat or {}))
         return replace(Settings(), **merged)
 
 

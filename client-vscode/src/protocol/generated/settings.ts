@@ -38,6 +38,27 @@ export interface AgentLspSettings {
   permissionMode?: 'default' | 'acceptEdits' | 'plan' | 'bypassPermissions';
   provider?: 'anthropic' | 'openai' | 'demo';
   readTimeout?: number;
+  /**
+   * Commands in an OS sandbox (docs/sandbox.md)
+   */
+  sandbox?: {
+    /**
+     * Sandboxed commands run without asking (not in plan mode).
+     */
+    autoAllow?: boolean;
+    /**
+     * Run run_command and hook commands in the OS sandbox (Linux: bubblewrap).
+     */
+    enabled?: boolean;
+    /**
+     * Let sandboxed commands reach the network.
+     */
+    network?: boolean;
+    /**
+     * Absolute paths sandboxed commands may write, besides the workspace folders and a private /tmp.
+     */
+    writable?: string[];
+  };
   secretEnv?: string[];
   thinking?:
     | {
