@@ -186,6 +186,24 @@ def check_ripgrep() -> Check:
                      "(apt install ripgrep).")
 
 
+def check_sandbox(settings: Settings) -> Check:
+    from agent_lsp.processes import open_sandbox
+
+    wanted = settings.sandbox
+    enabled = wanted is not None and wanted.enabled
+    sandbox = asyncio.run(open_sandbox([], wanted.network if enabled else False))
+    can = f"{sandbox.bwrap} starts it" if sandbox.ready else f"it cannot start ({sandbox.problem})"
+    if not enabled:
+        return Check("sandbox", "skip", f"off (the `sandbox` setting); {can}")
+    if sandbox.ready:
+        return Check("sandbox", "ok", f"on, {'with' if wanted.network else 'without'} network; {can}")
+    return Check("sandbox", "fail", f"on, but {can}: commands run outside it, each asked first",
+                 "Install bubblewrap (apt install bubblewrap) where agent-lsp runs, or let unprivileged users make "
+                 "namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu "
+                 "kernel.apparmor_restrict_unprivileged_userns=0); on macOS the sandbox is not available yet: turn "
+                 "`sandbox.enabled` off.")
+
+
 async def _start_mcp(name: str, config: Any) -> Check:
     from agent_lsp.sessions.mcp import McpServers
 
@@ -219,7 +237,7 @@ def run_checks(data_dir: Optional[Path] = None, cli_model: Optional[str] = None,
     data_dir = data_dir or default_data_dir(env)
     return [check_python(), check_version(), check_settings(warnings, env), check_keys(settings, env),
             check_base_url(settings, env), check_data_dir(data_dir), check_sessions_db(data_dir),
-            check_ripgrep(), *check_mcp(settings)]
+            check_ripgrep(), check_sandbox(settings), *check_mcp(settings)]
 
 
 def main(data_dir: Optional[Path], cli_model: Optional[str], as_json: bool) -> int:

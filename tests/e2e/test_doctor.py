@@ -1,6 +1,6 @@
 """`agent-lsp doctor` as a user runs it: a real subprocess in a scratch home, each check made to fail for real once
 (no key, a data directory that cannot be a directory, a damaged sessions.db, a Python environment without rg, an
-MCP server that exits at once), with its message, its fix and the exit status."""
+MCP server that exits at once, a sandbox that cannot start), with its message, its fix and the exit status."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def test_all_green_and_the_json_shape(home):
     assert all(set(c) == {"name", "status", "detail"} for c in report["checks"]), report
     assert statuses(report) == {"python": "ok", "version": "ok", "settings": "ok", "keys": "ok", "base URL": "ok",
                                 "data directory": "ok", "sessions database": "ok", "ripgrep": "ok",
-                                "MCP server fake": "ok"}
+                                "sandbox": "skip", "MCP server fake": "ok"}
     details = {c["name"]: c["detail"] for c in report["checks"]}
     assert details["version"] == f"agent-lsp-server {report['version']} (protocol {report['protocol']})"
     assert details["keys"] == "present: ANTHROPIC_API_KEY; provider anthropic"
@@ -83,7 +83,7 @@ def test_the_text_report_and_its_exit_status(home):
     assert done.returncode == 1
     lines = done.stdout.splitlines()
     assert [line.split()[0] for line in lines if not line.startswith(" ")][:-1] == \
-        ["OK", "OK", "OK", "FAIL", "SKIP", "OK", "OK", "OK", "SKIP"], done.stdout
+        ["OK", "OK", "OK", "FAIL", "SKIP", "OK", "OK", "OK", "SKIP", "SKIP"], done.stdout
     assert lines[-1] == "1 problem found"
     assert any(line.strip().startswith("fix: Set ANTHROPIC_API_KEY") for line in lines), done.stdout
 
@@ -186,6 +186,48 @@ def test_a_settings_file_that_is_not_json(home):
     code, report = doctor(env)
     failed = only_failure(report)
     assert code == 1 and failed["name"] == "settings" and "is not valid JSON" in failed["detail"]
+
+
+def sandbox_settings(tmp_path: Path, sandbox: dict) -> None:
+    path = tmp_path / "config" / "agent-lsp" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"sandbox": sandbox}))
+
+
+def test_the_sandbox_on_starts_with_bwrap(home):
+    tmp_path, env = home
+    sandbox_settings(tmp_path, {"enabled": True})
+    code, report = doctor(env)
+    (check,) = [c for c in report["checks"] if c["name"] == "sandbox"]
+    assert code == 0 and check == {"name": "sandbox", "status": "ok",
+                                   "detail": "on, without network; /usr/bin/bwrap starts it"}
+
+
+def test_the_sandbox_on_without_bwrap_on_path(home):
+    tmp_path, env = home
+    sandbox_settings(tmp_path, {"enabled": True})
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    env["PATH"] = str(empty)
+    code, report = doctor(env)
+    failed = only_failure(report)
+    assert code == 1 and failed["name"] == "sandbox"
+    assert failed["detail"] == "on, but it cannot start (bwrap: not found on PATH): commands run outside it, each " \
+                               "asked first"
+    assert failed["fix"].startswith("Install bubblewrap (apt install bubblewrap)")
+
+
+def test_the_sandbox_off_says_why_it_could_not_start(home):
+    tmp_path, env = home
+    refusing = tmp_path / "refusing-bin"  # a bwrap that fails as it does where user namespaces are refused
+    refusing.mkdir()
+    (refusing / "bwrap").write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
+    (refusing / "bwrap").chmod(0o755)
+    env["PATH"] = f"{refusing}{os.pathsep}{env['PATH']}"
+    code, report = doctor(env)
+    (check,) = [c for c in report["checks"] if c["name"] == "sandbox"]
+    assert code == 0 and check == {"name": "sandbox", "status": "skip", "detail": "off (the `sandbox` setting); it "
+                                   "cannot start (bwrap: setting up uid map: Permission denied)"}
 
 
 def test_doctor_refuses_options_of_serving():
