@@ -52,10 +52,14 @@ def only_failure(report: dict) -> dict:
     return failed[0]
 
 
-def mcp_settings(tmp_path: Path, servers: dict) -> None:
+def user_settings(tmp_path: Path, settings: dict) -> None:
     path = tmp_path / "config" / "agent-lsp" / "settings.json"
     path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"mcpServers": servers}))
+    path.write_text(json.dumps(settings))
+
+
+def mcp_settings(tmp_path: Path, servers: dict) -> None:
+    user_settings(tmp_path, {"mcpServers": servers})
 
 
 def test_all_green_and_the_json_shape(home):
@@ -188,15 +192,9 @@ def test_a_settings_file_that_is_not_json(home):
     assert code == 1 and failed["name"] == "settings" and "is not valid JSON" in failed["detail"]
 
 
-def sandbox_settings(tmp_path: Path, sandbox: dict) -> None:
-    path = tmp_path / "config" / "agent-lsp" / "settings.json"
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"sandbox": sandbox}))
-
-
 def test_the_sandbox_on_starts_with_bwrap(home):
     tmp_path, env = home
-    sandbox_settings(tmp_path, {"enabled": True})
+    user_settings(tmp_path, {"sandbox": {"enabled": True}})
     code, report = doctor(env)
     (check,) = [c for c in report["checks"] if c["name"] == "sandbox"]
     assert code == 0 and check == {"name": "sandbox", "status": "ok",
@@ -205,7 +203,7 @@ def test_the_sandbox_on_starts_with_bwrap(home):
 
 def test_the_sandbox_on_without_bwrap_on_path(home):
     tmp_path, env = home
-    sandbox_settings(tmp_path, {"enabled": True})
+    user_settings(tmp_path, {"sandbox": {"enabled": True}})
     empty = tmp_path / "empty-bin"
     empty.mkdir()
     env["PATH"] = str(empty)
