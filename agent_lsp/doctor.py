@@ -205,10 +205,11 @@ def check_sandbox(settings: Settings) -> Check:
 
 
 async def _start_mcp(name: str, config: Any) -> Check:
-    from agent_lsp.sessions.mcp import McpServers
+    from agent_lsp.mcp.servers import McpServers
+    from agent_lsp.processes import dying_with_us
 
     warnings: list[str] = []
-    servers = McpServers(warnings.append)
+    servers = McpServers(warnings.append, dying_with_us)
     try:
         tools = await servers.tools({name: config}, wait=None)
     finally:

@@ -24,11 +24,11 @@ from agent_lsp.core.messages import ImagePart, UserMessage
 from agent_lsp.core.ports import Editor, LanguageFeatures
 from agent_lsp.core.prompt import Environment, editor_context, project_instructions, system_prompt
 from agent_lsp.core.tool import Tool, ToolContext
-from agent_lsp.processes import Sandbox, open_sandbox
+from agent_lsp.mcp.servers import McpServers
+from agent_lsp.processes import Sandbox, dying_with_us, open_sandbox
 from agent_lsp.sessions.images import BadImage, RawImage, check_images
 from agent_lsp.sessions.language import combined
 from agent_lsp.sessions.commands import Command, available_commands, expand, invocation
-from agent_lsp.sessions.mcp import McpServers
 from agent_lsp.sessions.mentions import BadMention, Mention, expand_mentions
 from agent_lsp.sessions.runtime import ChatRequest
 from agent_lsp.sessions.shell_hooks import ShellHooks
@@ -121,7 +121,7 @@ class ChatAssembly:
         self.warn = warn
         self.user_file = user_file or UserSettingsFile()
         self.trust = Trust(data_dir)
-        self.mcp = McpServers(lambda message: warn([message]))
+        self.mcp = McpServers(lambda message: warn([message]), dying_with_us)
         self.user_commands: Optional[Path] = None
         """Where the user's command files are (None: the config dir's agent-lsp/commands)."""
         self._warned: set[str] = set()

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Optional
 
 from agent_lsp.config import GATED, WORKSPACE_FILE, clean, read_workspace_file
-from agent_lsp.sessions.mcp import MCP_JSON, read_mcp_json
+from agent_lsp.mcp.mcp_json import MCP_JSON, read_mcp_json
 from agent_lsp.sessions.trust import Trust, digest
 
 AskTrust = Callable[[str], Awaitable[Optional[bool]]]
