@@ -9,13 +9,10 @@ import concurrent.futures
 import gc
 import importlib
 import logging
-import os
 import sys
 import threading
 import time
-from typing import Iterable, Mapping
-
-from agent_lsp.config import Settings
+from typing import Iterable
 
 log = logging.getLogger(__name__)
 
@@ -28,24 +25,6 @@ IMPORT_GC_THRESHOLD = 10_000
 """The collector's first threshold while an import runs here (CPython's default: 700 allocations)."""
 IMPORTED: list[str] = []
 """The modules this process imported through here, in order, each once (shown by `agent/debug`)."""
-
-
-def wants_anthropic(settings: Settings, env: Mapping[str, str] = os.environ) -> bool:
-    """Whether a chat with these settings would use the anthropic SDK (as `models.registry.build_model` decides)."""
-    model = settings.model or ""
-    if settings.provider in ("demo", "openai") or model == "demo" or model.startswith("script:"):
-        return False
-    return settings.provider == "anthropic" or bool(env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN"))
-
-
-def sdk_modules(settings: Settings, env: Mapping[str, str] = os.environ) -> tuple[str, ...]:
-    """The modules a chat with these settings imports on its first model call, SDK last; () when it uses none."""
-    if wants_anthropic(settings, env):
-        return ("agent_lsp.models.anthropic", "anthropic", "httpx2")
-    model = settings.model or ""
-    if settings.provider == "openai" and model != "demo" and not model.startswith("script:"):
-        return ("agent_lsp.models.openai", "openai", "httpx2")
-    return ()
 
 
 def load(modules: Iterable[str]) -> list[concurrent.futures.Future]:

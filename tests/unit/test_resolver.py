@@ -1,4 +1,4 @@
-"""Which model the settings choose for the openai provider, and what it refuses."""
+"""models/resolver.py: which model the settings choose (chats and suggestions), and what it refuses."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from agent_lsp.config import Settings
 from agent_lsp.core.ports import ModelError
 from agent_lsp.models.openai import OpenAIModel
-from agent_lsp.models.registry import build_model
+from agent_lsp.models.resolver import build_model
 
 OPENAI = Settings(provider="openai", model="qwen2.5-coder:7b")
 
