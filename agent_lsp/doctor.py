@@ -44,13 +44,17 @@ def user_settings_file(env: Mapping[str, str] = os.environ) -> Path:
     return user_settings_path(env)
 
 
-def read_settings(cli_model: Optional[str], env: Mapping[str, str] = os.environ) -> tuple[Settings, list[str]]:
-    """The settings the server would start with outside any editor (the user settings file, then the environment
-    and --model over it, as config's layers stack them), and a warning for each thing that could not be read."""
+def read_settings(cli_model: Optional[str], env: Mapping[str, str] = os.environ,
+                  editor: Any = None) -> tuple[Settings, list[str]]:
+    """The settings the server would start with (the user settings file, then the environment and --model, then
+    an editor's initializationOptions `editor` over them, as config's layers stack them), and a warning for each
+    thing that could not be read."""
     user = UserSettingsFile(user_settings_file(env))
     warnings = user.refresh()
     environment, bad_env = clean(environment_layer(cli_model, env), "the environment")
-    return Layers(environment=environment, user_file=user.layer).resolve(), warnings + bad_env
+    given, bad_editor = clean(editor, "--settings")
+    layers = Layers(environment=environment, user_file=user.layer, initialization_options=given)
+    return layers.resolve(), warnings + bad_env + bad_editor
 
 
 def check_python() -> Check:
@@ -209,3 +213,20 @@ def main(data_dir: Optional[Path], cli_model: Optional[str], as_json: bool) -> i
                 print(f"{'':<5} {'':<{width}}  fix: {c.fix}")
         print(f"{len(failed)} problem{'s' if len(failed) != 1 else ''} found" if failed else "all checks passed")
     return 1 if failed else 0
+
+
+def which_model(cli_model: Optional[str], editor: Any, as_json: bool, env: Mapping[str, str] = os.environ) -> int:
+    """`agent-lsp model`: print which provider, model, base URL and key chats would use with these settings (the
+    resolver's answer, which the editors' health checks read); 1 when none can be had, else 0."""
+    settings, warnings = read_settings(cli_model, env, editor)
+    choice = resolve(settings, env)
+    if as_json:
+        print(json.dumps({**choice.as_json(), "warnings": warnings}, indent=2))
+    else:
+        for name, value in (("provider", choice.provider), ("model", choice.model or "none"),
+                            ("base URL", choice.endpoint or "none"), ("key", choice.key or "none")):
+            print(f"{name:<9} {value}")
+        for name, lines in (("problem", [choice.problem] if choice.problem else []), ("warning", warnings)):
+            for line in lines:
+                print(f"{name:<9} {line}")
+    return 1 if choice.problem else 0
