@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import gc
 import importlib
 import logging
 import sys
@@ -19,10 +18,6 @@ log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _futures: dict[str, concurrent.futures.Future] = {}
 """Each module asked for: done when its import has run (or failed)."""
-_gc_holds = 0
-_gc_thresholds = gc.get_threshold()
-IMPORT_GC_THRESHOLD = 10_000
-"""The collector's first threshold while an import runs here (CPython's default: 700 allocations)."""
 IMPORTED: list[str] = []
 """The modules this process imported through here, in order, each once (shown by `agent/debug`)."""
 
@@ -53,30 +48,16 @@ async def imported(*modules: str) -> None:
 
 
 def _run(modules: list[str]) -> None:
-    # Fewer collections while importing: each one scans the thousands of classes and functions just made, about a
-    # tenth of the SDK's import time. (Not off: the import's garbage would pile up, ~10 MiB more RSS for good.)
-    global _gc_holds, _gc_thresholds
-    with _lock:
-        _gc_holds += 1
-        if _gc_holds == 1:
-            _gc_thresholds = gc.get_threshold()
-            gc.set_threshold(IMPORT_GC_THRESHOLD, *_gc_thresholds[1:])
     started = time.perf_counter()
-    try:
-        for name in modules:
-            future = _futures[name]
-            try:
-                if name not in sys.modules:
-                    importlib.import_module(name)
-                    IMPORTED.append(name)
-            except Exception as e:  # the caller's own import says what is wrong
-                log.info("importing %s failed: %r", name, e)
-                future.set_exception(e)
-            else:
-                future.set_result(None)
-    finally:
-        with _lock:
-            _gc_holds -= 1
-            if _gc_holds == 0:
-                gc.set_threshold(*_gc_thresholds)
+    for name in modules:
+        future = _futures[name]
+        try:
+            if name not in sys.modules:
+                importlib.import_module(name)
+                IMPORTED.append(name)
+        except Exception as e:  # the caller's own import says what is wrong
+            log.info("importing %s failed: %r", name, e)
+            future.set_exception(e)
+        else:
+            future.set_result(None)
     log.info("imported %s in %.2f s", ", ".join(modules), time.perf_counter() - started)
