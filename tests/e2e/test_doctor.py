@@ -233,3 +233,39 @@ def test_doctor_refuses_options_of_serving():
     assert refused.returncode == 2
     assert refused.stderr.strip().splitlines()[-1] == \
         "agent-lsp: error: doctor takes only --json, --model and --data-dir (--tcp given)."
+
+
+def model(env: dict, *args: str) -> tuple[int, dict]:
+    done = subprocess.run([sys.executable, "-m", "agent_lsp", "model", "--json", *args], env=env, cwd=env["HOME"],
+                          capture_output=True, text=True, timeout=CEILING)
+    assert SECRET not in done.stdout + done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def test_model_says_what_chats_would_use_with_an_editors_settings_over_the_rest(home):
+    tmp_path, env = home
+    code, answer = model(env, "--settings", json.dumps({"provider": "openai", "baseUrl": "http://127.0.0.1:9/v1",
+                                                        "maxTurns": "many"}))
+    assert code == 1 and (answer["provider"], answer["model"], answer["baseUrl"], answer["key"], answer["lacks"]) == \
+        ("openai", "", "http://127.0.0.1:9/v1", None, "model")
+    assert "`model` setting" in answer["problem"] and len(answer["warnings"]) == 1 and "maxTurns" in answer["warnings"][0]
+    path = tmp_path / "config" / "agent-lsp" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"model": "claude-from-the-file"}))
+    assert model(env) == (0, {"provider": "anthropic", "model": "claude-from-the-file",
+                              "baseUrl": env["ANTHROPIC_BASE_URL"], "key": "ANTHROPIC_API_KEY", "api": "chat",
+                              "lacks": None, "problem": None, "warnings": []})
+    assert model(env, "--settings", '{"model": "demo"}')[1]["provider"] == "demo"  # the editor's over the file
+    del env["ANTHROPIC_API_KEY"]
+    code, answer = model(env, "--model", "claude-x")
+    assert (code, answer["provider"], answer["model"], answer["lacks"]) == (1, "none", "claude-x", "provider")
+
+
+def test_model_refuses_options_that_do_not_apply():
+    refused = subprocess.run([sys.executable, "-m", "agent_lsp", "model", "--data-dir", "/tmp/x"],
+                             capture_output=True, text=True, timeout=CEILING)
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines()[-1] == \
+        "agent-lsp: error: model takes only --json, --model and --settings (--data-dir given)."
+    refused = subprocess.run([*DOCTOR, "--settings", "{}"], capture_output=True, text=True, timeout=CEILING)
+    assert refused.stderr.strip().splitlines()[-1] == "agent-lsp: error: --settings applies only to `agent-lsp model`"
