@@ -13,7 +13,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Mapping, Optional, Union
+from typing import Any, Callable, Literal, Mapping, Optional, Union
 
 from agent_lsp.config.hooks import shell_hooks
 from agent_lsp.config.issues import Issue
@@ -64,6 +64,19 @@ def extended_thinking() -> Any:
         _thinking, json_schema_input_type=Union[ThinkingBudget, Literal["adaptive"], Literal[False]])]
 
 
+@functools.cache
+def sandboxed_commands() -> Any:
+    """The `sandbox` setting, as a config/sandbox.py SandboxSettings (checked key by key there, stacked key by key
+    across the layers)."""
+    from typing import Annotated
+
+    from pydantic import PlainValidator
+
+    from agent_lsp.config.sandbox import SandboxSettings, parse_sandbox
+
+    return Annotated[Optional[SandboxSettings], PlainValidator(parse_sandbox, json_schema_input_type=SandboxSettings)]
+
+
 class Settings(Section):
     """Everything a chat can be configured with: the settings object of initializationOptions, the `agentLsp`
     section of the editor's configuration and the settings files (docs/settings.md)."""
@@ -105,6 +118,8 @@ class Settings(Section):
     """Seconds a language request (definition, references...) may take before it fails naming the server."""
     web_fetch: WebFetchSettings = field(default_factory=WebFetchSettings)
     """Where web_fetch may go (docs/web-fetch-and-images.md)."""
+    sandbox: sandboxed_commands() = None
+    """Commands in an OS sandbox (docs/sandbox.md); stacked key by key across the sources; none: no source set it."""
 
 
 GATED = ("hooks", "baseUrl", "mcpServers", "languageServers", "webFetch")
@@ -183,6 +198,10 @@ class Layers:
         merged.update({k: v for k, v in (chat or {}).items() if v is not None})
         for added in ADDED_UP:  # servers by name: each layer adds its own, a higher one replaces a same-named one
             merged[added] = {n: c for layer in (*layers, chat or {}) for n, c in (layer.get(added) or {}).items()}
+        if merged.get("sandbox") is not None:  # key by key: a layer sets only the keys it names
+            from agent_lsp.config.sandbox import stacked
+
+            merged["sandbox"] = stacked(layer.get("sandbox") for layer in (*layers, chat or {}))
         return Settings(**merged)  # each value was checked when its layer was cleaned
 
 

@@ -1,5 +1,5 @@
 """The `mcpServers` setting (and `.mcp.json`), checked: plain parsing, the MCP SDK loads only when a server starts
-(sessions/mcp.py)."""
+(mcp/servers.py)."""
 
 from __future__ import annotations
 

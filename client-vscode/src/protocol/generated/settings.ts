@@ -68,6 +68,7 @@ export interface AgentLspSettings {
    * Seconds a model stream may stay silent (before its headers or between events) before the call fails.
    */
   readTimeout?: number;
+  sandbox?: SandboxSettings;
   /**
    * Environment variables (names or fnmatch patterns) that run_command never passes on, besides the provider keys it always holds back (tools/run_command.py).
    */
@@ -160,6 +161,27 @@ export interface HttpServer {
    * Its endpoint.
    */
   url: string;
+}
+/**
+ * Commands in an OS sandbox (docs/sandbox.md); stacked key by key across the sources; none: no source set it.
+ */
+export interface SandboxSettings {
+  /**
+   * Sandboxed commands run without asking (not in plan mode).
+   */
+  autoAllow?: boolean;
+  /**
+   * Run run_command and hook commands in the OS sandbox (Linux: bubblewrap).
+   */
+  enabled?: boolean;
+  /**
+   * Let sandboxed commands reach the network.
+   */
+  network?: boolean;
+  /**
+   * Absolute paths sandboxed commands may write, besides the workspace folders and a private /tmp.
+   */
+  writable?: string[];
 }
 /**
  * Extended thinking with a budget.
