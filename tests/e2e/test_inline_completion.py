@@ -337,6 +337,50 @@ async def test_fim_posts_prompt_and_suffix_to_the_legacy_completions_shape(lsp, 
          "stream": True, "stop": ["\n"]}]
 
 
+@ONLY_ANTHROPIC
+async def test_definitions_from_the_editor_are_context_in_characters(lsp, backend, workspace):
+    backend.fake.add(backend.says("x)"))
+    lib = workspace / "lib.py"
+    lib.write_text("import os\n\n\ndef load(name):\n    return os.environ[name]\n")
+    client = await lsp.start(agent={"languageFeatures": ["textDocument/definition"]})
+    client.language_requests = []
+
+    @client.feature("agent/languageFeature")
+    def on_language_feature(ls, params):
+        ls.language_requests.append(params)
+        return [{"uri": lib.as_uri(), "range": {"start": {"line": 3, "character": 4},
+                                                "end": {"line": 3, "character": 8}}}]
+
+    uri = open_doc(client, workspace / "app.py", 'MOOD = "😀"; value = load(')  # the emoji: 2 UTF-16 units
+    assert await suggest(client, uri, 0, 26) == {"items": [item("x)", 0, 26, 1)]}
+    assert client.language_requests == [{"method": "textDocument/definition", "params": {
+        "textDocument": {"uri": uri}, "position": {"line": 0, "character": 21}}}]  # `load`, in UTF-16 units
+    context = backend.fake.requests[0]["messages"][0]["content"][0]["text"]
+    assert context.startswith('<snippet path="lib.py" kind="definition" first-line="4">\n'
+                              "def load(name):\n    return os.environ[name]\n</snippet>\n")
+    sent = backend.fake.requests[0]["messages"][0]["content"][1]["text"]
+    assert sent.startswith('MOOD = "😀"; value = load(<hole/>')
+
+
+@ONLY_ANTHROPIC
+async def test_openai_compatible_chat_gets_the_same_hole_as_chat_messages(lsp, workspace):
+    api = FakeChatCompletions().start()
+    try:
+        api.add(text("<completion>1 + 2</completion>"))
+        client = await lsp.start(env=openai_env(api.api_url, model="gpt-test"))
+        uri = open_doc(client, workspace / "app.py", "total = ")
+        assert await suggest(client, uri, 0, 8) == {"items": [item("1 + 2", 0, 8, 1)]}
+        (request,) = api.requests
+        assert {k: request[k] for k in ("model", "stream", "stop", "max_tokens")} == {
+            "model": "gpt-test", "stream": True, "stop": ["</completion>"], "max_tokens": 416}
+        system, user = request["messages"]
+        assert system["role"] == "system" and "<hole/>" in system["content"]
+        assert user == {"role": "user", "content": '<file path="app.py" language="python">\ntotal = <hole/>\n'
+                                                   "</file>\nFill <hole/> with at most 8 lines."}
+    finally:
+        api.stop()
+
+
 # ---- what does not depend on the wire ----------------------------------------------------------------------
 
 
