@@ -64,7 +64,7 @@ async def chat_cost(samples: int, length: int, sessions: int, root: Path) -> lis
     sdk_ratio = median(sdk_late) / median(reference)
     return [
         recorded(Row("text-only chat (2nd of a session): chat answered, minus the same request by the SDK alone",
-                     f"+{median(over) * 1000:.1f} ms (p99 +{p99(over) * 1000:.1f}); chat {ms(agent)}",
+                     f"{median(over) * 1000:+.1f} ms (p99 {p99(over) * 1000:+.1f}); chat {ms(agent)}",
                      f"SDK {ms(reference)}", None, "", None)),
         Row(f"chat {length} of one session, vs chat 2 of a new one (short text replies)",
             f"{ms(late)}, {grown * 1000:+.1f} ms",
