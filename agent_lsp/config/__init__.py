@@ -56,6 +56,9 @@ class Settings:
     """Seconds a language request (definition, references...) may take before it fails naming the server."""
     web_fetch: Mapping[str, Any] = field(default_factory=dict)
     """web_fetch's limits, checked: `allow_private`, `allowed_domains` (a tuple, empty for every host), `timeout`."""
+    completions: Mapping[str, Any] = field(default_factory=dict)
+    """Suggestions as you type: the checked keys of `completions` by field name (config/completions.py); each layer's
+    keys replace the same keys of the layers below."""
 
 
 def _described(schema: dict[str, Any]):
@@ -159,6 +162,19 @@ def _web_fetch(value: Any) -> Mapping[str, Any]:
             "timeout": float(timeout)}
 
 
+def _completions_schema() -> dict[str, Any]:
+    from agent_lsp.config.completions import completions_schema  # pydantic, for `schemas/` only
+
+    return completions_schema()
+
+
+@_described(_completions_schema)  # made when asked for: settings_schema() calls it
+def _completions(value: Any) -> Mapping[str, Any]:
+    from agent_lsp.config.completions import parse_completions  # pydantic: only settings that have the key need it
+
+    return parse_completions(value)
+
+
 @_described({"anyOf": [{"type": "object", "properties": {"budgetTokens": {"type": "integer", "minimum": 1024}},
                                  "required": ["budgetTokens"]}, {"const": "adaptive"}, {"const": False}]})
 def _thinking(value: Any) -> Thinking:
@@ -204,12 +220,13 @@ FIELDS = {
     "languageServers": ("language_servers", _language_servers),
     "languageTimeout": ("language_timeout", _language_timeout),
     "webFetch": ("web_fetch", _web_fetch),
+    "completions": ("completions", _completions),
 }
 GATED = ("hooks", "baseUrl", "mcpServers", "languageServers", "webFetch")
 """Keys of the workspace file that run commands, send code elsewhere or open the local network to web_fetch: used only
 once the user trusted it."""
 WORKSPACE_FILE = Path(".agent-lsp") / "settings.json"
-ADDED_UP = ("mcp_servers", "language_servers")
+ADDED_UP = ("mcp_servers", "language_servers", "completions")
 """Settings whose entries add up across the layers rather than the highest layer replacing the whole value."""
 
 
@@ -217,7 +234,8 @@ def settings_schema() -> dict[str, Any]:
     """The JSON Schema of the settings object (initializationOptions, the `agentLsp` section, the settings files):
     schemas/settings.json, which the clients' own checks are tested against."""
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "agent-lsp settings",
-            "type": "object", "properties": {name: check.schema for name, (_, check) in FIELDS.items()}}
+            "type": "object", "properties": {name: check.schema() if callable(check.schema) else check.schema
+                                             for name, (_, check) in FIELDS.items()}}
 
 
 CLIENT_KEYS = frozenset({"serverCommand", "serverArgs", "trace"})
