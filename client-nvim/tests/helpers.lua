@@ -220,13 +220,17 @@ function H.await(cond, what, ms)
     return
   end
   local deadline = vim.loop.now() + ms
-  local timer = vim.loop.new_timer()
+  local timer, busy, done = vim.loop.new_timer(), false, false
   timer:start(10, 10, vim.schedule_wrap(function()
-    if timer:is_closing() then
+    if busy or done then  -- busy: cond() itself waits (a request_sync), and Neovim runs this meanwhile
       return
     end
+    busy = true
     ok, holds = pcall(cond)
+    busy = false
     if not ok or holds or vim.loop.now() > deadline then
+      done = true
+      timer:stop()
       timer:close()
       H.resume()
     end

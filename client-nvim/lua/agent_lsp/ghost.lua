@@ -350,6 +350,9 @@ function M.next(step)
   local buf = api.nvim_get_current_buf()
   local s = fitting()
   if not s then
+    if not config.suggestions_enabled() then
+      return false
+    end
     stop_timer()
     return request(buf, INVOKED)
   end
