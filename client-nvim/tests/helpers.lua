@@ -10,8 +10,8 @@ H.repo = vim.fn.fnamemodify(H.plugin, ':h')
 local jobs = {}
 
 -- A new directory with `files` ({relative path = text}, folders made as needed), made the current directory; the plugin loaded as
--- a user would have it (the runtimepath entry and its plugin/ file).
-function H.workspace(files)
+-- a user would have it (the runtimepath entry and its plugin/ file), unless `plugin` is false.
+function H.workspace(files, plugin)
   H.dir = vim.fn.resolve(vim.fn.tempname())
   vim.fn.mkdir(H.dir, 'p')
   for path, text in pairs(files or {}) do
@@ -19,8 +19,10 @@ function H.workspace(files)
     vim.fn.writefile(vim.split(text, '\n', { plain = true }), H.dir .. '/' .. path, 'b')
   end
   vim.cmd('cd ' .. vim.fn.fnameescape(H.dir))
-  vim.opt.runtimepath:prepend(H.plugin)
-  vim.cmd('runtime plugin/agent_lsp.lua')
+  if plugin ~= false then
+    vim.opt.runtimepath:prepend(H.plugin)
+    vim.cmd('runtime plugin/agent_lsp.lua')
+  end
   return H.dir
 end
 
