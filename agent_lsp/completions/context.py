@@ -146,7 +146,7 @@ def around(text: str, line: int, before: int = SNIPPET_LINES, after: int = SNIPP
         start = newline + 1
     first = text.count("\n", 0, start)
     lines = text[start: start + SNIPPET_CHARS * 2].split("\n")[: (line - first) + after + 1]
-    return first, "\n".join(lines)[:SNIPPET_CHARS]
+    return first, "\n".join(lines)[:SNIPPET_CHARS].rstrip()
 
 
 async def definitions(source: ContextSource, doc: OpenDocument, offset: int) -> list[Snippet]:

@@ -38,7 +38,8 @@ def hole_text(prompt: CompletionPrompt) -> str:
     """The cursor's line with the marker, the rest of the file's window, and what is asked."""
     ask = ("Complete the rest of the marker's line only." if prompt.single_line else
            f"Fill {HOLE} with at most {prompt.max_lines} lines.")
-    return f"{prompt.prefix[prompt.stable_prefix:]}{HOLE}{prompt.suffix}\n</file>\n{ask}"
+    end = "" if prompt.suffix.endswith("\n") else "\n"
+    return f"{prompt.prefix[prompt.stable_prefix:]}{HOLE}{prompt.suffix}{end}</file>\n{ask}"
 
 
 def chat_messages(prompt: CompletionPrompt) -> list[dict[str, str]]:
