@@ -17,6 +17,9 @@
 ;;   M-x agent-lsp-command-run  run one of the server's /commands (completing-read over agent/commands)
 ;;   M-x agent-lsp-attach-image attach an image (png, jpg, gif, webp; at most 5 MiB) to the next message
 ;;
+;; While you type, `agent-lsp-suggestion-mode' (on in the buffers agent-lsp manages) shows the server's
+;; suggestion as ghost text after point; TAB accepts it, M-<right> a word, M-n / M-p cycle, C-g dismisses.
+;;
 ;; The agent's plan (its todo list) is a checklist at the top of *agent-lsp*; a subagent's tool calls are
 ;; indented under its task.  In the message prompt, TAB after a leading / completes the commands.
 ;;
