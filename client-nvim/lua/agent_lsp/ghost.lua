@@ -10,7 +10,13 @@ local api = vim.api
 local M = {}
 
 M.ns = api.nvim_create_namespace('agent_lsp_suggestion')
-vim.cmd('highlight default link AgentLspSuggestion Comment')
+-- Ghost text must never look like text: the link is made again after a colorscheme clears the highlights.
+local function link()
+  vim.cmd('highlight default link AgentLspSuggestion Comment')
+end
+link()
+api.nvim_create_autocmd('ColorScheme', { group = api.nvim_create_augroup('agent_lsp_ghost', { clear = true }),
+  callback = link })
 
 local INLINE = vim.fn.has('nvim-0.10') == 1  -- virt_text_pos = 'inline' (older: 'overlay')
 local INVOKED, AUTOMATIC = 1, 2  -- InlineCompletionTriggerKind
@@ -43,7 +49,7 @@ local function line_at(buf, row)
 end
 
 local function changed_event()
-  -- For statuslines, and for the tests: what is on screen changed (M.current() says what it is now).
+  -- For statuslines: what is on screen changed (M.current() says what it is now).
   vim.cmd('doautocmd <nomodeline> User AgentLspSuggestion')
 end
 
@@ -165,7 +171,8 @@ local function entry(item, req)
   local start, stop = req.col, req.col
   local range = item.range
   if type(range) == 'table' then
-    if range.start.line ~= req.row or range['end'].line ~= req.row then
+    if type(range.start) ~= 'table' or type(range['end']) ~= 'table' or range.start.line ~= req.row
+      or range['end'].line ~= req.row then
       return nil
     end
     local encoding = req.client.offset_encoding or 'utf-16'
@@ -276,11 +283,6 @@ function M.current()
   end
 end
 
--- Whether a request is in flight.
-function M.asking()
-  return pending ~= nil
-end
-
 local function run_command(s)
   local command = s.item.command
   if type(command) == 'table' and command.command then
@@ -304,12 +306,6 @@ function M.accept()
   return true
 end
 
--- The next word of `text`: white space, then a run of word characters (letters, digits, _, any non-ASCII) or
--- else of other characters.
-local function next_word(text)
-  return text:match('^%s*[%w_\128-\255]+') or text:match('^%s*[^%w_\128-\255%s]+') or text
-end
-
 -- Accept the suggestion's next word (textDocument/didPartiallyAcceptCompletion); the rest stays shown.
 function M.accept_word()
   local s = fitting()
@@ -320,7 +316,7 @@ function M.accept_word()
   local row, col = cursor()
   local typed = col - s.start
   local rest = s.text:sub(typed + 1)
-  local word = next_word(rest)
+  local word = positions.next_word(rest)
   local words = split(word)
   api.nvim_buf_set_text(buf, row, col, row, col, words)
   local new_row, new_col = row + #words - 1, (#words == 1 and col or 0) + #words[#words]

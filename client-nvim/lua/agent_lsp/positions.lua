@@ -1,5 +1,6 @@
--- Columns in LSP position encodings (utf-8, utf-16, utf-32) and byte columns of a line, both ways. Written out
--- rather than taken from vim.str_byteindex / vim.str_utfindex, whose signatures differ between 0.7 and 0.11.
+-- Offsets in text: columns in LSP position encodings (utf-8, utf-16, utf-32) and byte columns of a line, both ways
+-- (written out rather than taken from vim.str_byteindex / vim.str_utfindex, whose signatures differ between 0.7
+-- and 0.11); where the next word of a text ends (accepting a suggestion a word at a time).
 local M = {}
 
 local function char_len(c)
@@ -32,6 +33,12 @@ function M.from_bytes(line, bytes, encoding)
     b = b + len
   end
   return units
+end
+
+-- The next word of `text`: white space, then a run of word characters (letters, digits, _, any non-ASCII) or else
+-- of other characters; all of `text` when it is only white space.
+function M.next_word(text)
+  return text:match('^%s*[%w_\128-\255]+') or text:match('^%s*[^%w_\128-\255%s]+') or text
 end
 
 return M

@@ -50,11 +50,6 @@ local function native_shown()
   return #api.nvim_buf_get_extmarks(0, native_ns, 0, -1, { limit = 1 }) > 0
 end
 
--- The next word of `text` (as ghost.lua takes it).
-local function next_word(text)
-  return text:match('^%s*[%w_\128-\255]+') or text:match('^%s*[^%w_\128-\255%s]+') or text
-end
-
 -- Of agent-lsp's item (0.12's vim.lsp.inline_completion.Item): its text, and how many of its bytes are in the
 -- buffer before the cursor. Neovim shows an item while the user types on, until the next answer comes, and
 -- accepts it at the range it was asked for; with an empty range (where agent-lsp's items start at the cursor),
@@ -93,7 +88,7 @@ local function native_accept_word(item)
   if not c then
     return item
   end
-  local word = next_word(text:sub(typed + 1))
+  local word = positions.next_word(text:sub(typed + 1))
   local accepted = text:sub(1, typed + #word)
   client.notify(c, 'textDocument/didPartiallyAcceptCompletion', {
     item = { insertText = text, command = item.command },
