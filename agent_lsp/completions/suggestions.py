@@ -167,12 +167,15 @@ class Suggestions:
         self._close(state, keep=stream)
         if older is not None:
             older.supersede()
-        deadline = asyncio.get_running_loop().time() + options.timeout
+        loop = asyncio.get_running_loop()
+        deadline: Optional[float] = None
         while True:
             if stream is None:
-                stream = self._start(state, doc, place, settings, options)
+                stream = await self._start(state, ticket, doc, settings, options)
                 if stream is None:
                     return None
+            if deadline is None:  # from the first model request on (an SDK's first import is not the model's time)
+                deadline = loop.time() + options.timeout
             ticket.stream = stream
             outcome = await self._follow(stream, ticket, typed, deadline)
             if outcome == "superseded":
@@ -214,7 +217,7 @@ class Suggestions:
                 left = deadline - loop.time()
                 if left <= 0:
                     return "timeout"
-                changed = asyncio.ensure_future(stream.changed())
+                changed = stream.next_change()
                 try:
                     await asyncio.wait((changed, ticket.wake), timeout=left, return_when=asyncio.FIRST_COMPLETED)
                 finally:
@@ -222,9 +225,10 @@ class Suggestions:
         finally:
             stream.users -= 1
 
-    def _start(self, state: _Document, doc: OpenDocument, place: Place, settings: Settings,
-               options: CompletionSettings) -> Optional[ModelStream]:
-        """A model request for `place`; None when no model can be had (shown once when that is a problem)."""
+    async def _start(self, state: _Document, ticket: _Ticket, doc: OpenDocument, settings: Settings,
+                     options: CompletionSettings) -> Optional[ModelStream]:
+        """A model request for the ticket's place; None when no model can be had (shown once when that is a
+        problem), or when a newer request superseded the ticket while the model's SDK was being loaded."""
         choice = choose(settings, options, self.env)
         if choice.provider is None:
             log.debug("no suggestion: no model provider is configured")
@@ -237,6 +241,12 @@ class Suggestions:
             self.stats.errors += 1
             self._failed(e.message)
             return None
+        prepare = getattr(completer, "prepare", None)
+        if prepare is not None:
+            await prepare()
+            if ticket.superseded:
+                return None
+        place = ticket.place
         source = ContextSource(self.documents, self.language(), tuple(options.exclude))
         single_line = bool(place.line_after.strip())
         stream = ModelStream(place, options.max_lines, completer,

@@ -248,11 +248,7 @@ class _Buffers:
 
     @property
     def roots(self) -> list[Path]:
-        from agent_lsp.lsp.convert import lsp_uri_to_path
-
-        workspace = self._server.workspace
-        uris = [f.uri for f in workspace.folders.values()] or ([workspace.root_uri] if workspace.root_uri else [])
-        return [p for p in (lsp_uri_to_path(u) for u in uris) if p is not None]
+        return _roots(self._server)
 
     def get(self, uri: str) -> Any:
         doc = self._server.workspace.text_documents.get(uri)
@@ -263,6 +259,13 @@ class _Buffers:
 
     def all(self) -> list[Any]:
         return [_open_document(doc) for doc in list(self._server.workspace.text_documents.values())]
+
+
+def _roots(server: Any) -> list[Path]:
+    """The workspace folders, as the editor port sees them."""
+    from agent_lsp.lsp.editor import LspEditor
+
+    return LspEditor(server, client_diagnostics=False).roots
 
 
 def _language(ls: Any) -> Any:
@@ -307,7 +310,7 @@ class _SettingsInForce:
         file changes)."""
         from agent_lsp.config import WORKSPACE_FILE, clean, read_workspace_file
 
-        roots = _Buffers(self._server, OrderedDict()).roots
+        roots = _roots(self._server)
         root = roots[0] if roots else None
         try:
             stat = (root / WORKSPACE_FILE).stat() if root is not None else None

@@ -161,6 +161,20 @@ async def test_typing_something_else_closes_the_model_request_and_asks_anew():
     assert await text_of(second) == "ue"
 
 
+async def test_a_request_that_waited_before_any_text_asks_anew_once_the_text_disagrees():
+    rig = Rig()
+    first = rig.ask(rig.type("x = "))
+    await until(lambda: rig.model.calls)
+    second = rig.ask(rig.type("x = val"))  # nothing streamed yet: it waits for the same answer
+    assert await text_of(first) is None
+    rig.model.calls[0].send("compute")  # no longer what was typed
+    await until(lambda: len(rig.model.calls) == 2)
+    assert rig.model.calls[0].closed
+    rig.model.calls[1].send("ue")
+    rig.model.calls[1].end()
+    assert await text_of(second) == "ue"
+
+
 async def test_a_request_elsewhere_supersedes_and_closes_at_once():
     rig = Rig()
     doc = rig.type("a = 1\nb = ")
