@@ -24,9 +24,10 @@ from agent_lsp.core.ports import LanguageFeatures, ModelError, OpenDocument
 
 log = logging.getLogger(__name__)
 
-CANCEL_GRACE = 0.3
-"""Seconds a cancelled request's model request stays open for a newer request of the document to take over (VS
-Code cancels a request before it sends the next); then it is closed. PROTOCOL §10 allows a second."""
+CANCEL_GRACE = 0.01
+"""Seconds a cancelled request's model request stays open for a newer request of the document to take over: VS Code
+cancels a request and sends the next in the same write, so the next is read well within this; then it is closed
+(PROTOCOL §10 allows a second; a local model server is busy with a stream nobody reads until it is closed)."""
 
 
 @dataclass
