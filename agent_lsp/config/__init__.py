@@ -58,6 +58,9 @@ class Settings:
     """web_fetch's limits, checked: `allow_private`, `allowed_domains` (a tuple, empty for every host), `timeout`."""
     sandbox: Any = None
     """Commands in the OS sandbox (config/sandbox.py SandboxSettings), stacked key by key; None: no source set it."""
+    completions: Mapping[str, Any] = field(default_factory=dict)
+    """Suggestions as you type: the checked keys of `completions` by field name (config/completions.py); each layer's
+    keys replace the same keys of the layers below."""
 
 
 def _described(schema: Union[dict[str, Any], Callable[[], dict[str, Any]]]):
@@ -174,6 +177,19 @@ def _sandbox(value: Any) -> Any:
     return parse_sandbox(value)
 
 
+def _completions_schema() -> dict[str, Any]:
+    from agent_lsp.config.completions import completions_schema  # pydantic, for `schemas/` only
+
+    return completions_schema()
+
+
+@_described(_completions_schema)  # made when asked for: settings_schema() calls it
+def _completions(value: Any) -> Mapping[str, Any]:
+    from agent_lsp.config.completions import parse_completions  # pydantic: only settings that have the key need it
+
+    return parse_completions(value)
+
+
 @_described({"anyOf": [{"type": "object", "properties": {"budgetTokens": {"type": "integer", "minimum": 1024}},
                                  "required": ["budgetTokens"]}, {"const": "adaptive"}, {"const": False}]})
 def _thinking(value: Any) -> Thinking:
@@ -220,12 +236,13 @@ FIELDS = {
     "languageTimeout": ("language_timeout", _language_timeout),
     "webFetch": ("web_fetch", _web_fetch),
     "sandbox": ("sandbox", _sandbox),
+    "completions": ("completions", _completions),
 }
 GATED = ("hooks", "baseUrl", "mcpServers", "languageServers", "webFetch")
 """Keys of the workspace file that run commands, send code elsewhere or open the local network to web_fetch: used only
 once the user trusted it."""
 WORKSPACE_FILE = Path(".agent-lsp") / "settings.json"
-ADDED_UP = ("mcp_servers", "language_servers")
+ADDED_UP = ("mcp_servers", "language_servers", "completions")
 """Settings whose entries add up across the layers rather than the highest layer replacing the whole value."""
 
 

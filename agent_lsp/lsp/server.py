@@ -26,6 +26,7 @@ from agent_lsp.capabilities import client_agent_capabilities, server_agent_capab
 from agent_lsp.config import Layers, clean
 from agent_lsp.config.user_file import UserSettingsFile
 from agent_lsp.lsp.code_actions import COMMANDS, code_actions
+from agent_lsp.lsp.inline_completion import RAW_PARAMS, register_inline_completion
 
 log = logging.getLogger(__name__)
 
@@ -152,10 +153,14 @@ class AgentProtocol(LanguageServerProtocol):
             return
         super()._send_handler_result(future, msg_id=msg_id)
 
+    def get_message_type(self, method: str) -> Any:
+        return None if method in RAW_PARAMS else super().get_message_type(method)
+
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):
         result = yield from super().lsp_initialize(params)
         result.capabilities.experimental = {"agent": server_agent_capabilities()}
+        result.capabilities.inline_completion_provider = True  # for every client (pygls would send {} or nothing)
         return result
 
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
@@ -369,6 +374,7 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
 
     for method, (module, name, is_async) in AGENT_METHODS.items():
         _register(server, method, module, name, is_async)
+    register_inline_completion(server)
     return server
 
 
