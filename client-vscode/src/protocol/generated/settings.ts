@@ -3,6 +3,44 @@
 export interface AgentLspSettings {
   baseUrl?: string;
   compactThreshold?: number;
+  /**
+   * Suggestions as you type: whether, from which model, and how much of it.
+   */
+  completions?: {
+    /**
+     * `fim` (openai only): the text before and after the cursor as `prompt` and `suffix` to {baseUrl}/completions.
+     */
+    api?: 'chat' | 'fim';
+    /**
+     * Default: the chat's `baseUrl`.
+     */
+    baseUrl?: string | null;
+    /**
+     * false: no suggestions (every request is answered with no item and no model call).
+     */
+    enabled?: boolean;
+    /**
+     * Globs of files never sent (added to .env, .env.*, *.pem, *.key, *.p12, id_rsa*, id_ed25519*, .netrc, .npmrc,
+     * .pypirc).
+     */
+    exclude?: string[];
+    /**
+     * Most lines a suggestion has.
+     */
+    maxLines?: number;
+    /**
+     * Default: the chat's model when that is `demo` or `script:FILE`, else the provider's small, fast model.
+     */
+    model?: string | null;
+    /**
+     * Default: the chat's `provider`.
+     */
+    provider?: ('anthropic' | 'openai') | null;
+    /**
+     * Seconds a suggestion may wait for the model.
+     */
+    timeout?: number;
+  };
   contextWindow?: number;
   /**
    * Shell hooks by event (docs/settings.md)
