@@ -13,7 +13,8 @@ import type { ServerState } from './messages';
 import { pickImages } from './imageFiles';
 import { mentionChoices } from './mentions';
 import { permissionMode, SECTION, serverSettings } from './settings';
-import { ENABLED_KEY, enabledIn, Suggestions, TOGGLE_COMMAND, toggleTarget } from './suggestions';
+import { CompletionStatsRequest } from './protocol';
+import { ENABLED_KEY, enabledIn, STATS_COMMAND, statsMessage, Suggestions, TOGGLE_COMMAND, toggleTarget } from './suggestions';
 
 const KEY_SECRET = 'agentLsp.anthropicApiKey';
 /** Stops the running server; VS Code waits for it on deactivation so the server exits cleanly. */
@@ -172,6 +173,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('agentLsp.restartServer', restart),
     vscode.commands.registerCommand('agentLsp.openMemory', openMemory),
     vscode.commands.registerCommand(TOGGLE_COMMAND, toggleCompletions),
+    vscode.commands.registerCommand(STATS_COMMAND, async () => {
+      if (!client) return void vscode.window.showInformationMessage('The agent server is not running.');
+      try {
+        void vscode.window.showInformationMessage(statsMessage(await client.sendRequest(CompletionStatsRequest, {})));
+      } catch (e) {
+        void vscode.window.showWarningMessage(`agent/completionStats failed: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }),
     // From the explorer (the files selected) or the palette (a file dialog).
     vscode.commands.registerCommand('agentLsp.attachImage', async (uri?: vscode.Uri, selected?: vscode.Uri[]) => {
       await vscode.commands.executeCommand(`${VIEW_ID}.focus`);

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type * as vscode from 'vscode';
 import { CancellationTokenSource } from 'vscode-jsonrpc';
-import { enabledIn, type Look, look, Suggestions, toggleTarget } from './suggestions';
+import { enabledIn, type Look, look, statsMessage, Suggestions, toggleTarget } from './suggestions';
 
 vi.mock('vscode');
 
@@ -110,5 +110,13 @@ describe('suggestions as you type: the setting', () => {
     expect(toggleTarget({ globalValue: false })).toBe('global');
     expect(toggleTarget({})).toBe('global');
     expect(toggleTarget(undefined)).toBe('global');
+  });
+});
+
+describe('suggestions as you type: the server\'s figures', () => {
+  it('say every count of agent/completionStats in one sentence', () => {
+    expect(statsMessage({ requests: 12, modelCalls: 1, reused: 9, shown: 0, accepted: 2, partiallyAccepted: 0,
+      cancelled: 1, stale: 0, errors: 1 })).toBe('Suggestions since the server started: 12 requests, 1 model call, '
+      + '9 answered from an earlier suggestion; 0 shown, 2 accepted, 0 partly accepted; 1 cancelled, 0 stale, 1 error.');
   });
 });

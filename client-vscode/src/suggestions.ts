@@ -8,9 +8,12 @@
  * suggestions are off, and the toggle that keeps the state in `agentLsp.completions.enabled`.
  */
 import type * as vscode from 'vscode';
+import type { CompletionStatsResult } from './protocol';
 
 /** The extension's command that turns suggestions on or off. */
 export const TOGGLE_COMMAND = 'agentLsp.toggleCompletions';
+/** The extension's command that shows the server's figures (agent/completionStats). */
+export const STATS_COMMAND = 'agentLsp.showCompletionStats';
 /** The server's command an accepted item carries: it only counts, so it never opens the chat panel. */
 export const COMPLETION_ACCEPTED = 'agent.completionAccepted';
 /** The setting that holds the state, under `agentLsp.`. */
@@ -99,4 +102,12 @@ export function toggleTarget(levels: { globalValue?: unknown; workspaceValue?: u
  * is warned about by the settings check and leaves them on, the default). */
 export function enabledIn(config: { get<T>(key: string): T | undefined }): boolean {
   return config.get<unknown>(ENABLED_KEY) !== false;
+}
+
+/** agent/completionStats as one sentence (shown by Agent: Show Suggestion Statistics). */
+export function statsMessage(s: CompletionStatsResult): string {
+  const n = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
+  return `Suggestions since the server started: ${n(s.requests, 'request')}, ${n(s.modelCalls, 'model call')}, `
+    + `${s.reused} answered from an earlier suggestion; ${s.shown} shown, ${s.accepted} accepted, `
+    + `${s.partiallyAccepted} partly accepted; ${s.cancelled} cancelled, ${s.stale} stale, ${n(s.errors, 'error')}.`;
 }
