@@ -190,6 +190,17 @@ async function pick(page, label) {
   await page.click(`.quick-input-list .monaco-list-row[aria-label*="${label}"]`, { timeout: LONG });
 }
 
+/** Opens a workspace file by name through Quick Open (Ctrl+P), as the active editor. */
+async function quickOpen(page, name) {
+  await page.click('.editor-group-container');
+  await page.keyboard.press('Control+P');
+  await page.waitForSelector('.quick-input-widget .quick-input-box input');
+  await page.keyboard.type(name);
+  await page.waitForSelector(`.quick-input-list .monaco-list-row[aria-label*="${name}"]`);
+  await page.keyboard.press('Enter');
+  await until(`${name} in the editor`, () => page.$(`.tabs-container .tab.active[aria-label*="${name}"]`));
+}
+
 async function runCommand(page, title) {
   await page.click('.editor-group-container');  // the workbench, not the webview, gets F1
   await page.keyboard.press('F1');
@@ -685,13 +696,7 @@ try {
     + 'on, typing shows the demo model\'s ghost text, Ctrl+Right takes a word, Tab the rest; the server counts the '
     + 'acceptances, the chat panel stays out of it; a click on the item turns them off (no ghost text) and on', async () => {
     await page.waitForSelector('.statusbar-item[aria-label="Agent suggestions: on"]', { timeout: LONG });
-    await page.click('.editor-group-container');
-    await page.keyboard.press('Control+P');
-    await page.waitForSelector('.quick-input-widget .quick-input-box input');
-    await page.keyboard.type('walk.py');
-    await page.waitForSelector('.quick-input-list .monaco-list-row[aria-label*="walk.py"]');
-    await page.keyboard.press('Enter');
-    await until('walk.py in the editor', () => page.$('.tabs-container .tab.active[aria-label*="walk.py"]'));
+    await quickOpen(page, 'walk.py');
     await until('walk.py\'s text', async () => (await editorText(page)) === WALK_PY);
     const messagesBefore = await frame.$$eval('.msg.user', (ns) => ns.length);
     await page.click('.editor-instance .view-lines');
@@ -710,9 +715,12 @@ try {
     await until('the ghost text of the for line', async () => (await ghostText()) === 'ot, dirs, files in os.walk("."):');
     // The picture for docs/vscode.md: a smaller window, so the ghost text and the status bar item read well.
     await page.setViewportSize({ width: 1000, height: 420 });
-    await until('the ghost text after the resize', async () => (await ghostText()) === 'ot, dirs, files in os.walk("."):');
-    await page.screenshot({ path: path.join(DOCS_IMG, 'vscode-suggestion.png') });
-    await page.setViewportSize({ width: 1400, height: 860 });
+    try {
+      await until('the ghost text after the resize', async () => (await ghostText()) === 'ot, dirs, files in os.walk("."):');
+      await page.screenshot({ path: path.join(DOCS_IMG, 'vscode-suggestion.png') });
+    } finally {
+      await page.setViewportSize({ width: 1400, height: 860 });  // the size every other case has
+    }
     await page.keyboard.press('Tab');
     await until('the line completed', async () => (await editorLine(9)) === 'for root, dirs, files in os.walk("."):');
     assert.equal((await editorText(page)).split('\n').slice(0, 7).join('\n') + '\n', WALK_PY, 'the lines above untouched');
@@ -764,13 +772,7 @@ try {
 
   /** Opens src/main.ts and waits for the TypeScript server to have loaded the project (its type error's squiggle). */
   const openTypeScript = async () => {
-    await page.click('.editor-group-container');
-    await page.keyboard.press('Control+P');
-    await page.waitForSelector('.quick-input-widget .quick-input-box input');
-    await page.keyboard.type('main.ts');
-    await page.waitForSelector('.quick-input-list .monaco-list-row[aria-label*="main.ts"]');
-    await page.keyboard.press('Enter');
-    await until('main.ts in the editor', () => page.$('.tabs-container .tab.active[aria-label*="main.ts"]'));
+    await quickOpen(page, 'main.ts');
     await until('TypeScript\'s diagnostic in main.ts', () => page.$('.editor-instance .squiggly-error'));
   };
 
