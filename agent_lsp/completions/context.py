@@ -177,11 +177,11 @@ async def definitions(source: ContextSource, doc: OpenDocument, offset: int) -> 
 
 def names_before(line_before: str) -> list[int]:
     """Columns of the names worth a definition, the most telling first: the ones called or dotted into, the nearest
-    first, then the last name on the line."""
+    first, then the line's last name (the one being typed) when it is not one of them."""
     names = list(_NAME.finditer(line_before))
     called = [m for m in reversed(names) if line_before[m.end(): m.end() + 1] in ("(", ".")]
-    rest = [m for m in reversed(names) if m not in called][:1]
-    return [m.start() for m in called + rest]
+    last = [names[-1]] if names and names[-1] not in called else []
+    return [m.start() for m in called + last]
 
 
 async def _definition_snippet(source: ContextSource, answer: Any, doc: OpenDocument, line: int) -> Optional[Snippet]:

@@ -91,17 +91,15 @@ class ModelStream:
         seen = not_retyped_indentation(seen, self.origin.line_before)
         return seen.startswith(typed) or typed.startswith(seen)
 
-    async def changed(self) -> None:
-        """Return when more text arrived or the stream ended."""
-        if self.done:
-            return
+    def next_change(self) -> asyncio.Future:
+        """A future done when more text arrives or the stream ends (done already if it has ended). Registered at
+        once, so that no change between this call and the await is missed; cancel it when no longer waiting."""
         waiter = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
-        try:
-            await waiter
-        finally:
-            if waiter in self._waiters:
-                self._waiters.remove(waiter)
+        if self.done:
+            waiter.set_result(None)
+        else:
+            self._waiters.append(waiter)
+        return waiter
 
     def _wake(self) -> None:
         waiters, self._waiters = self._waiters, []

@@ -12,14 +12,13 @@ import logging
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
-from agent_lsp.completions.choice import Choice, choose
 from agent_lsp.completions.context import ContextSource, Documents, build_prompt, excluded
 from agent_lsp.completions.place import Place, place_at
 from agent_lsp.completions.stream import ModelStream
 from agent_lsp.config import Settings
-from agent_lsp.config.completions import CompletionSettings
+from agent_lsp.config.completions import CompletionsSettings
 from agent_lsp.core.completion import Completer
 from agent_lsp.core.ports import LanguageFeatures, ModelError, OpenDocument
 
@@ -100,15 +99,15 @@ class Suggestions:
     features to find definitions with (None: none), `warn(message)` shows a warning."""
 
     documents: Documents
-    settings: Callable[[], tuple[Settings, CompletionSettings]]
+    settings: Callable[[], tuple[Settings, CompletionsSettings]]
     warn: Callable[[str], None]
     language: Callable[[], Optional[LanguageFeatures]] = lambda: None
     env: Mapping[str, str] = field(default_factory=lambda: os.environ)
-    completer_for: Optional[Callable[[Choice], Completer]] = None
-    """Makes the model for a choice (None: the provider's own, completions/providers.py)."""
+    completer_for: Optional[Callable[[Any], Completer]] = None
+    """Makes the model for a models/resolver.py ModelChoice (None: the provider's own, completions/providers.py)."""
     stats: Stats = field(default_factory=Stats)
     _states: dict[str, _Document] = field(default_factory=dict)
-    _completers: dict[Choice, Completer] = field(default_factory=dict)
+    _completers: dict[tuple, Completer] = field(default_factory=dict)
     _shown: set[str] = field(default_factory=set)
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
@@ -148,7 +147,7 @@ class Suggestions:
         return Suggestion(text, next(self._ids))
 
     async def _answer(self, state: _Document, ticket: _Ticket, older: Optional[_Ticket], doc: OpenDocument,
-                      settings: Settings, options: CompletionSettings) -> Optional[str]:
+                      settings: Settings, options: CompletionsSettings) -> Optional[str]:
         place = ticket.place
         if state.last is not None:  # typed through the last suggestion: no model call
             origin, suggestion = state.last
@@ -167,12 +166,15 @@ class Suggestions:
         self._close(state, keep=stream)
         if older is not None:
             older.supersede()
-        deadline = asyncio.get_running_loop().time() + options.timeout
+        loop = asyncio.get_running_loop()
+        deadline: Optional[float] = None
         while True:
             if stream is None:
-                stream = self._start(state, doc, place, settings, options)
+                stream = await self._start(state, ticket, doc, settings, options)
                 if stream is None:
                     return None
+            if deadline is None:  # from the first model request on (an SDK's first import is not the model's time)
+                deadline = loop.time() + options.timeout
             ticket.stream = stream
             outcome = await self._follow(stream, ticket, typed, deadline)
             if outcome == "superseded":
@@ -214,7 +216,7 @@ class Suggestions:
                 left = deadline - loop.time()
                 if left <= 0:
                     return "timeout"
-                changed = asyncio.ensure_future(stream.changed())
+                changed = stream.next_change()
                 try:
                     await asyncio.wait((changed, ticket.wake), timeout=left, return_when=asyncio.FIRST_COMPLETED)
                 finally:
@@ -222,21 +224,31 @@ class Suggestions:
         finally:
             stream.users -= 1
 
-    def _start(self, state: _Document, doc: OpenDocument, place: Place, settings: Settings,
-               options: CompletionSettings) -> Optional[ModelStream]:
-        """A model request for `place`; None when no model can be had (shown once when that is a problem)."""
-        choice = choose(settings, options, self.env)
-        if choice.provider is None:
+    async def _start(self, state: _Document, ticket: _Ticket, doc: OpenDocument, settings: Settings,
+                     options: CompletionsSettings) -> Optional[ModelStream]:
+        """A model request for the ticket's place; None when no model can be had (shown once when that is a
+        problem), or when a newer request superseded the ticket while the model's SDK was being loaded."""
+        from agent_lsp.models.resolver import resolve_completions  # the one place a model is chosen
+
+        choice = resolve_completions(settings, options.provider, options.model, options.base_url, options.api,
+                                     self.env)
+        if choice.lacks == "provider":  # nothing configured at all: suggestions are off, quietly
             log.debug("no suggestion: no model provider is configured")
             return None
         try:
             if choice.problem is not None:
                 raise ModelError("initialization_failed", choice.problem)
-            completer = self._completer(choice)
+            completer = self._completer(choice, options.timeout)
         except ModelError as e:
             self.stats.errors += 1
             self._failed(e.message)
             return None
+        prepare = getattr(completer, "prepare", None)
+        if prepare is not None:
+            await prepare()
+            if ticket.superseded:
+                return None
+        place = ticket.place
         source = ContextSource(self.documents, self.language(), tuple(options.exclude))
         single_line = bool(place.line_after.strip())
         stream = ModelStream(place, options.max_lines, completer,
@@ -246,16 +258,17 @@ class Suggestions:
         self.stats.model_calls += 1
         return stream
 
-    def _completer(self, choice: Choice) -> Completer:
-        completer = self._completers.get(choice)
+    def _completer(self, choice: Any, timeout: float) -> Completer:
+        """The model `choice` names (made once per choice and timeout)."""
+        completer = self._completers.get((choice, timeout))
         if completer is None:
             if self.completer_for is not None:
                 completer = self.completer_for(choice)
             else:
                 from agent_lsp.completions.providers import make_completer
 
-                completer = make_completer(choice, self._offline_documents)
-            self._completers[choice] = completer
+                completer = make_completer(choice, timeout, self._offline_documents, self.env)
+            self._completers[(choice, timeout)] = completer
         return completer
 
     def _offline_documents(self) -> list[OpenDocument]:

@@ -39,7 +39,9 @@ class CompletionPrompt:
 
 class Completer(Protocol):
     """A model that fills a hole. `complete` yields the answer's text as it streams (closing the iterator ends the
-    model request); raises ModelError when the request fails."""
+    model request); raises ModelError when the request fails. A completer whose first request would load something
+    heavy (an SDK) may also have `async prepare()`, awaited once before its first request and not counted in the
+    time a suggestion may take."""
 
     name: str
 

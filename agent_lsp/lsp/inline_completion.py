@@ -248,11 +248,7 @@ class _Buffers:
 
     @property
     def roots(self) -> list[Path]:
-        from agent_lsp.lsp.convert import lsp_uri_to_path
-
-        workspace = self._server.workspace
-        uris = [f.uri for f in workspace.folders.values()] or ([workspace.root_uri] if workspace.root_uri else [])
-        return [p for p in (lsp_uri_to_path(u) for u in uris) if p is not None]
+        return _roots(self._server)
 
     def get(self, uri: str) -> Any:
         doc = self._server.workspace.text_documents.get(uri)
@@ -263,6 +259,13 @@ class _Buffers:
 
     def all(self) -> list[Any]:
         return [_open_document(doc) for doc in list(self._server.workspace.text_documents.values())]
+
+
+def _roots(server: Any) -> list[Path]:
+    """The workspace folders, as the editor port sees them."""
+    from agent_lsp.lsp.editor import LspEditor
+
+    return LspEditor(server, client_diagnostics=False).roots
 
 
 def _language(ls: Any) -> Any:
@@ -288,8 +291,6 @@ class _SettingsInForce:
         self._file: tuple[Optional[Path], Any, dict] = (None, None, {})
 
     def __call__(self) -> tuple[Any, Any]:
-        from agent_lsp.config.completions import completion_settings
-
         server = self._server
         server.warn(server.user_file.refresh())
         layers = server.layers
@@ -298,16 +299,17 @@ class _SettingsInForce:
         key = (layers.user_file, layers.environment, layers.initialization_options, layers.workspace_file,
                layers.workspace, workspace_file)
         if len(key) != len(self._key) or any(a is not b for a, b in zip(key, self._key)):
-            settings = replace(layers, workspace_file={**layers.workspace_file, "completions": workspace_file}).resolve()
-            self._key, self._value = key, (settings, completion_settings(settings.completions))
+            own = {k: v for k, v in layers.workspace_file.items() if k != "completions"}  # a chat's reading of it
+            settings = replace(layers, workspace_file={**own, **workspace_file}).resolve()
+            self._key, self._value = key, (settings, settings.completions)
         return self._value
 
     def _workspace_file(self) -> dict:
-        """The `completions` of the first workspace folder's settings file, without `baseUrl` (read again when the
-        file changes)."""
+        """`{"completions": …}` of the first workspace folder's settings file, without `baseUrl` ({} when it has
+        none); read again when the file changes."""
         from agent_lsp.config import WORKSPACE_FILE, clean, read_workspace_file
 
-        roots = _Buffers(self._server, OrderedDict()).roots
+        roots = _roots(self._server)
         root = roots[0] if roots else None
         try:
             stat = (root / WORKSPACE_FILE).stat() if root is not None else None
@@ -319,9 +321,10 @@ class _SettingsInForce:
         layer: dict = {}
         if root is not None and seen is not None:
             raw, warnings = read_workspace_file(root)
-            if isinstance(raw.get("completions"), dict):
+            if "completions" in raw:
                 cleaned, problems = clean({"completions": raw["completions"]}, str(root / WORKSPACE_FILE))
-                layer = {k: v for k, v in cleaned.get("completions", {}).items() if k != "base_url"}
+                if "completions" in cleaned:
+                    layer = {"completions": replace(cleaned["completions"], base_url=None)}
                 warnings += problems
             self._server.warn(warnings)
         self._file = (root, seen, layer)

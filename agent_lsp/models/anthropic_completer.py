@@ -34,8 +34,12 @@ class AnthropicCompleter:
 
         return shared_client("anthropic", ("completions", self.base_url, self.timeout), make)
 
+    async def prepare(self) -> None:
+        """The SDK imported off the event loop (once per process, shared with the chats' warm-up)."""
+        await preload.imported("anthropic", "httpx2")
+
     async def complete(self, prompt: CompletionPrompt) -> AsyncIterator[str]:
-        await preload.imported("anthropic", "httpx2")  # off the event loop, once
+        await self.prepare()
         import anthropic
         import httpx2
 

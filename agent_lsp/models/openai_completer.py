@@ -22,8 +22,12 @@ class OpenAICompleter:
         self.api = api
         self.timeout = timeout
 
+    async def prepare(self) -> None:
+        """The SDK imported off the event loop (once per process, shared with the chats' warm-up)."""
+        await preload.imported("openai", "httpx2")
+
     async def complete(self, prompt: CompletionPrompt) -> AsyncIterator[str]:
-        await preload.imported("openai", "httpx2")  # off the event loop, once
+        await self.prepare()
         import httpx2
         import openai
 

@@ -68,7 +68,7 @@ describe('settings', () => {
       'agentLsp.completions.api must be one of chat, fim (it is "fill"); the default is used.',
       'agentLsp.completions.exclude must be a list of globs (it is "*.sql"); the default is used.',
       'agentLsp.completions.maxLines must be an integer from 1 to 200 (it is 0); the default is used.',
-      'agentLsp.completions.timeout must be a number of seconds above 0, at most 600 (it is 0); the default is used.',
+      'agentLsp.completions.timeout must be a number of seconds from 0.1 to 600 (it is 0); the default is used.',
     ]);
     // Nothing set under completions: no object at all (an empty provider is the chat's, as unset).
     expect(serverSettings(reader({ 'completions.provider': '', 'completions.model': '' })).settings).toEqual({});

@@ -85,7 +85,7 @@ const COMPLETION_KEYS: Record<keyof CompletionSettings, Check> = {
   exclude: (v) => (Array.isArray(v) && v.every((g) => typeof g === 'string')
     ? v.map((g: string) => g.trim()).filter(Boolean) : bad('a list of globs')),
   maxLines: integer(1, 200),
-  timeout: (v) => (typeof v === 'number' && v > 0 && v <= 600 ? v : bad('a number of seconds above 0, at most 600')),
+  timeout: (v) => (typeof v === 'number' && v >= 0.1 && v <= 600 ? v : bad('a number of seconds from 0.1 to 600')),
 };
 /** Every key the server reads, as VS Code names it under `agentLsp.` (`completions.maxLines` for a nested one). */
 export const SERVER_SETTING_KEYS = [

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -14,7 +15,8 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcRequestCancelled
 
-from tests.e2e.conftest import CEILING, Harness, chat, open_doc, openai_env, server_env, text, until
+from tests.e2e.conftest import CEILING, Harness, chat, open_doc, openai_env, server_env, text
+from tests.waiting import until
 from tests.fakes.chat_completions import FakeChatCompletions
 from tests.fakes.legacy_completions import FakeLegacyCompletions
 from tests.fakes.messages_api import FakeMessagesAPI
@@ -36,6 +38,11 @@ class Backend:
         if self.kind == "anthropic":
             return text(f"<completion>{said}</completion>", **extra)
         return {"text": said, **extra}
+
+    def says_in_part(self, said: str, resume: threading.Event, first: bool = True) -> dict:
+        """`said`, the stream paused (until `resume` is set) after its first piece of text, or before any."""
+        before_text = 2 if self.kind == "anthropic" else 0  # message_start, content_block_start
+        return self.says(said, pause_at=before_text + 1 if first else 0, resume=resume)
 
     def fails(self, status: int, message: str) -> dict:
         kind = "authentication_error" if self.kind == "anthropic" else "invalid_request_error"
@@ -139,24 +146,26 @@ async def test_a_suggestion_then_typed_through_without_a_model_call(lsp, backend
 
 
 async def test_typing_through_a_suggestion_still_streaming_waits_for_the_same_answer(lsp, backend, workspace):
-    backend.fake.add(backend.says("compute_the_total(first, second, third)", delay=0.2))
+    resume = threading.Event()
+    backend.fake.add(backend.says_in_part("compute_the_total(first, second, third)", resume))
     client = await lsp.start()
     uri = open_doc(client, workspace / "app.py", "value = ")
     first = asyncio.ensure_future(suggest(client, uri, 0, 8))
     await until(lambda: backend.fake.requests)
-    edit(client, uri, "value = com")
-    second = await suggest(client, uri, 0, 11)
+    edit(client, uri, "value = com")  # what streamed so far ("compute_the_total(first, ") begins with it
+    second = asyncio.ensure_future(suggest(client, uri, 0, 11))
     assert await first == {"items": []}  # superseded: answered at once
-    assert second == {"items": [item("pute_the_total(first, second, third)", 0, 11, 1)]}
+    resume.set()
+    assert await second == {"items": [item("pute_the_total(first, second, third)", 0, 11, 1)]}
     assert len(backend.fake.requests) == 1 and backend.fake.disconnects == []
     counts = await stats(client)
     assert (counts["modelCalls"], counts["reused"], counts["cancelled"]) == (1, 1, 1)
 
 
 async def test_typing_something_else_closes_the_stream_and_asks_anew(lsp, backend, workspace):
-    backend.fake.add(backend.says("compute_the_total(first, second, third, fourth, fifth)", delay=0.3),
-                     backend.says("lue"))
-    client = await lsp.start()
+    resume = threading.Event()
+    backend.fake.add(backend.says_in_part("compute_the_total(first, second, third)", resume), backend.says("lue"))
+    client = await lsp.start("--log-level", "DEBUG")
     uri = open_doc(client, workspace / "app.py", "value = ")
     first = asyncio.ensure_future(suggest(client, uri, 0, 8))
     await until(lambda: backend.fake.requests)
@@ -164,6 +173,7 @@ async def test_typing_something_else_closes_the_stream_and_asks_anew(lsp, backen
     assert await suggest(client, uri, 0, 10) == {"items": [item("lue", 0, 10, 1)]}
     assert await first == {"items": []}
     await until(lambda: backend.fake.disconnects == [1])
+    resume.set()
     assert len(backend.fake.requests) == 2
 
 
@@ -194,12 +204,15 @@ async def test_cancel_request_closes_the_stream(lsp, backend, workspace):
 
 
 async def test_a_document_changed_meanwhile_gets_no_item(lsp, backend, workspace):
-    backend.fake.add(backend.says("1", stall=0.5))
+    resume = threading.Event()
+    backend.fake.add(backend.says_in_part("1", resume, first=False))
     client = await lsp.start()
     uri = open_doc(client, workspace / "app.py", "a = ")
     request = asyncio.ensure_future(suggest(client, uri, 0, 4))
     await until(lambda: backend.fake.requests)
     edit(client, uri, "a = \n# changed elsewhere, and no request after it")
+    await stats(client)  # answered after the change was taken in (in order)
+    resume.set()
     assert await request == {"items": []}
     assert (await stats(client))["stale"] == 1
 
@@ -236,24 +249,31 @@ async def test_a_model_failure_is_no_item_and_one_warning(lsp, backend, workspac
 
 
 async def test_a_chat_runs_beside_suggestions(lsp, backend, workspace):
-    env, options = backend.env, {}
+    resume = threading.Event()  # the chat streams on only once the suggestion has been answered
+    env, options, chats = backend.env, {}, None
     if backend.kind == "anthropic":
+        answer = text("A chat answer, in parts.", pause_at=3, resume=resume)
         backend.fake.default = lambda body: (backend.says("done()") if body.get("stop_sequences") == ["</completion>"]
-                                             else text("A chat answer.", delay=0.05))
+                                             else answer)
     else:  # the chat on a chat.completions server, suggestions from the FIM one (`completions.baseUrl`)
         chats = FakeChatCompletions().start()
-        chats.add(text("A chat answer.", delay=0.05))
+        chats.add(text("A chat answer, in parts.", pause_at=2, resume=resume))
         env, options = openai_env(chats.api_url), {"completions": {"baseUrl": backend.fake.api_url}}
         backend.fake.default = backend.says("done()")
-    client = await lsp.start(env=env, init_options=options)
-    uri = open_doc(client, workspace / "app.py", "x = ")
-    chatting = asyncio.ensure_future(chat(client, "hi"))
-    await until(lambda: any(u["update"]["kind"] == "text_delta" for u in client.updates))
-    assert await suggest(client, uri, 0, 4) == {"items": [item("done()", 0, 4, 1)]}
-    result = await chatting
-    assert (result["stopReason"], result["finalMessage"]) == ("end_turn", "A chat answer.")
-    if backend.kind == "fim":
-        chats.stop()
+    try:
+        client = await lsp.start(env=env, init_options=options)
+        uri = open_doc(client, workspace / "app.py", "x = ")
+        chatting = asyncio.ensure_future(chat(client, "hi"))
+        await until(lambda: any(u["update"]["kind"] == "text_delta" for u in client.updates))
+        assert await suggest(client, uri, 0, 4) == {"items": [item("done()", 0, 4, 1)]}
+        assert not chatting.done()
+        resume.set()
+        result = await chatting
+        assert (result["stopReason"], result["finalMessage"]) == ("end_turn", "A chat answer, in parts.")
+    finally:
+        resume.set()
+        if chats is not None:
+            chats.stop()
 
 
 async def test_bad_input_is_no_item_and_the_server_goes_on(lsp, backend, workspace):
@@ -270,13 +290,15 @@ async def test_bad_input_is_no_item_and_the_server_goes_on(lsp, backend, workspa
     assert await suggest(client, surrogate, 0, 12) == {"items": [item("1", 0, 12, 2)]}
     binary = open_doc(client, workspace / "b.bin", "\x00\x01\x02ELF")
     assert await suggest(client, binary, 0, 3) == {"items": []}
+    calls = len(backend.fake.requests)
     many = [asyncio.ensure_future(suggest(client, uri, 0, 4)) for _ in range(200)]
-    answers = await asyncio.wait_for(asyncio.gather(*many), CEILING)
-    assert answers == [{"items": []}] * 199 + [{"items": [item("1", 0, 4, 3)]}]  # each newer one supersedes
-    assert len(backend.fake.requests) < 200 + 2 and warnings_of(client) == [
-        "agent-lsp: setting `completions` from initializationOptions has bad values: `completions.maxLines` input "
-        "should be a valid integer; `completions.timeout` input should be a valid number; `completions.exclude` input "
-        "should be a valid list (their defaults apply)."]
+    texts = [[i["insertText"] for i in a["items"]] for a in await asyncio.wait_for(asyncio.gather(*many), CEILING)]
+    answered = texts.index(["1"])  # each newer one supersedes the older, until the one model answer is there
+    assert texts == [[]] * answered + [["1"]] * (200 - answered)  # and then it answers every one after it
+    assert len(backend.fake.requests) == calls + 1 and warnings_of(client) == [
+        "agent-lsp: setting `completions` from initializationOptions has problems: `completions.maxLines` must be an "
+        "integer from 1 to 200 (its default applies); `completions.timeout` must be a number of seconds from 0.1 to "
+        "600 (its default applies); `completions.exclude` must be a list of globs (its default applies)."]
 
 
 # ---- what each wire sends ------------------------------------------------------------------------------------
@@ -309,12 +331,55 @@ async def test_fim_posts_prompt_and_suffix_to_the_legacy_completions_shape(lsp, 
     await suggest(client, uri, 1, 13)
     edit(client, uri, "def f():\n    return g()\n\nprint(f())\n")
     await suggest(client, uri, 1, 13)
-    assert backend.fake.paths == ["/v1/completions"] * 2
     assert backend.fake.requests == [
         {"model": FIM_MODEL, "prompt": "def f():\n    return g(", "suffix": "\n\nprint(f())\n", "max_tokens": 416,
          "stream": True},
         {"model": FIM_MODEL, "prompt": "def f():\n    return g(", "suffix": ")\n\nprint(f())\n", "max_tokens": 96,
          "stream": True, "stop": ["\n"]}]
+
+
+@ONLY_ANTHROPIC
+async def test_definitions_from_the_editor_are_context_in_characters(lsp, backend, workspace):
+    backend.fake.add(backend.says("x)"))
+    lib = workspace / "lib.py"
+    lib.write_text("import os\n\n\ndef load(name):\n    return os.environ[name]\n")
+    client = await lsp.start(agent={"languageFeatures": ["textDocument/definition"]})
+    client.language_requests = []
+
+    @client.feature("agent/languageFeature")
+    def on_language_feature(ls, params):
+        ls.language_requests.append(params)
+        return [{"uri": lib.as_uri(), "range": {"start": {"line": 3, "character": 4},
+                                                "end": {"line": 3, "character": 8}}}]
+
+    uri = open_doc(client, workspace / "app.py", 'MOOD = "😀"; value = load(')  # the emoji: 2 UTF-16 units
+    assert await suggest(client, uri, 0, 26) == {"items": [item("x)", 0, 26, 1)]}
+    assert client.language_requests == [{"method": "textDocument/definition", "params": {
+        "textDocument": {"uri": uri}, "position": {"line": 0, "character": 21}}}]  # `load`, in UTF-16 units
+    context = backend.fake.requests[0]["messages"][0]["content"][0]["text"]
+    assert context.startswith('<snippet path="lib.py" kind="definition" first-line="4">\n'
+                              "def load(name):\n    return os.environ[name]\n</snippet>\n")
+    sent = backend.fake.requests[0]["messages"][0]["content"][1]["text"]
+    assert sent.startswith('MOOD = "😀"; value = load(<hole/>')
+
+
+@ONLY_ANTHROPIC
+async def test_openai_compatible_chat_gets_the_same_hole_as_chat_messages(lsp, workspace):
+    api = FakeChatCompletions().start()
+    try:
+        api.add(text("<completion>1 + 2</completion>"))
+        client = await lsp.start(env=openai_env(api.api_url, model="gpt-test"))
+        uri = open_doc(client, workspace / "app.py", "total = ")
+        assert await suggest(client, uri, 0, 8) == {"items": [item("1 + 2", 0, 8, 1)]}
+        (request,) = api.requests
+        assert {k: request[k] for k in ("model", "stream", "stop", "max_tokens")} == {
+            "model": "gpt-test", "stream": True, "stop": ["</completion>"], "max_tokens": 416}
+        system, user = request["messages"]
+        assert system["role"] == "system" and "<hole/>" in system["content"]
+        assert user == {"role": "user", "content": '<file path="app.py" language="python">\ntotal = <hole/>\n'
+                                                   "</file>\nFill <hole/> with at most 8 lines."}
+    finally:
+        api.stop()
 
 
 # ---- what does not depend on the wire ----------------------------------------------------------------------
@@ -355,17 +420,20 @@ async def test_acceptance_is_counted_silently(lsp, workspace):
 
 
 @ONLY_ANTHROPIC
-async def test_disabled_suggestions_ask_no_model(lsp, backend, workspace):
+async def test_the_settings_sources_apply_to_the_next_request(lsp, backend, workspace):
     (workspace / ".agent-lsp").mkdir()
-    (workspace / ".agent-lsp" / "settings.json").write_text(json.dumps({"completions": {"maxLines": 2}}))
-    client = await lsp.start(init_options={"completions": {"enabled": False}})
+    (workspace / ".agent-lsp" / "settings.json").write_text(json.dumps(
+        {"completions": {"maxLines": 2, "baseUrl": "https://elsewhere.example"}}))  # a workspace may not send code away
+    client = await lsp.start()
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"agentLsp": {"completions": {"enabled": False}}}))
     uri = open_doc(client, workspace / "app.py", "x = ")
     assert await suggest(client, uri, 0, 4) == {"items": []}
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-        settings={"agentLsp": {"completions": {"enabled": True}}}))
+    assert backend.fake.requests == []
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"agentLsp": {}}))
     backend.fake.add(backend.says("\n".join(f"line{n}" for n in range(5))))
-    assert await suggest(client, uri, 0, 4) == {"items": [item("line0\nline1", 0, 4, 1)]}  # the workspace file's maxLines
-    assert len(backend.fake.requests) == 1
+    assert await suggest(client, uri, 0, 4) == {"items": [item("line0\nline1", 0, 4, 1)]}  # the workspace file's
+    assert len(backend.fake.requests) == 1  # ... and still the Messages API of the environment
 
 
 @ONLY_ANTHROPIC

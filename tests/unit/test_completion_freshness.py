@@ -15,7 +15,7 @@ from agent_lsp.completions import suggestions as engine
 from agent_lsp.completions.place import place_at
 from agent_lsp.completions.suggestions import Ask, Suggestions
 from agent_lsp.config import Settings
-from agent_lsp.config.completions import CompletionSettings
+from agent_lsp.config.completions import CompletionsSettings
 from agent_lsp.core.completion import CompletionPrompt
 from agent_lsp.core.ports import ModelError, OpenDocument
 
@@ -90,7 +90,7 @@ class Rig:
         self.model = HandModel()
         self.buffers = Buffers()
         self.warnings: list[str] = []
-        options = CompletionSettings(**completions)
+        options = CompletionsSettings(**completions)
         self.engine = Suggestions(self.buffers, lambda: (Settings(model="script:none"), options), self.warnings.append,
                                   completer_for=lambda choice: self.model)
         self.version = 0
@@ -154,6 +154,20 @@ async def test_typing_something_else_closes_the_model_request_and_asks_anew():
     rig.model.calls[0].send("compute")
     second = rig.ask(rig.type("x = val"))
     assert await text_of(first) is None
+    await until(lambda: len(rig.model.calls) == 2)
+    assert rig.model.calls[0].closed
+    rig.model.calls[1].send("ue")
+    rig.model.calls[1].end()
+    assert await text_of(second) == "ue"
+
+
+async def test_a_request_that_waited_before_any_text_asks_anew_once_the_text_disagrees():
+    rig = Rig()
+    first = rig.ask(rig.type("x = "))
+    await until(lambda: rig.model.calls)
+    second = rig.ask(rig.type("x = val"))  # nothing streamed yet: it waits for the same answer
+    assert await text_of(first) is None
+    rig.model.calls[0].send("compute")  # no longer what was typed
     await until(lambda: len(rig.model.calls) == 2)
     assert rig.model.calls[0].closed
     rig.model.calls[1].send("ue")
