@@ -70,11 +70,12 @@ class AnthropicModel:
         import httpx2
 
         kwargs = api_request(self.name, request)
+        messages = self._sdk().messages  # the client and its resources made before the wait that readTimeout bounds
         try:
             async with contextlib.AsyncExitStack() as stack:
                 try:
                     stream = await open_with_retries(
-                        lambda: stack.enter_async_context(self._sdk().messages.stream(**kwargs)),
+                        lambda: stack.enter_async_context(messages.stream(**kwargs)),
                         self.read_timeout, lambda error, retry: sdk_delay(anthropic, error, retry))
                 except NoAnswer as e:
                     raise ModelError("llm_error", no_answer(self.url(), e.waited, e.attempts)) from None

@@ -105,7 +105,7 @@ async def test_a_subagent_whose_model_call_fails(start_server, fake_api):
         # usage: the parent's two calls and the subagent's good one, 10 input tokens each
         if result["metadata"]["usage"]["inputTokens"] != 30:
             problems.append(f"{name}: usage {result['metadata']['usage']}")
-        if history_problems(requests[-1]["messages"]):
+        if requests and history_problems(requests[-1]["messages"]):
             problems.append(f"{name}: {history_problems(requests[-1]['messages'])}")
         tally(AREA, cases=1)
     fake_api.script[:] = [text("Still here.")]
