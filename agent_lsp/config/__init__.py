@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal, Mapping, Optional, Union
 
+from agent_lsp.config.completions import CompletionsSettings, completions_setting
 from agent_lsp.config.hooks import shell_hooks
 from agent_lsp.config.issues import Issue
 from agent_lsp.config.language_servers import language_servers_by_name
@@ -120,6 +121,8 @@ class Settings(Section):
     """Where web_fetch may go (docs/web-fetch-and-images.md)."""
     sandbox: sandboxed_commands() = None
     """Commands in an OS sandbox (docs/sandbox.md); stacked key by key across the sources; none: no source set it."""
+    completions: completions_setting() = field(default_factory=CompletionsSettings)
+    """Suggestions as you type (docs/settings.md, PROTOCOL §10)."""
 
 
 GATED = ("hooks", "baseUrl", "mcpServers", "languageServers", "webFetch")

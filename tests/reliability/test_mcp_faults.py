@@ -14,6 +14,7 @@ from pathlib import Path
 from tests.e2e.conftest import text, tool_use
 from tests.reliability.conftest import tally
 from tests.reliability.rawlsp import ANSWER_CEILING
+from tests.waiting import until
 
 AREA = "MCP servers"
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,10 +51,8 @@ async def test_misbehaving_mcp_servers(start_server, fake_api, tmp_path):
 
 
 async def _misbehaving_mcp_servers(start_server, fake_api, out: Path, web: subprocess.Popen) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + ANSWER_CEILING
-    while not (out / "web" / "port").exists() and web.poll() is None and loop.time() < deadline:
-        await asyncio.sleep(0.05)
+    await until(lambda: (out / "web" / "port").exists() or web.poll() is not None, ANSWER_CEILING,
+                "the MCP web server's port")
     url = f"http://127.0.0.1:{(out / 'web' / 'port').read_text()}/mcp"
     size = 50 * 1024 * 1024
     servers = {"web": {"type": "http", "url": url},"schema": raw_server("schema", out), "big": raw_server("big", out, BIG_BYTES=str(size)),
@@ -141,10 +140,7 @@ async def _misbehaving_mcp_servers(start_server, fake_api, out: Path, web: subpr
     # but still those of the one whose answer was too big)
     pending = server.request_future("agent/chat", {"message": "hang", **bypass})
     fake_api.add(tool_use("mcp__hang__act", {}))
-    started = out / "hang" / "started"
-    deadline = loop.time() + ANSWER_CEILING
-    while not started.exists() and loop.time() < deadline:
-        await asyncio.sleep(0.05)
+    await until((out / "hang" / "started").exists, ANSWER_CEILING, "the hanging MCP call to start")
     session_id = next(n["params"]["sessionId"] for n in server.notifications if n["method"] == "agent/update"
                       and n["params"]["update"]["kind"] == "tool_call" and
                       n["params"]["update"]["name"] == "mcp__hang__act")

@@ -141,3 +141,11 @@ def test_nothing_below_the_front_ends_imports_the_sidecar(path):
     """agent_lsp.sidecar (language servers of its own, on pygls's client) is an adapter at the edge like lsp/: it is
     handed in as a LanguageFeatures port."""
     assert [m for m in imports(path) if m == "agent_lsp.sidecar" or m.startswith("agent_lsp.sidecar.")] == []
+
+
+@pytest.mark.parametrize("path", modules("completions"), ids=lambda p: p.name)
+def test_suggestions_never_touch_sessions_nor_the_wire_nor_an_sdk(path):
+    """completions/ is a pipeline of its own beside the chats: it reaches SDKs only through models/ (lazily)."""
+    bad = [m for m in imports(path) if m.split(".")[0] in VENDOR + FRONT_ENDS or m.startswith("agent_lsp.sessions")
+           or any(m == f or m.startswith(f + ".") for f in FRONT_END_MODULES)]
+    assert bad == []

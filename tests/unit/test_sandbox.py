@@ -3,6 +3,7 @@ and a private /tmp, no network), the fallback when bwrap cannot start, hooks ins
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import sys
@@ -100,7 +101,8 @@ async def test_writable_paths_are_added(tmp_path, outside_tmp):
 
 
 async def test_no_network_unless_the_setting_allows_it(tmp_path):
-    connect = (f"{sys.executable} -c \"import socket,sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), "
+    # the interpreter itself, not a venv's link to it: a venv under /tmp is hidden by the sandbox's private /tmp
+    connect = (f"{os.path.realpath(sys.executable)} -c \"import socket,sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), "
                "timeout=30); print('connected')\"")
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))

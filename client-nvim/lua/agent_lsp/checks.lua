@@ -115,10 +115,25 @@ function M.results(full)
       or 'no provider key is set (' .. table.concat(M.KEYS, ', ') .. ')')
   end
 
+  local suggestions = require('agent_lsp.suggestions')
+  if config.suggestions_enabled() then
+    local left = {}
+    for name, key in pairs(suggestions.unmapped) do
+      table.insert(left, key .. ' (' .. name .. ')')
+    end
+    table.sort(left)
+    add('ok', 'suggestions as you type are on: ' .. (suggestions.native and 'Neovim\'s own inline completion'
+      or 'the plugin\'s ghost text') .. (#left > 0 and '; keys mapped by something else, left to it: '
+      .. table.concat(left, ', ') or ''))
+  else
+    add('ok', 'suggestions as you type are off (settings.completions.enabled); :AgentSuggestions on')
+  end
+
   local client = require('agent_lsp.client')
   local running = client.get()
   if not running then
-    add('ok', 'the server is not running yet: it starts with the first :AgentChat')
+    add('ok', 'the server is not running yet: it starts with the first :AgentChat'
+      .. (config.suggestions_enabled() and ' or Insert mode in a file' or ''))
     return results
   end
   local model = ''

@@ -12,6 +12,7 @@ export interface AgentLspSettings {
    * Compact the conversation when a request would pass this share of the context window.
    */
   compactThreshold?: number;
+  completions?: CompletionsSettings;
   /**
    * The model's context window in tokens.
    */
@@ -78,6 +79,43 @@ export interface AgentLspSettings {
    */
   thinking?: ThinkingBudget | 'adaptive' | false;
   webFetch?: WebFetchSettings;
+}
+/**
+ * Suggestions as you type (docs/settings.md, PROTOCOL §10).
+ */
+export interface CompletionsSettings {
+  /**
+   * fim (openai only): the text before and after the cursor as `prompt` and `suffix` to {baseUrl}/completions.
+   */
+  api?: 'chat' | 'fim';
+  /**
+   * Where that model's API is; none: the chat's baseUrl when both use the same provider, else the provider's own. Never taken from a workspace's settings file.
+   */
+  baseUrl?: string;
+  /**
+   * false: no suggestions (every request is answered with no item and no model call).
+   */
+  enabled?: boolean;
+  /**
+   * Globs of files never sent, besides .env, .env.*, *.pem, *.key, *.p12, id_rsa*, id_ed25519*, .netrc, .npmrc, .pypirc.
+   */
+  exclude?: string[];
+  /**
+   * The most lines one suggestion has.
+   */
+  maxLines?: number;
+  /**
+   * The model that suggests; none: the chat's model when that is demo or script:FILE, else the provider's small, fast one (anthropic: claude-haiku-4-5; openai: the chat's model).
+   */
+  model?: string;
+  /**
+   * Who suggests; none: the chat's provider.
+   */
+  provider?: 'anthropic' | 'openai';
+  /**
+   * Seconds a suggestion may wait for the model.
+   */
+  timeout?: number;
 }
 /**
  * One language server agent-lsp may run: its argv, the languages it serves (languageIds such as "python", or file extensions such as ".py"), and what it is told at start (`initializationOptions`) and when it asks (`settings`, answered to workspace/configuration), and how long it may take to start (`startTimeout`).
