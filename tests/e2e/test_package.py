@@ -56,6 +56,7 @@ def test_sdist_and_wheel_install_and_run_the_demo(tmp_path):
         "         │         if item▏",
         'ghost    │         if item▏["name"] == name:   ← the suggestion (textDocument/inlineCompletion); Tab accepts',
         'accepted │         if item["name"] == name:   ← didChange, then agent.completionAccepted',
-        "stats    │ requests=1 modelCalls=1 reused=0 cancelled=0 stale=0 shown=1 accepted=1 partiallyAccepted=0 errors=0",
+        "stats    │ requests=1 modelCalls=1 reused=0 cancelled=0 stale=0 shown=1 accepted=1 partiallyAccepted=0 "
+        "errors=0",
         "server   │ exited with code 0"], demo.stdout
     assert "defines `total_value`, `restock`, `low_stock`" in demo.stdout
