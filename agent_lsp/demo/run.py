@@ -20,6 +20,8 @@ QUESTION = "What am I working on, and is anything wrong with it?"
 TYPED = "\n\ndef find(items, name):\n    for item in items:\n        if item"
 """What the editor types after the chat: the last line's beginning is one the demo model completes from the buffer
 (restock's `if item["name"] == name:`)."""
+SUGGESTIONS = {"enabled": True, "model": "demo"}
+"""The demo's `completions` setting, over any the user's settings file has (as `--model demo` is over its model)."""
 DIM, PLAIN = "\033[2m", "\033[0m"
 
 
@@ -88,7 +90,8 @@ async def demo(out: TextIO = sys.stdout) -> int:
             "processId": os.getpid(), "rootUri": root.as_uri(),
             "workspaceFolders": [{"uri": root.as_uri(), "name": "workspace"}],
             "capabilities": {"window": {"workDoneProgress": True}, "workspace": {"configuration": True},
-                             "experimental": {"agent": {"confirmTool": True}}}})
+                             "experimental": {"agent": {"confirmTool": True}}},
+            "initializationOptions": {"completions": SUGGESTIONS}})
         server = init["serverInfo"]
         printer.line(f"agent-lsp demo: {server['name']} {server['version']} over stdio, workspace {root}")
         printer.line(f"tools    │ {', '.join(init['capabilities']['experimental']['agent']['tools'])}")
