@@ -20,11 +20,12 @@ def parser() -> argparse.ArgumentParser:
         description="A coding agent served over the Language Server Protocol. "
         "`agent-lsp` serves on stdio; `agent-lsp demo` runs an offline session and prints it; "
         "`agent-lsp doctor` checks the installation and says how to fix what fails; "
-        "`agent-lsp model` says which model chats would use.",
+        "`agent-lsp model` says which model chats and suggestions would use.",
     )
     p.add_argument("command", nargs="?", choices=["demo", "doctor", "model"],
-                   help="demo: run the offline demo session; doctor: check the installation (exit 1 on a problem); "
-                   "model: which provider, model, base URL and key chats would use (exit 1 when none can be had)")
+                   help="demo: run the offline demo session (a chat, then a suggestion accepted); doctor: check the "
+                   "installation (exit 1 on a problem); model: which provider, model, base URL and key chats and "
+                   "suggestions would use (exit 1 when no chat can be had)")
     p.add_argument("--version", action="version", version=f"{DISTRIBUTION} {__version__} (protocol {PROTOCOL_VERSION})")
     p.add_argument("--stdio", action="store_true", help="serve on stdio (the default)")
     p.add_argument("--acp", action="store_true", help="serve the Agent Client Protocol on stdio instead of LSP")
