@@ -52,13 +52,18 @@ def main(argv: Optional[list[str]] = None) -> None:
 
         status = run(argv[1:])
         logging.shutdown()
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a reader gone (`| head`): nothing more to say
+                pass
         os._exit(status)  # the chat is saved: skip the interpreter's slow teardown of the SDK modules
     p = parser()
-    args = p.parse_args(argv)
+    args, unknown = p.parse_known_args(argv)
     if args.command == "run":
         p.error("`run` comes first, with its own options: agent-lsp run [OPTIONS] [PROMPT]")
+    if unknown:
+        p.error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command == "demo":
         given = [f"--{name.replace('_', '-')}" for name in SERVE_ONLY if getattr(args, name) not in (None, False)]
         if given:

@@ -349,7 +349,20 @@ def test_bad_input_exits_2_naming_what_and_writes_nothing(fake_api, workspace, a
     assert not state.exists() and fake_api.requests == []
 
 
-def test_an_unknown_command_or_a_busy_session_writes_nothing(fake_api, workspace):
+def test_run_comes_first_and_the_help_says_so():
+    misplaced = subprocess.run([sys.executable, "-m", "agent_lsp", "--model", "demo", "run", "hi"], capture_output=True,
+                               text=True, timeout=CEILING, stdin=subprocess.DEVNULL)
+    assert (misplaced.returncode, misplaced.stdout) == (2, "")
+    assert misplaced.stderr.splitlines()[-1] == ("agent-lsp: error: `run` comes first, with its own options: "
+                                                 "agent-lsp run [OPTIONS] [PROMPT]")
+    usage = subprocess.run([*RUN, "--help"], capture_output=True, text=True, timeout=CEILING)
+    assert usage.returncode == 0 and usage.stdout.startswith("usage: agent-lsp run ")
+    for option in ("--output-format", "--permission-mode", "--allowed-tools", "--session", "--max-turns", "--model",
+                   "--data-dir", "--cwd", "PROMPT"):
+        assert option in usage.stdout
+
+
+def test_an_unknown_command_writes_nothing(fake_api, workspace):
     fake_api.add(text("First."))
     first = lines(headless(fake_api, workspace, "--output-format", "json", "hi").stdout)[0]
     unknown = headless(fake_api, workspace, "--session", first["sessionId"], "/nosuch thing")
@@ -359,6 +372,19 @@ def test_an_unknown_command_or_a_busy_session_writes_nothing(fake_api, workspace
     again = lines(headless(fake_api, workspace, "--output-format", "json", "--session", first["sessionId"],
                            "hi again").stdout)[0]
     assert again["result"] == "Again." and len(sent(fake_api, 1)) == 3  # nothing of the refused run was kept
+
+
+async def test_a_session_busy_in_another_run_exits_1(fake_api, workspace):
+    fake_api.add(text("First."), dict(text("Working on it"), hang=True))
+    session_id = lines(headless(fake_api, workspace, "--output-format", "json", "hi").stdout)[0]["sessionId"]
+    running = await Running.start(fake_api, workspace, "--session", session_id, "go")
+    await running.until_line(update("text_delta"))
+    busy = headless(fake_api, workspace, "--session", session_id, "me too")
+    assert (busy.returncode, busy.stdout) == (1, b"")
+    assert stderr_lines(busy) == [f"agent-lsp run: Session {session_id} is busy: agent-lsp process "
+                                  f"{running.process.pid} (another window) is running a chat in it."]
+    running.process.send_signal(signal.SIGINT)
+    assert (await running.end())[0] == 130
 
 
 # ---- the offline demo model, as CI runs it ----------------------------------------------------------------------
