@@ -125,7 +125,7 @@ class AcpAgent:
     def service(self) -> Any:
         """The chat service over the sessions and the chat assembly, made (and its modules imported) on first use."""
         if self._service is None:
-            from agent_lsp.models.registry import build_model
+            from agent_lsp.models.resolver import build_model
             from agent_lsp.sessions.live import Sessions
             from agent_lsp.sessions.service import ChatService
             from agent_lsp.sessions.store import open_store

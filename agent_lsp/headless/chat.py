@@ -10,7 +10,7 @@ from typing import Optional, TextIO
 from agent_lsp.core.events import AgentUpdate
 from agent_lsp.core.ports import Allow, Deny, Emit, Permission, PermissionRequest
 from agent_lsp.headless.output import Output
-from agent_lsp.models.registry import model_name
+from agent_lsp.models.resolver import resolve
 from agent_lsp.sessions.chat_run import ChatRequest
 from agent_lsp.sessions.permissions import offered
 from agent_lsp.sessions.service import ChatFrontEnd
@@ -33,7 +33,7 @@ class HeadlessChat(ChatFrontEnd):
     async def composed(self, request: ChatRequest) -> None:
         settings = request.settings
         offers = [t.name for t in request.tools if offered(t.kind, settings.permission_mode)]
-        self.output.init(self.session.id, model_name(settings), offers)
+        self.output.init(self.session.id, resolve(settings).model, offers)
 
     def publish(self, update: AgentUpdate) -> None:
         self.output.update(update)

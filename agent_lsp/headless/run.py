@@ -61,7 +61,7 @@ async def run(options: RunOptions, prompt: str) -> int:
     from agent_lsp.config import Layers, clean, environment_layer
     from agent_lsp.config.user_file import UserSettingsFile
     from agent_lsp.models import preload
-    from agent_lsp.models.registry import build_model
+    from agent_lsp.models.resolver import build_model, resolve
     from agent_lsp.sessions.assembly import BadInput, ChatAssembly, ChatInputs
     from agent_lsp.sessions.disk_editor import DiskEditor
     from agent_lsp.sessions.live import SessionBusy, Sessions, UnknownSession
@@ -81,7 +81,7 @@ async def run(options: RunOptions, prompt: str) -> int:
     editor = DiskEditor([options.cwd])
     assembly = ChatAssembly(layers, options.data_dir, warn, user_file,
                             language_servers=lambda: _language_servers(editor, warn))
-    preload.load(preload.sdk_modules(layers.resolve(chat_settings)))  # while the chat is composed
+    preload.load(resolve(layers.resolve(chat_settings)).sdk)  # while the chat is composed
     store, warning = open_store(options.data_dir)
     warn([warning] if warning else [])
     service = ChatService(Sessions(store), assembly, build_model)

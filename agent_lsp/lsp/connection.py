@@ -9,14 +9,14 @@ from typing import Any, Optional
 
 from lsprotocol import types
 
-from agent_lsp.core.events import AgentUpdate, Decision
+from agent_lsp.core.events import AgentUpdate
 from agent_lsp.core.ports import Emit, Permission, PermissionRequest
 from agent_lsp.lsp import plain_clients
 from agent_lsp.lsp.editor import LspEditor
 from agent_lsp.lsp.language_features import EditorLanguageFeatures
 from agent_lsp.lsp.progress import ChatProgress, Token
 from agent_lsp.lsp.updates import UpdateStream
-from agent_lsp.models.registry import build_model
+from agent_lsp.models.resolver import build_model
 from agent_lsp.protocol import ConfirmationRequest, UpdateParams
 from agent_lsp.sessions.assembly import ChatAssembly
 from agent_lsp.sessions.chat_run import ChatRequest, confirmation
@@ -70,17 +70,17 @@ class Connection:
             type=types.MessageType.Warning, message=message, actions=[types.MessageActionItem(title=t) for t in titles]))
         return answer.get("title") if isinstance(answer, dict) else getattr(answer, "title", None)
 
-    async def ask_by_message(self, session_id: str, request: PermissionRequest) -> tuple[Decision, Optional[str]]:
+    async def ask_by_message(self, session_id: str, request: PermissionRequest) -> Permission:
         """Confirmation through window/showMessageRequest, for clients without agent/confirmTool: the question
-        shows the change (lsp/plain_clients.py), opened first as a whole where the client can show documents. "Allow once"
-        stays first: some clients (vim-lsp) answer null to any other choice, and null rejects."""
+        shows the change (lsp/plain_clients.py), opened first as a whole where the client can show documents.
+        "Allow once" stays first: some clients (vim-lsp) answer null to any other choice, and null rejects."""
         await plain_clients.show_change(self.server, session_id, request)
         try:
             title = await self._choose(plain_clients.question(request), list(CONFIRM_ACTIONS))
         except Exception as e:  # a client that cannot ask (no showMessageRequest): nothing runs unasked
             log.info("window/showMessageRequest failed: %r; the call is rejected", e)
             title = None
-        return CONFIRM_ACTIONS.get(title, "reject_once"), None
+        return decided(CONFIRM_ACTIONS.get(title, "reject_once"))
 
     async def ask_trust(self, question: str) -> Optional[bool]:
         """Whether the user trusts the workspace's settings files (window/showMessageRequest); None if dismissed."""
@@ -129,7 +129,7 @@ class LspChat(ChatFrontEnd):
         emit(ConfirmationRequest.asking(request))
         if self.connection.server.agent_caps["confirmTool"]:
             return decided(*await confirmation(self.session, request.tool_call_id))
-        return decided(*await self.connection.ask_by_message(self.session.id, request))
+        return await self.connection.ask_by_message(self.session.id, request)
 
     def flush(self) -> None:
         """The chat is over: send the text still coalescing."""

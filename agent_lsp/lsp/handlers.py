@@ -156,7 +156,8 @@ async def agent_chat(ls: Any, params: Any) -> dict:
     connection = connection_of(ls)
     chat = LspChat(connection, p.work_done_token)
     try:
-        outcome = await connection.service.chat(chat_inputs(connection, connection.editor(), p, p.session_id or ""), chat)
+        inputs = chat_inputs(connection, connection.editor(), p, p.session_id or "")
+        outcome = await connection.service.chat(inputs, chat)
     except UnknownSession:
         raise unknown_session(p.session_id) from None
     except BadInput as e:
@@ -185,7 +186,8 @@ async def agent_tools(ls: Any, params: Any) -> dict:
 async def agent_commands(ls: Any, params: Any) -> dict:
     parse(CommandsParams, params)
     connection = connection_of(ls)
-    found = await connection.assembly.commands(connection.editor().roots, connection.ask_trust)  # the project's asked about first
+    # the project's commands asked about first
+    found = await connection.assembly.commands(connection.editor().roots, connection.ask_trust)
     return CommandsResult(commands=[CommandInfo(name=c.name, description=c.description, argument_hint=c.argument_hint,
                                                 source=c.source) for c in found]).wire()
 

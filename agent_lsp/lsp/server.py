@@ -188,8 +188,11 @@ class AgentServer(LanguageServer):
         """Where the session store lives; None keeps sessions in memory."""
         layer, self.pending_warnings = clean(launch_settings, "the environment")
         self.user_file = UserSettingsFile()
-        self.pending_warnings += self.user_file.refresh()
-        self.layers = Layers(environment=layer, user_file=self.user_file.layer)
+        """The user's settings file, first read at `initialized`: checking settings loads pydantic, which the answer
+        to `initialize` does not wait for."""
+        self.initialization_options: Any = None
+        """As the client sent them; checked at `initialized` too."""
+        self.layers = Layers(environment=layer)
         self.warm_modules: tuple[str, ...] = ()
         """What the SDK warm-up imports (set at `initialized`; () when the settings use no SDK)."""
         self.agent_caps = {"confirmTool": False, "diagnostics": False, "languageFeatures": [], "updates": False}
@@ -314,12 +317,14 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
         ls.agent_caps, well_formed = client_agent_capabilities(params.capabilities.experimental)
         if not well_formed:
             ls.pending_warnings.append("agent-lsp: capabilities.experimental.agent is malformed; it is ignored.")
-        ls.layers.initialization_options, warnings = clean(params.initialization_options, "initializationOptions")
-        ls.pending_warnings += warnings
+        ls.initialization_options = params.initialization_options
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: AgentServer, params: types.InitializedParams) -> None:
-        ls.warn(ls.pending_warnings)
+        ls.pending_warnings += ls.user_file.refresh()
+        ls.layers.user_file = ls.user_file.layer
+        ls.layers.initialization_options, warnings = clean(ls.initialization_options, "initializationOptions")
+        ls.warn(ls.pending_warnings + warnings)
         ls.pending_warnings = []
         await pull_configuration(ls)
         from agent_lsp.lsp.warmup import schedule_warmup
