@@ -36,6 +36,8 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, _interrupt)  # until the chat's own handlers take over: nothing to save yet
     try:
         options = parse(argv)
+        if options.prompt is None and sys.stdin is not None and sys.stdin.isatty():
+            say("reading the prompt from standard input; end it with Ctrl-D")
         try:
             prompt = read_prompt(options.prompt, sys.stdin.buffer if sys.stdin is not None else None)
         except ValueError as e:
