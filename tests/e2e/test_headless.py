@@ -224,14 +224,16 @@ def update(kind: str, **members: Any):
 async def test_a_signal_mid_chat_aborts_it_saves_the_session_and_exits_130(fake_api, workspace, signum):
     fake_api.add(dict(text("Working on it"), hang=True), text("Back again."))
     running = await Running.start(fake_api, workspace, "go")
-    await running.until_line(update("text_delta"))  # the model is streaming: the chat runs
+    await running.until_line(update("text_delta", text="it"))  # the model is streaming: the chat runs
     running.process.send_signal(signum)
     status, stderr = await running.end()
     last = running.lines[-1]
     session_id = last["sessionId"]
+    usage = last["usage"]  # the stream's usage so far: its last count may or may not have come before the signal
+    assert usage["inputTokens"] == 10 and usage["outputTokens"] in (1, 5)
     assert status == 130 and last == {"type": "result", "durationMs": last["durationMs"], **result(
-        session_id, "Working on it", stop="aborted",
-        is_error=True)}
+        session_id, "Working on it", stop="aborted", is_error=True)} | {"usage": usage}
+    assert [line["type"] for line in running.lines] == ["init", "update", "update", "update", "update", "result"]
     assert stderr.strip().splitlines()[-1] == (f"agent-lsp run: stopped by {signum.name}; session {session_id} is "
                                                f"saved (continue it with --session {session_id})")
     await until(lambda: fake_api.disconnects == [1])  # the model's stream was closed
@@ -256,6 +258,12 @@ async def test_sigterm_during_a_command_kills_it(fake_api, workspace):
     assert statuses(running.lines) == ["awaiting_confirmation", "running", "running", "cancelled"]
     with pytest.raises(ProcessLookupError):  # the command went with the chat
         os.kill(pid, 0)
+    fake_api.add(text("Stopped, then."))
+    again = headless(fake_api, workspace, "--session", running.lines[-1]["sessionId"], "what happened?")
+    assert (again.returncode, again.stdout) == (0, b"Stopped, then.\n")
+    call, answer = sent(fake_api, -1)[1:3]  # the call, and a result for it: a history the model accepts
+    assert [b["type"] for b in call["content"]] == ["tool_use"] and answer["content"][0] == {
+        "type": "tool_result", "tool_use_id": "toolu_s1", "is_error": True, "content": "Cancelled by the user before this tool call finished."}
 
 
 # ---- sessions shared with editors -----------------------------------------------------------------------------
