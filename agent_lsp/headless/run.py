@@ -14,11 +14,20 @@ import signal
 import sys
 from typing import Any, Optional
 
+from agent_lsp.config import Layers, clean, environment_layer
+from agent_lsp.config.user_file import UserSettingsFile
 from agent_lsp.headless.chat import HeadlessChat
 from agent_lsp.headless.options import RunOptions, parse, read_prompt
 from agent_lsp.headless.output import ANSWERED, Output
+from agent_lsp.models import preload
+from agent_lsp.models.resolver import build_model, resolve
+from agent_lsp.sessions.assembly import BadInput, ChatAssembly, ChatInputs
+from agent_lsp.sessions.disk_editor import DiskEditor
+from agent_lsp.sessions.live import SessionBusy, Sessions, UnknownSession
+from agent_lsp.sessions.results import ChatOutcome
+from agent_lsp.sessions.service import ChatService
+from agent_lsp.sessions.store import open_store
 
-log = logging.getLogger(__name__)
 INTERRUPTED = 130
 """The exit status after SIGINT or SIGTERM (128 + SIGINT, as shells report it)."""
 
@@ -60,33 +69,7 @@ def say(message: str) -> None:
 
 async def run(options: RunOptions, prompt: str) -> int:
     """The chat, from its start to its saved end; the exit status."""
-    from agent_lsp.config import Layers, clean, environment_layer
-    from agent_lsp.config.user_file import UserSettingsFile
-    from agent_lsp.models import preload
-    from agent_lsp.models.resolver import build_model, resolve
-    from agent_lsp.sessions.assembly import BadInput, ChatAssembly, ChatInputs
-    from agent_lsp.sessions.disk_editor import DiskEditor
-    from agent_lsp.sessions.live import SessionBusy, Sessions, UnknownSession
-    from agent_lsp.sessions.service import ChatService
-    from agent_lsp.sessions.store import open_store
-
-    def warn(messages: list[str]) -> None:
-        for message in messages:
-            print(message, file=sys.stderr, flush=True)
-
-    environment, warnings = clean(environment_layer(), "the environment")
-    warn(warnings)
-    user_file = UserSettingsFile()
-    layers = Layers(environment=environment)
-    chat_settings = {"permission_mode": options.permission_mode, "max_turns": options.max_turns,
-                     "model": options.model}
-    editor = DiskEditor([options.cwd])
-    assembly = ChatAssembly(layers, options.data_dir, warn, user_file,
-                            language_servers=lambda: _language_servers(editor, warn))
-    preload.load(resolve(layers.resolve(chat_settings)).sdk)  # while the chat is composed
-    store, warning = open_store(options.data_dir)
-    warn([warning] if warning else [])
-    service = ChatService(Sessions(store), assembly, build_model)
+    service, editor, chat_settings = chat_service(options)
     output = Output(options.output_format, sys.stdout)
     front = HeadlessChat(output, options.allowed_tools)
     inputs = ChatInputs(message=prompt, editor=editor, session_id=options.session or "", chat_settings=chat_settings,
@@ -97,13 +80,14 @@ async def run(options: RunOptions, prompt: str) -> int:
     def stop(signum: signal.Signals) -> None:
         signalled.append(signum.name)
         if front.session is None or not service.abort(front.session.id):
-            chat.cancel()  # not running yet (or ending): nothing of it to keep
+            chat.cancel()  # not running yet (or over): nothing of it to keep
 
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop, signum)
     try:
         outcome = await chat
+        return report(outcome, output, signalled[0] if signalled else None)
     except asyncio.CancelledError:
         say(f"stopped by {signalled[0] if signalled else 'a signal'} before the chat started")
         return INTERRUPTED
@@ -120,16 +104,43 @@ async def run(options: RunOptions, prompt: str) -> int:
         await service.close()  # MCP and language servers stopped; a signal meanwhile has no chat to stop
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
+
+
+def chat_service(options: RunOptions) -> tuple[ChatService, DiskEditor, dict[str, Any]]:
+    """The chat service on an editor's settings (the environment's, the user's file, the workspace's once trusted)
+    and store, the files of --cwd on disk as the editor, and the chat's own settings from the options."""
+    environment, warnings = clean(environment_layer(), "the environment")
+    warn(warnings)
+    layers = Layers(environment=environment)
+    chat_settings = {"permission_mode": options.permission_mode, "max_turns": options.max_turns,
+                     "model": options.model}
+    editor = DiskEditor([options.cwd])
+    assembly = ChatAssembly(layers, options.data_dir, warn, UserSettingsFile(),
+                            language_servers=lambda: _language_servers(editor))
+    preload.load(resolve(layers.resolve(chat_settings)).sdk)  # the model's SDK imported while the chat is composed
+    store, warning = open_store(options.data_dir)
+    warn([warning] if warning else [])
+    return ChatService(Sessions(store), assembly, build_model), editor, chat_settings
+
+
+def report(outcome: ChatOutcome, output: Output, signalled: Optional[str]) -> int:
+    """The chat's result on stdout, what went wrong on stderr; the exit status."""
     status = INTERRUPTED if signalled else 0 if outcome.stop_reason in ANSWERED else 1
     output.result(outcome, status != 0)
     if signalled:
-        say(f"stopped by {signalled[0]}; session {outcome.session_id} is saved (continue it with --session "
+        say(f"stopped by {signalled}; session {outcome.session_id} is saved (continue it with --session "
             f"{outcome.session_id})")
     elif outcome.error is not None:
         say(f"the chat ended in an error ({outcome.error.type}): {outcome.error.message}")
     elif status:
         say(f"the chat ended without an answer ({outcome.stop_reason})")
     return status
+
+
+def warn(messages: list[str]) -> None:
+    """Settings warnings, each a line on stderr."""
+    for message in messages:
+        print(message, file=sys.stderr, flush=True)
 
 
 async def untrusted(question: str) -> Optional[bool]:
@@ -139,7 +150,7 @@ async def untrusted(question: str) -> Optional[bool]:
     return None
 
 
-def _language_servers(editor: Any, warn: Any) -> Any:
+def _language_servers(editor: DiskEditor) -> Any:
     """agent-lsp's own language servers (the `languageServers` setting), on the files as the disk has them."""
     from agent_lsp.sidecar import SidecarPool
 
