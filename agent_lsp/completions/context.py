@@ -186,7 +186,7 @@ def names_before(line_before: str) -> list[int]:
 
 async def _definition_snippet(source: ContextSource, answer: Any, doc: OpenDocument, line: int) -> Optional[Snippet]:
     """The lines at the first place of a definition answer (Location, Location[], LocationLink[])."""
-    from agent_lsp.tools.language import locations, uri_path  # what the language tools read answers with
+    from agent_lsp.tools.language_tool import locations, uri_path  # what the language tools read answers with
 
     places = locations(answer)
     if not places:

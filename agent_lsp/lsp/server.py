@@ -1,6 +1,6 @@
 """The language server: the single place with @server.feature. Each handler is thin; the agent/* bodies live in
-`handlers.py` and `in_editor.py`, named in one table (AGENT_METHODS) and imported on the first agent request, so
-that start-up (once per editor window) stays light and nothing here depends on them."""
+`handlers.py`, `chat_edits.py` and `code_action_commands.py`, named in one table (AGENT_METHODS) and imported on
+the first agent request, so that start-up (once per editor window) stays light and nothing here depends on them."""
 
 from __future__ import annotations
 
@@ -131,7 +131,7 @@ class AgentProtocol(LanguageServerProtocol):
         if params.command not in COMMANDS:
             return (yield from super().lsp_workspace__execute_command(params))
         # the agent's commands need the whole params (the work-done token), not just their arguments
-        return (yield _body("in_editor", "execute_command"), (self._server, params), None)
+        return (yield _body("code_action_commands", "execute_command"), (self._server, params), None)
 
     def _handle_response(self, msg_id, result=None, error=None):
         future = self._request_futures.get(msg_id)
@@ -164,8 +164,8 @@ class AgentServer(LanguageServer):
         self.warm_modules: tuple[str, ...] = ()
         """What the SDK warm-up imports (set at `initialized`; () when the settings use no SDK)."""
         self.agent_caps = {"confirmTool": False, "diagnostics": False, "languageFeatures": [], "updates": False}
-        self.agent: Any = None
-        """The agent state (`lsp/agent.py` Agent), made on the first agent/* request."""
+        self.connection: Any = None
+        """The connection's agent side (`lsp/connection.py` Connection), made on the first agent/* request."""
 
     def start_io(self, stdin=None, stdout=None) -> None:
         """Serve on stdio through the hardened reader (lsp/wire.py); when the client goes away, running chats
@@ -235,7 +235,7 @@ AGENT_METHODS: dict[str, tuple[str, str, bool]] = {
     "agent/sessions": ("handlers", "agent_sessions", False),
     "agent/history": ("handlers", "agent_history", False),
     "agent/deleteSession": ("handlers", "agent_delete_session", False),
-    "agent/revert": ("in_editor", "agent_revert", True),
+    "agent/revert": ("chat_edits", "agent_revert", True),
 }
 """The agent/* requests and the body that answers each, imported on first use."""
 
@@ -317,7 +317,7 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: AgentServer, params: types.HoverParams) -> Optional[types.Hover]:
-        return _body("in_editor", "hover")(ls, params) if ls.agent is not None else None
+        return _body("chat_edits", "hover")(ls, params) if ls.connection is not None else None
 
     if os.environ.get("AGENT_LSP_DEBUG") == "1":  # for tests: what this process has loaded, without timing it
 
@@ -329,7 +329,7 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: AgentServer, params: Any) -> None:
-        if ls.agent is not None:  # nothing to stop when no agent request came
+        if ls.connection is not None:  # nothing to stop when no agent request came
             await _body("handlers", "shutdown")(ls)
 
     if os.environ.get("AGENT_LSP_DEBUG") == "1":  # tests' leak checks only; never offered otherwise

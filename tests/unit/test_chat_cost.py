@@ -1,5 +1,5 @@
 """What a chat costs must not grow with its session: each save writes only what the chat added, and streamed text
-reaches the edge as plain strings, coalesced."""
+is coalesced at the edge."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from agent_lsp.core.tool import ToolContext
 from agent_lsp.lsp.updates import UpdateStream
 from agent_lsp.models.anthropic import api_messages
 from agent_lsp.models.scripted import ScriptedModel
-from agent_lsp.sessions.runtime import ChatRequest, Sessions
+from agent_lsp.sessions.chat_run import ChatRequest, ChatRunner
+from agent_lsp.sessions.live import Sessions
 from agent_lsp.sessions.store import Store
 from agent_lsp.tools.list_files import ListFiles
 from tests.fakes.editor import FakeEditor
@@ -25,7 +26,8 @@ async def test_each_save_writes_as_many_rows_at_chat_30_as_at_chat_2(tmp_path):
     model = ScriptedModel([])
     sent: list = []
     store = Store(tmp_path / "sessions.db")
-    sessions = Sessions(lambda settings: model, lambda session, update: sent.append(update), store)
+    sessions = Sessions(store)
+    runner = ChatRunner(sessions, lambda settings: model)
     editor = FakeEditor(root=tmp_path.resolve())
     session = sessions.start()
     written = []
@@ -35,7 +37,7 @@ async def test_each_save_writes_as_many_rows_at_chat_30_as_at_chat_2(tmp_path):
         before = store._db.total_changes
         request = ChatRequest(message=UserMessage(text=f"chat {n}"), settings=Settings(), system="s",
                               tools=[ListFiles()], ctx=ToolContext(editor=editor))
-        outcome = await sessions.chat(sessions.reserve(session), request)
+        outcome = await runner.run(sessions.reserve(session), request, sent.append, ask=None)
         sessions.release(session)
         assert outcome.stop_reason == "end_turn"
         written.append(store._db.total_changes - before)
@@ -60,16 +62,16 @@ def test_the_wire_form_and_size_of_a_history_stay_as_they_were_when_asked_twice(
     assert size(history) == size(history) > 0
 
 
-async def test_plain_text_is_coalesced_like_text_deltas_and_flushed_before_anything_else():
+async def test_text_deltas_are_coalesced_and_flushed_before_anything_else():
     sent: list = []
     stream = UpdateStream(sent.append)
-    stream.push_text("Hel", False)
-    stream.push_text("lo", False)
+    stream.push(TextDelta(text="Hel"))
+    stream.push(TextDelta(text="lo"))
     stream.push(TextDelta(text=" there"))
-    stream.push_text("hmm", True)
+    stream.push(ThinkingDelta(text="hmm"))
     call = ToolCall(tool_call_id="t", name="read_file", title="read", tool_kind="read", input={})
     stream.push(call)
-    stream.push_text("late", False)
+    stream.push(TextDelta(text="late"))
     stream.flush()  # as the chat's end does
     assert [(type(u), u.wire()) for u in sent] == [
         (TextDelta, {"kind": "text_delta", "text": "Hello there"}),
