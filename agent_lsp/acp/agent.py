@@ -146,7 +146,8 @@ class AcpAgent:
         editor = AcpEditor(self.conn, session_id, root.resolve(), bool(fs.read_text_file), bool(fs.write_text_file),
                            self.outbox.flush)
         self.cwds[session_id], self.editors[session_id] = root.resolve(), editor
-        self.converters[session_id] = UpdateConverter(editor.applied)
+        self.converters[session_id] = UpdateConverter(editor.applied,
+                                                      lambda: self.layers.resolve().context_window)
         self.assembly.refresh_user_file()
         mode = self.modes.setdefault(session_id, self.layers.resolve().permission_mode)
         return acp_modes(mode)
@@ -273,7 +274,7 @@ class AcpAgent:
             self.outbox.push(session.id, converted)
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> schema.PromptResponse:
-        from agent_lsp.acp.convert import STOP_REASONS
+        from agent_lsp.acp.convert import STOP_REASONS, acp_usage
         from agent_lsp.sessions.assembly import BadInput
         from agent_lsp.sessions.runtime import SessionBusy
 
@@ -306,12 +307,12 @@ class AcpAgent:
             self.sessions.release(session)
         await self.outbox.flush()  # every update of the turn precedes its answer
         if session_id in self.cancelled or outcome.stop_reason == "aborted":
-            return schema.PromptResponse(stop_reason="cancelled")
+            return schema.PromptResponse(stop_reason="cancelled", usage=acp_usage(outcome.usage))
         if outcome.stop_reason == "error":
             failure = outcome.error
             raise RequestError(-32603, f"The model request failed ({failure.type}): {failure.message}",
                                {"errorType": failure.type, "message": failure.message})
-        return schema.PromptResponse(stop_reason=STOP_REASONS[outcome.stop_reason])
+        return schema.PromptResponse(stop_reason=STOP_REASONS[outcome.stop_reason], usage=acp_usage(outcome.usage))
 
     def _inputs(self, session_id: str, prompt: list[Any]) -> Any:
         """A session/prompt in plain terms, for the chat assembly shared with LSP."""
