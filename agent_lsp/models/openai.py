@@ -28,12 +28,36 @@ def client_for(base_url: str, api_key: str, read_timeout: float = 120.0) -> Any:
     """The process's one `AsyncOpenAI` for this base URL, key and readTimeout (its own retries off: models/retry.py)."""
     def make() -> Any:
         import httpx2
-        import openai
 
-        return openai.AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=0,
-                                  timeout=httpx2.Timeout(read_timeout, connect=min(10.0, read_timeout)))
+        return _client_class()(base_url=base_url, api_key=api_key, max_retries=0,
+                               timeout=httpx2.Timeout(read_timeout, connect=min(10.0, read_timeout)))
 
     return shared_client("openai", (base_url, api_key, read_timeout), make)
+
+
+_CLIENT_CLASS: Any = None
+
+
+def _client_class() -> Any:
+    """`AsyncOpenAI` reading event streams as the SSE standard says: an event without data (a bare `data:` line,
+    `event: ping` alone, a blank line after an `id:`) is no event. The SDK hands such an event on as a chunk whose
+    JSON is empty, fails on it, and its stream cannot go on: one keep-alive of a proxy ended the chat."""
+    global _CLIENT_CLASS
+    if _CLIENT_CLASS is None:
+        import openai
+        from openai._streaming import SSEDecoder  # the SDK's decoder; it has no public way to skip empty events
+
+        class StandardDecoder(SSEDecoder):
+            def decode(self, line: str) -> Any:
+                event = super().decode(line)
+                return event if event is not None and event.data else None
+
+        class Client(openai.AsyncOpenAI):
+            def _make_sse_decoder(self) -> Any:  # the SDK's own hook for its decoder (no public one)
+                return StandardDecoder()
+
+        _CLIENT_CLASS = Client
+    return _CLIENT_CLASS
 
 
 class OpenAIModel:

@@ -125,9 +125,14 @@ CELLS: list[Cell] = [
     # damaged SSE
     ("data not JSON mid-stream", [raw_sse(*say("half"), "data: {not json\n\n")], ERROR,
      "sent a line that is not a chat.completions chunk after 2 chunks (JSONDecodeError", []),
-    # the SDK reads an empty `data:` as an event and fails on its JSON: the chat ends, and says where it broke
-    ("`data:` without payload", [raw_sse(*say("fine"), "data:\n\n", chunk({}, "stop"))], ERROR,
-     "not a chat.completions chunk after 2 chunks", []),
+    # events without data are no events (the SSE standard); the SDK read each as a chunk of empty JSON and ended
+    ("`data:` without payload", [raw_sse(*say("fine"), "data:\n\n", "data: \r\n\r\n", "data\n\n",
+                                         chunk({}, "stop"))], {"end_turn"}, "", []),
+    ("`event: ping` without data", [raw_sse(*say("fine"), "event: ping\n\n", chunk({}, "stop"))], {"end_turn"}, "",
+     []),
+    ("`retry:` alone", [raw_sse(*say("fine"), "retry: 3000\n\n", chunk({}, "stop"))], {"end_turn"}, "", []),
+    ("`id:` then blank lines", [raw_sse(*say("fine"), f"id: 7\ndata: {json.dumps(chunk({'content': '!'}))}\n\n\n\n",
+                                        chunk({}, "stop"))], {"end_turn"}, "", []),
     ("unknown event and chunk shapes", [raw_sse(*say("fine"), 'event: ping\ndata: {"type": "ping"}\n\n',
                                                 {"object": "something.else", "extra": [1]},
                                                 {"id": "x", "choices": [{"index": 0, "delta": None}]},
@@ -367,6 +372,21 @@ async def test_fragments_make_the_exact_arguments(server, chat_api):
         {"name": "read_file", "arguments": READ}, {"name": "search", "arguments": '{"pattern": "greet", "path": "."}'}]
     assert [(m["tool_call_id"], APP in m["content"]) for m in second[-2:]] == [("call_a", True), ("call_b", True)]
     assert chat_history_problems(second) == []
+    tally(AREA, cases=1)
+
+
+async def test_events_without_data_are_skipped_and_nothing_said_is_lost(server, chat_api):
+    """An empty `data:` line (a proxy's keep-alive), `event: ping` alone, a blank line after an `id:`: the reply
+    around them arrives whole (the SDK used to end the chat at the first)."""
+    chat_api.script[:] = [raw_sse(*say("one", " two"), "data:\n\n", "event: ping\n\n", "id: 1\n\n\n",
+                                  chunk({"content": " three"}), "data: \n\n", chunk({}, "stop"), USAGE)]
+    answer = await server.request("agent/chat", {"message": "keep-alives"})
+    result = answer["result"]
+    assert (result["stopReason"], result["finalMessage"]) == ("end_turn", "one two three"), answer
+    assert result["metadata"]["usage"]["outputTokens"] == 2  # the usage chunk after them was read too
+    history = (await server.request("agent/history", {"sessionId": result["sessionId"]}))["result"]["messages"]
+    assert [(m["role"], m["content"]) for m in history] == [("user", "keep-alives"), ("assistant", "one two three")]
+    assert chat_history_problems(requests_of(chat_api, "keep-alives")[0]["messages"]) == []
     tally(AREA, cases=1)
 
 
