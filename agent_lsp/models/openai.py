@@ -13,7 +13,7 @@ from agent_lsp.core.ports import ModelError, ModelEvent, ModelInfo, ModelRequest
 from agent_lsp.models import preload
 from agent_lsp.models.clients import shared_client
 from agent_lsp.models.openai_wire import ReplyBuilder, api_request
-from agent_lsp.models.retry import NoAnswer, no_answer, open_with_retries, sdk_delay
+from agent_lsp.models.retry import NoAnswer, asked_wait, no_answer, open_with_retries, sdk_delay
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_KEY = "not-needed"
@@ -179,7 +179,14 @@ def status_error(error: Any, model: str, url: str, had_tools: bool, had_images: 
     if status in (401, 403):
         return ModelError("llm_error", f"{url} answered {status}: {detail}. Check OPENAI_API_KEY in the "
                           "environment the editor starts agent-lsp with.")
-    return ModelError("llm_error", f"{status}: {detail}")
+    return ModelError("llm_error", f"{status}: {detail}{_wait_asked(error)}")
+
+
+def _wait_asked(error: Any) -> str:
+    """What the answer's retry-after asked for, when it did (a wait over a minute is not retried: say it)."""
+    response = getattr(error, "response", None)
+    asked = asked_wait(response.headers) if response is not None else None
+    return f" (the server asks to retry after {round(asked, 1):g} s)" if asked is not None and asked >= 1 else ""
 
 
 def connection_message(error: Any, url: str) -> str:

@@ -375,6 +375,63 @@ async def test_fragments_make_the_exact_arguments(server, chat_api):
     tally(AREA, cases=1)
 
 
+# (name, script, stop reason, model requests the chat sends, least seconds between the first two, the error says)
+RETRIES: list[tuple[str, list[dict], str, int, Optional[float], str]] = [
+    ("429, retry-after 1 s, then a reply", [status(429, "slow down", **{"retry-after": "1"}), OK], "end_turn", 2,
+     1.0, ""),
+    ("500, retry-after 1 s, then a reply", [status(500, "boom", **{"retry-after": "1"}), OK], "end_turn", 2, 1.0, ""),
+    ("503, retry-after 1 s, then a reply", [status(503, "unavailable", **{"retry-after": "1"}), OK], "end_turn", 2,
+     1.0, ""),
+    ("503, retry-after-ms 1500, then a reply", [status(503, "unavailable", **{"retry-after-ms": "1500"}), OK],
+     "end_turn", 2, 1.5, ""),
+    ("429, retry-after an HTTP date 3 s ahead, then a reply", [dict(status(429, "slow down"), retry_after_date=3),
+                                                              OK], "end_turn", 2, 1.5, ""),
+    ("429, retry-after an hour", [status(429, "quota", **{"retry-after": "3600"}), OK], "error", 1, None,
+     "429: quota (the server asks to retry after 3600 s)"),
+    ("503, retry-after two minutes", [status(503, "maintenance", **{"retry-after": "120"}), OK], "error", 1, None,
+     "503: maintenance (the server asks to retry after 120 s)"),
+    ("429 without retry headers, then a reply", [status(429, "rate limited"), OK], "end_turn", 2, None, ""),
+    ("500 without retry headers, three times", [status(500, "boom")] * 3 + [OK], "error", 3, None, "500: boom"),
+    ("400 without retry headers", [status(400, "bad request from the fake", "invalid_request_error"), OK], "error",
+     1, None, "400: bad request from the fake"),
+    ("401 without retry headers", [status(401, "Incorrect API key", "invalid_request_error"), OK], "error", 1, None,
+     "401: Incorrect API key. Check OPENAI_API_KEY"),
+    ("400 with retry-after: not worth retrying", [status(400, "bad", "invalid_request_error",
+                                                         **{"retry-after": "0"}), OK], "error", 1, None, "400: bad"),
+    ("503 with x-should-retry: false", [status(503, "not now", **{"x-should-retry": "false"}), OK], "error", 1, None,
+     "503: not now"),
+    ("409 with x-should-retry: true, then a reply", [status(409, "conflict", **{"x-should-retry": "true",
+                                                                              "retry-after": "0"}), OK],
+     "end_turn", 2, None, ""),
+]
+
+
+async def test_retry_headers(server, chat_api, long_run):
+    """Each status with and without retry headers: what is asked again, after the wait the server asked for (a
+    wait longer than a minute is not waited: the chat says so at once), and the session goes on."""
+    failures = []
+    for round_ in range(2 if long_run else 1):
+        for name, script, expected, count, gap, says in RETRIES:
+            chat_api.script[:] = json.loads(json.dumps(script))
+            message = f"retry {round_}: {name}"
+            answer = await server.request("agent/chat", {"message": message})
+            problems = judge(name, answer, {expected}, says)
+            sent = [t for t, body in zip(chat_api.arrivals, chat_api.requests) if body in requests_of(chat_api, message)]
+            if len(sent) != count:
+                problems.append(f"{len(sent)} model requests, expected {count}")
+            elif gap is not None and sent[1] - sent[0] < gap:
+                problems.append(f"asked again after {sent[1] - sent[0]:.2f} s, before the {gap} s the server asked")
+            session_id = (answer.get("result") or {}).get("sessionId")
+            lost = 0
+            if session_id:
+                after = await check_next_chat(server, chat_api, session_id, [message])
+                lost = sum("lost" in p for p in after)
+                problems += after
+            tally(AREA, cases=1, wrong=int(bool(problems) and not lost), lost=lost)
+            failures += [f"{name}: {p}" for p in problems]
+    assert not failures, "\n".join(failures)
+
+
 async def test_events_without_data_are_skipped_and_nothing_said_is_lost(server, chat_api):
     """An empty `data:` line (a proxy's keep-alive), `event: ping` alone, a blank line after an `id:`: the reply
     around them arrives whole (the SDK used to end the chat at the first)."""
