@@ -7,6 +7,7 @@ is made per (base URL, key) per process, so that every chat of every session sha
 
 from __future__ import annotations
 
+import json
 from typing import Any, AsyncIterator
 
 from agent_lsp.core.ports import ModelError, ModelEvent, ModelInfo, ModelRequest, images_refused
@@ -95,6 +96,8 @@ class OpenAIModel:
                 if "html" in content_type:
                     raise ModelError("llm_error", f"{self._url()} answered 200 with an HTML page "
                                      f"({content_type}), not an OpenAI-compatible API. {self._expected()}")
+                if "json" in content_type and "event-stream" not in content_type:
+                    stream = await self._json_answer(stream, content_type)
                 async for chunk in stream:
                     for event in reply.add(chunk):
                         yield event
@@ -120,6 +123,29 @@ class OpenAIModel:
             raise ModelError("llm_error", f"{self._url()} answered 200 ({content_type or 'no content-type'}) but "
                              f"sent no chat.completions chunks. {self._expected()}")
         yield reply.finish()
+
+    async def _json_answer(self, stream: Any, content_type: str) -> Any:
+        """A 200 labelled JSON, read whole: one object (an error, or a completion though a stream was asked for)
+        is a ModelError quoting it; anything else is read as the event stream it is likely to be."""
+        import httpx2
+        import openai
+        from openai.types.chat import ChatCompletionChunk
+
+        raw = await stream.response.aread()
+        try:
+            answer = json.loads(raw)
+        except ValueError:
+            return openai.AsyncStream(cast_to=ChatCompletionChunk, client=self.client(), response=httpx2.Response(
+                200, headers={"content-type": "text/event-stream"}, content=raw, request=stream.response.request))
+        if isinstance(answer, dict):
+            error = answer.get("error")
+            said = error.get("message") if isinstance(error, dict) else error
+            if isinstance(said, str) and said.strip():
+                raise ModelError("llm_error", f"{self._url()} answered 200 with an error instead of a stream: "
+                                 f"{said.strip()[:500]}")
+        shown = raw[:200].decode(errors="replace")
+        raise ModelError("llm_error", f"{self._url()} answered 200 ({content_type}) with one JSON value and sent no "
+                         f"chat.completions chunks (a stream was asked for): {shown!r}. {self._expected()}")
 
     async def list_models(self) -> list[ModelInfo]:
         """The models the API's GET /models lists."""
