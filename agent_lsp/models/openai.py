@@ -142,7 +142,7 @@ class OpenAIModel:
             said = error.get("message") if isinstance(error, dict) else error
             if isinstance(said, str) and said.strip():
                 raise ModelError("llm_error", f"{self._url()} answered 200 with an error instead of a stream: "
-                                 f"{said.strip()[:500]}")
+                                 f"{_bounded(said.strip())}")
         shown = raw[:200].decode(errors="replace")
         raise ModelError("llm_error", f"{self._url()} answered 200 ({content_type}) with one JSON value and sent no "
                          f"chat.completions chunks (a stream was asked for): {shown!r}. {self._expected()}")
@@ -226,11 +226,17 @@ def _detail(error: Any) -> str:
     body = getattr(error, "body", None)
     inner = body.get("error", body) if isinstance(body, dict) else body
     if isinstance(inner, dict) and inner.get("message"):
-        return str(inner["message"])
+        return _bounded(str(inner["message"]))
     if isinstance(inner, str) and inner.strip():
         return inner.strip()[:300]
-    return getattr(error, "message", None) or str(error)
+    return _bounded(getattr(error, "message", None) or str(error))
 
 
 def _describe(error: Any) -> str:
-    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    return f"{type(error).__name__}: {_bounded(str(error))}" if str(error) else type(error).__name__
+
+
+def _bounded(text: str, limit: int = 1000) -> str:
+    """A server's words as far as a message shows them: an error of a megabyte went whole into the chat's result,
+    the store and every client."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"

@@ -14,7 +14,7 @@ plus what only this API has: a tool_use block's `arguments` (the raw argument te
 `pieces` (how many fragments its arguments are cut into, default 3, cut mid-token); a thinking block's `field`
 (`reasoning_content` or `reasoning`); `finish_reason` (overrides the mapped stop_reason); `chunks` (raw chunk
 dicts instead of a generated stream); `raw` + `content_type` (+ `raw_status`: a literal body, e.g. an HTML page
-or a damaged event stream); `silent_after` + `silent_for` (send nothing at all for `silent_for` seconds after that
+or a damaged event stream; `raw_encoding`: how it is encoded, e.g. `latin-1` to send bytes that are not UTF-8); `silent_after` + `silent_for` (send nothing at all for `silent_for` seconds after that
 many chunks). Every request's arrival time is in `arrivals`.
 """
 
@@ -168,7 +168,8 @@ class FakeChatCompletions:
                         headers["retry-after"] = formatdate(time.time() + reply["retry_after_date"], usegmt=True)
                     return self._json(reply["status"], {"error": error}, headers)
                 if "raw" in reply:
-                    return self._raw(reply.get("raw_status", 200), reply["raw"].encode(), reply["content_type"])
+                    data = reply["raw"].encode(reply.get("raw_encoding", "utf-8"))
+                    return self._raw(reply.get("raw_status", 200), data, reply["content_type"])
                 include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
                 try:
                     time.sleep(reply.get("stall", 0))

@@ -125,6 +125,7 @@ CELLS: list[Cell] = [
     ("429 without retry-after, three times", [status(429, "rate limited")] * 3, ERROR, "429: rate limited", []),
     ("500, then a reply", [status(500, "boom", **{"retry-after-ms": "10"}), OK], {"end_turn"}, "", []),
     ("500 three times", [status(500, "boom", **{"retry-after-ms": "10"})] * 3, ERROR, "500: boom", []),
+    ("400, a 1 MB error message", [status(400, "no " * 350_000, "invalid_request_error")], ERROR, "400: no no", []),
     ("502, an HTML page, three times", [body(502, HTML, "text/html")] * 3, ERROR, "HTML page", []),
     ("503, a plain-text body, three times", [body(503, "upstream connect error", "text/plain")] * 3, ERROR,
      "503", []),
@@ -145,6 +146,11 @@ CELLS: list[Cell] = [
     ("`retry:` alone", [raw_sse(*say("fine"), "retry: 3000\n\n", chunk({}, "stop"))], {"end_turn"}, "", []),
     ("`id:` then blank lines", [raw_sse(*say("fine"), f"id: 7\ndata: {json.dumps(chunk({'content': '!'}))}\n\n\n\n",
                                         chunk({}, "stop"))], {"end_turn"}, "", []),
+    ("a byte that is not UTF-8", [dict(raw_sse(*say("fine"), 'data: {"choices": [{"index": 0, "delta": '
+                                               '{"content": "\xff"}}]}\n\n', chunk({}, "stop")), raw_encoding="latin-1")],
+     ERROR, "not a chat.completions chunk after 2 chunks (UnicodeDecodeError", []),
+    ("cut mid-line", [{"raw": raw_sse(*say("fine"))["raw"].removesuffix("data: [DONE]\n\n") + 'data: {"choices": [{',
+                       "content_type": "text/event-stream"}], ERROR, "no finish_reason after 2 chunks", []),
     ("unknown event and chunk shapes", [raw_sse(*say("fine"), 'event: ping\ndata: {"type": "ping"}\n\n',
                                                 {"object": "something.else", "extra": [1]},
                                                 {"id": "x", "choices": [{"index": 0, "delta": None}]},
@@ -164,6 +170,8 @@ CELLS: list[Cell] = [
     ("no [DONE]", [raw_sse(*say("fine"), chunk({}, "stop"), USAGE, done=False)], {"end_turn"}, "", []),
     ("an error object mid-stream", [raw_sse(*say("half"), {"error": {"message": "Overloaded upstream"}})], ERROR,
      "Overloaded upstream", []),
+    ("an error object mid-stream, 1 MB", [raw_sse(*say("half"), {"error": {"message": "no " * 350_000}})], ERROR,
+     "APIError: no no", []),
     ("content that is a number", [{"chunks": say("fine") + [chunk({"content": 7}), chunk({}, "stop")]}],
      ERROR, "after 3 chunks (ValueError: a delta's text is a JSON number: '7')", []),
     ("content that is an object", [{"chunks": say("fine") + [chunk({"content": {"text": "x"}}), chunk({}, "stop")]}],
@@ -332,7 +340,9 @@ def judge(name: str, answer: dict, expected: set[str], says: str) -> list[str]:
     if result.get("stopReason") == "error":
         message = (result.get("error") or {}).get("message") or ""
         if not message or "Traceback" in message or (says and says not in message):
-            problems.append(f"error message {message!r} does not say {says!r}")
+            problems.append(f"error message {message[:2000]!r} does not say {says!r}")
+        if len(message) > 4000:
+            problems.append(f"an error message of {len(message)} characters: {message[:300]!r}…")
     return problems
 
 
