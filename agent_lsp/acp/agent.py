@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any, Optional
 
@@ -66,6 +67,8 @@ class AcpAgent:
         self.editors: dict[str, Any] = {}
         self.converters: dict[str, Any] = {}
         self.cancelled: set[str] = set()
+        self.asked: Counter[str] = Counter()
+        """How many session/prompt requests of each session are read and not yet answered."""
         self.prompting: Optional[str] = None
         """The session whose prompt runs now (the last one to start)."""
         self.commands: dict[str, list[str]] = {}
@@ -274,6 +277,17 @@ class AcpAgent:
             self.outbox.push(session.id, converted)
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> schema.PromptResponse:
+        # From here a session/cancel cancels this prompt, even before its chat begins (read before it, the cancel
+        # found nothing running and the whole turn ran).
+        if not self.asked[session_id]:  # a second prompt of a session (refused as busy) keeps the first's cancel
+            self.cancelled.discard(session_id)
+        self.asked[session_id] += 1
+        try:
+            return await self._prompt(prompt, session_id)
+        finally:
+            self.asked -= Counter({session_id: 1})  # the count goes, and the entry at 0
+
+    async def _prompt(self, prompt: list[Any], session_id: str) -> schema.PromptResponse:
         from agent_lsp.acp.convert import STOP_REASONS, acp_usage
         from agent_lsp.sessions.assembly import BadInput
         from agent_lsp.sessions.runtime import SessionBusy
@@ -291,23 +305,27 @@ class AcpAgent:
             self.sessions.reserve(session)
         except SessionBusy:
             raise invalid("sessionId", f"a prompt is already running in session {session_id}") from None
-        self.cancelled.discard(session_id)
         self.prompting = session_id
+        outcome = None
         try:
             request = await self.assembly.compose(checked)
             self._show_warnings(session_id)
-            chat = asyncio.ensure_future(self.sessions.chat(session, request, self._asker(session_id)))
-            try:
-                outcome = await asyncio.shield(chat)
-            except asyncio.CancelledError:  # the connection is closing: stop the turn, keep its history, answer nothing
-                chat.cancel()
-                await asyncio.wait({chat})
-                raise
+            if session_id not in self.cancelled:  # else cancelled before its chat began: it never does
+                chat = asyncio.ensure_future(self.sessions.chat(session, request, self._asker(session_id)))
+                try:
+                    await asyncio.sleep(0)  # the chat's task begins: a cancel read before it is taken now
+                    if session_id in self.cancelled:
+                        self.sessions.abort(session_id)
+                    outcome = await asyncio.shield(chat)
+                except asyncio.CancelledError:  # the connection is closing: stop the turn, keep its history
+                    chat.cancel()
+                    await asyncio.wait({chat})
+                    raise
         finally:
             self.sessions.release(session)
         await self.outbox.flush()  # every update of the turn precedes its answer
-        if session_id in self.cancelled or outcome.stop_reason == "aborted":
-            return schema.PromptResponse(stop_reason="cancelled", usage=acp_usage(outcome.usage))
+        if outcome is None or session_id in self.cancelled or outcome.stop_reason == "aborted":
+            return schema.PromptResponse(stop_reason="cancelled", usage=acp_usage(outcome.usage) if outcome else None)
         if outcome.stop_reason == "error":
             failure = outcome.error
             raise RequestError(-32603, f"The model request failed ({failure.type}): {failure.message}",
@@ -378,7 +396,7 @@ class AcpAgent:
         from agent_lsp.sessions.runtime import UnknownSession
 
         try:
-            if self.sessions.abort(session_id):
+            if self.sessions.abort(session_id) or self.asked[session_id]:
                 self.cancelled.add(session_id)
         except UnknownSession:
             log.info("session/cancel for unknown session %s", session_id)
