@@ -69,6 +69,8 @@ class AcpAgent:
         self.cancelled: set[str] = set()
         self.asked: Counter[str] = Counter()
         """How many session/prompt requests of each session are read and not yet answered."""
+        self.trust_asked: dict[str, asyncio.Future] = {}
+        """The trust question each session's prompt awaits now."""
         self.prompting: Optional[str] = None
         """The session whose prompt runs now (the last one to start)."""
         self.commands: dict[str, list[str]] = {}
@@ -336,7 +338,6 @@ class AcpAgent:
         """A session/prompt in plain terms, for the chat assembly shared with LSP."""
         from agent_lsp.acp.convert import acp_images, acp_prompt
         from agent_lsp.acp.editor import ThroughClient
-        from agent_lsp.acp.questions import ask_trust
         from agent_lsp.sessions.assembly import ChatInputs
         from agent_lsp.tools.paths import is_inside
 
@@ -357,7 +358,24 @@ class AcpAgent:
                           chat_settings={"permission_mode": self.modes[session_id], "model": self.models.get(session_id),
                                          "mcp_servers": self.mcp_servers.get(session_id)},
                           substitute=substitute, images=acp_images(prompt),
-                          ask_trust=lambda question: ask_trust(self.conn, self.outbox, session_id, question))
+                          ask_trust=lambda question: self._ask_trust(session_id, question))
+
+    async def _ask_trust(self, session_id: str, question: str) -> Optional[bool]:
+        """Ask trust in the workspace's settings files; a session/cancel meanwhile ends the question unanswered
+        (a client that never answers held the prompt past its cancel)."""
+        from agent_lsp.acp.questions import ask_trust
+
+        asking = self.trust_asked[session_id] = asyncio.ensure_future(
+            ask_trust(self.conn, self.outbox, session_id, question))
+        try:
+            return await asyncio.shield(asking)
+        except asyncio.CancelledError:
+            if asking.cancelled() and not asyncio.current_task().cancelling():
+                return None  # session/cancel: not answered, asked again next time
+            asking.cancel()
+            raise
+        finally:
+            self.trust_asked.pop(session_id, None)
 
     def _show_warnings(self, session_id: str) -> None:
         """Settings warnings not shown yet, as the start of this prompt's reply (ACP has no notice update)."""
@@ -398,6 +416,8 @@ class AcpAgent:
         try:
             if self.sessions.abort(session_id) or self.asked[session_id]:
                 self.cancelled.add(session_id)
+            if session_id in self.trust_asked:
+                self.trust_asked[session_id].cancel()
         except UnknownSession:
             log.info("session/cancel for unknown session %s", session_id)
 

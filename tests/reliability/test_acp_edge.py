@@ -601,6 +601,34 @@ def test_a_cancel_right_after_its_prompt_cancels_it(answered):
     assert not answered.hangs and not answered.wrong, answered.problems
 
 
+async def test_cancel_while_a_trust_question_is_never_answered(tmp_path):
+    """The workspace's settings file asks for trust (session/request_permission) before the turn begins; the client
+    never answers it, then cancels: the prompt answers `cancelled` (it waited for that answer), the question's call is
+    closed before the answer, and the next prompt asks again."""
+    root = tmp_path / "ws"
+    (root / ".agent-lsp").mkdir(parents=True)
+    (root / ".agent-lsp" / "settings.json").write_text(json.dumps({"webFetch": {"allowPrivate": True}}))
+    agent = await scripted_agent(tmp_path / "state", tmp_path / "script.json", OK,
+                                 **{"session/request_permission": lambda p: NO_ANSWER})
+    session = await agent.new_session(root)
+    future = agent.prompt(session, "hello")
+    await agent.until(lambda: any(r["method"] == "session/request_permission" for r in agent.agent_requests))
+    agent.notify("session/cancel", {"sessionId": session})
+    answer = await asyncio.wait_for(future, ANSWER_CEILING)
+    assert answer["result"] == {"stopReason": "cancelled"}, answer
+    trust = [u for u in agent.updates(session) if u["sessionUpdate"].startswith("tool_call")]
+    assert [(u["sessionUpdate"], u["status"]) for u in trust] == [("tool_call", "pending"),
+                                                                  ("tool_call_update", "failed")]
+    assert trust[1]["content"][0]["content"]["text"].startswith("Not answered")
+    agent.handlers["session/request_permission"] = lambda p: {"outcome": {"outcome": "selected", "optionId": "trust"}}
+    answer = await agent.request("session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "again"}]})
+    assert answer["result"]["stopReason"] == "end_turn", answer
+    assert sum(r["method"] == "session/request_permission" for r in agent.agent_requests) == 2
+    assert await agent.stop() == 0
+    assert "Traceback" not in agent.stderr.decode(errors="replace")
+    tally("ACP: client answers, cancel", cases=1)
+
+
 STATES = ["streaming", "awaiting permission", "fs call pending", "terminal running", "between turns",
           "as the prompt is sent", "waiting for the model", "a subagent running", "cancelled twice",
           "another session cancelled"]
