@@ -377,7 +377,22 @@ def test_named_frames(fuzzed):
                                 "data": {"fields": ["modeId"]}}, bad
         s.send_raw(b'{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":5}}\n')
         assert "result" in await s.request("session/list", {})
-        fuzzed.cases += len(expected) + 8
+        # a lone surrogate beside a value nested 900 deep (under json's own limit), in a notification and in an
+        # answer to the agent's own request: mending the surrogate recursed past Python's limit and the agent
+        # stopped reading its input
+        deep = b"[" * 900 + b"]" * 900
+        s.send_raw(b'{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"\\ud800","x":' + deep + b"}}\n")
+        assert "result" in await s.request("session/list", {})
+        s.handlers["fs/read_text_file"] = lambda params: RawAnswer(
+            b'{"jsonrpc":"2.0","id":$ID,"result":{"content":"\\ud800","x":' + deep + b"}}\n")
+        try:
+            answer = await s.request("session/prompt", {"sessionId": fuzzed.session,
+                                                        "prompt": [{"type": "text", "text": "look [read]"}]})
+        finally:
+            s.handlers.update(GOOD)
+        assert answer["result"]["stopReason"] == "end_turn", answer
+        assert "result" in await s.request("session/list", {})
+        fuzzed.cases += len(expected) + 10
     fuzzed.run(go())
     stderr = fuzzed.server.stderr.decode(errors="replace")
     assert "Traceback" not in stderr, stderr[stderr.find("Traceback") - 300:][:3000]
