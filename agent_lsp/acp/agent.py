@@ -327,7 +327,8 @@ class AcpAgent:
             self.sessions.release(session)
         await self.outbox.flush()  # every update of the turn precedes its answer
         if outcome is None or session_id in self.cancelled or outcome.stop_reason == "aborted":
-            return schema.PromptResponse(stop_reason="cancelled", usage=acp_usage(outcome.usage) if outcome else None)
+            return schema.PromptResponse(stop_reason="cancelled",
+                                         usage=acp_usage(outcome.usage) if outcome else None)
         if outcome.stop_reason == "error":
             failure = outcome.error
             raise RequestError(-32603, f"The model request failed ({failure.type}): {failure.message}",

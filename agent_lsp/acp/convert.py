@@ -124,7 +124,8 @@ def _content(status: str, output: Optional[str], error: Optional[str], diff: Opt
 def acp_usage(usage: Usage) -> schema.Usage:
     """A chat's token usage as the prompt answer's `usage`: input tokens without the cached ones, which have
     fields of their own; the total counts them all."""
-    total = usage.input_tokens + usage.output_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+    total = (usage.input_tokens + usage.output_tokens + usage.cache_read_input_tokens
+             + usage.cache_creation_input_tokens)
     return schema.Usage(total_tokens=total, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
                         cached_read_tokens=usage.cache_read_input_tokens,
                         cached_write_tokens=usage.cache_creation_input_tokens)

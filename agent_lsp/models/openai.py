@@ -144,8 +144,8 @@ class OpenAIModel:
                 raise ModelError("llm_error", f"{self._url()} answered 200 with an error instead of a stream: "
                                  f"{_bounded(said.strip())}")
         shown = raw[:200].decode(errors="replace")
-        raise ModelError("llm_error", f"{self._url()} answered 200 ({content_type}) with one JSON value and sent no "
-                         f"chat.completions chunks (a stream was asked for): {shown!r}. {self._expected()}")
+        raise ModelError("llm_error", f"{self._url()} answered 200 ({content_type}) with one JSON value and sent "
+                         f"no chat.completions chunks (a stream was asked for): {shown!r}. {self._expected()}")
 
     async def list_models(self) -> list[ModelInfo]:
         """The models the API's GET /models lists."""
