@@ -304,6 +304,33 @@ class LanguageFeatureParams(WireModel):
     params: dict[str, Any]
 
 
+class CompletionStatsParams(Params):
+    """agent/completionStats params (none yet)."""
+
+
+class CompletionStatsResult(WireModel):
+    """agent/completionStats result: suggestions as you type since the server started (PROTOCOL §10)."""
+
+    requests: int
+    model_calls: int
+    reused: int
+    """Requests answered from a suggestion already asked for (typed through), with no model call of their own."""
+    cancelled: int
+    """Requests superseded by a newer one of their document, or cancelled by the client."""
+    stale: int
+    """Requests answered with no item because their document changed before the answer was ready."""
+    shown: int
+    accepted: int
+    partially_accepted: int
+    errors: int
+
+
+class CompletionAcceptedArgument(Params):
+    """The one argument of the command `agent.completionAccepted` that an inline completion item carries."""
+
+    id: int
+
+
 class ClientAgentCapabilities(WireModel):
     """capabilities.experimental.agent of initialize."""
 
@@ -352,6 +379,9 @@ SCHEMAS: dict[str, type[WireModel]] = {
     "agent-diagnostics.params": DiagnosticsParams,
     "agent-diagnostics.result": DiagnosticsResult,
     "agent-languageFeature.params": LanguageFeatureParams,
+    "agent-completionStats.params": CompletionStatsParams,
+    "agent-completionStats.result": CompletionStatsResult,
+    "agent-completionAccepted.argument": CompletionAcceptedArgument,
     "initialize.experimental.agent.client": ClientAgentCapabilities,
     "initialize.experimental.agent.server": ServerAgentCapabilities,
 }

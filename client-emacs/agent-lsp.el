@@ -17,6 +17,9 @@
 ;;   M-x agent-lsp-command-run  run one of the server's /commands (completing-read over agent/commands)
 ;;   M-x agent-lsp-attach-image attach an image (png, jpg, gif, webp; at most 5 MiB) to the next message
 ;;
+;; While you type, `agent-lsp-suggestion-mode' (on in the buffers agent-lsp manages) shows the server's
+;; suggestion as ghost text after point; TAB accepts it, M-<right> a word, M-n / M-p cycle, C-g dismisses.
+;;
 ;; The agent's plan (its todo list) is a checklist at the top of *agent-lsp*; a subagent's tool calls are
 ;; indented under its task.  In the message prompt, TAB after a leading / completes the commands.
 ;;
@@ -628,6 +631,264 @@ sent; the transcript shows it under the message."
       (push (list file mime data) agent-lsp--images)
       (message "agent-lsp: %s attached to the next message (%d in all)" (file-name-nondirectory file)
                (length agent-lsp--images)))))
+
+;;; Suggestions as you type
+
+(defcustom agent-lsp-suggestions t
+  "Non-nil: suggestions as you type in the buffers agent-lsp serves.
+`agent-lsp-suggestion-mode' is turned on in them.  Whether the server
+makes any is its `completions.enabled' setting."
+  :type 'boolean)
+
+(defcustom agent-lsp-suggestion-delay 0.2
+  "Seconds of idle time after a change before a suggestion is asked for."
+  :type 'number)
+
+(defface agent-lsp-suggestion '((t :inherit shadow))
+  "The suggestion's ghost text.")
+
+(defvar-local agent-lsp--suggestion nil
+  "The suggestion shown: a plist.
+:overlay, :pos (a marker where the text left to insert starts), :text
+\(that text), :replaces (how many characters after it the suggestion
+replaces), :items (the server's items, a vector), :index, :server.")
+
+(defvar-local agent-lsp--suggestion-shown nil
+  "Non-nil while a suggestion is shown: `agent-lsp-suggestion-map' is on.")
+
+(defvar-local agent-lsp--suggestion-asked 0
+  "The number of the last request; the answer to an older one is dropped.")
+
+(defvar-local agent-lsp--suggestion-timer nil "The idle timer of the next request.")
+
+(defvar-local agent-lsp--suggestion-tick nil "`buffer-chars-modified-tick' after the last command.")
+
+(defvar agent-lsp-suggestion-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "TAB") #'agent-lsp-suggestion-accept)
+    (define-key map (kbd "<tab>") #'agent-lsp-suggestion-accept)
+    (define-key map (kbd "M-<right>") #'agent-lsp-suggestion-accept-word)
+    (define-key map (kbd "M-n") #'agent-lsp-suggestion-next)
+    (define-key map (kbd "M-p") #'agent-lsp-suggestion-previous)
+    (define-key map (kbd "C-g") #'agent-lsp-suggestion-dismiss)
+    map)
+  "The keys while a suggestion is shown, and only then.
+TAB indents as usual otherwise.")
+
+(add-to-list 'minor-mode-map-alist (cons 'agent-lsp--suggestion-shown agent-lsp-suggestion-map))
+
+(define-minor-mode agent-lsp-suggestion-mode
+  "Suggestions as you type, from agent-lsp (textDocument/inlineCompletion).
+After `agent-lsp-suggestion-delay' seconds without typing, the
+suggestion shows as ghost text after point; then
+\\<agent-lsp-suggestion-map>\\[agent-lsp-suggestion-accept] accepts it, \\[agent-lsp-suggestion-accept-word] its next word, \\[agent-lsp-suggestion-next] and \\[agent-lsp-suggestion-previous] show
+the others, \\[agent-lsp-suggestion-dismiss] dismisses it.  \\[agent-lsp-suggest] asks at once."
+  :lighter nil
+  (if agent-lsp-suggestion-mode
+      (add-hook 'post-command-hook #'agent-lsp--suggestion-post-command nil t)
+    (remove-hook 'post-command-hook #'agent-lsp--suggestion-post-command t)
+    (agent-lsp-suggestion-dismiss)))
+
+(defun agent-lsp--suggestion-turn-on ()
+  "Turn `agent-lsp-suggestion-mode' on where agent-lsp manages the buffer."
+  ;; Not `eglot-current-server' once unmanaged: eglot 1.9 would cache the server it is shutting down.
+  (if (not (eglot-managed-p))
+      (when agent-lsp-suggestion-mode (agent-lsp-suggestion-mode -1))
+    (when (and agent-lsp-suggestions (cl-typep (eglot-current-server) 'agent-lsp-server))
+      (agent-lsp-suggestion-mode 1))))
+
+(add-hook 'eglot-managed-mode-hook #'agent-lsp--suggestion-turn-on)
+
+(defun agent-lsp--suggestion-clear ()
+  "Take the suggestion off the screen."
+  (when agent-lsp--suggestion
+    (let ((ov (plist-get agent-lsp--suggestion :overlay)))
+      (when ov (delete-overlay ov)))
+    (set-marker (plist-get agent-lsp--suggestion :pos) nil))
+  (setq agent-lsp--suggestion nil agent-lsp--suggestion-shown nil))
+
+(defun agent-lsp--suggestion-draw ()
+  "Draw the suggestion's text left to insert at its position.
+Over what it replaces, if anything."
+  (let* ((s agent-lsp--suggestion)
+         (pos (marker-position (plist-get s :pos)))
+         (ghost (propertize (plist-get s :text) 'face 'agent-lsp-suggestion))
+         (old (plist-get s :overlay))
+         (ov (make-overlay pos (+ pos (plist-get s :replaces)) nil t)))
+    (when old (delete-overlay old))
+    (put-text-property 0 1 'cursor t ghost)  ; the cursor stays before the ghost text
+    (overlay-put ov 'window (selected-window))
+    (overlay-put ov (if (= (plist-get s :replaces) 0) 'after-string 'display) ghost)
+    (plist-put s :overlay ov)
+    (setq agent-lsp--suggestion-shown t)))
+
+(defun agent-lsp--suggestion-select (index)
+  "Show item INDEX of the suggestion's items at point.
+Nil when it does not fit there.  Tells the server
+\(textDocument/didShowCompletion)."
+  (let* ((s agent-lsp--suggestion)
+         (item (aref (plist-get s :items) index))
+         (text (plist-get item :insertText))
+         (range (plist-get item :range))
+         ;; eglot has no public way to turn an LSP range into a region (its own requests use this)
+         (region (if range (eglot--range-region range) (cons (point) (point))))
+         (retyped (and (<= (car region) (point) (cdr region))
+                       (buffer-substring-no-properties (car region) (point)))))
+    (when (and (stringp text) retyped (string-prefix-p retyped text) (> (length text) (length retyped)))
+      (plist-put s :index index)
+      (plist-put s :text (substring text (length retyped)))
+      (plist-put s :replaces (- (cdr region) (point)))
+      (set-marker (plist-get s :pos) (point))
+      (agent-lsp--suggestion-draw)
+      (jsonrpc-notify (plist-get s :server) :textDocument/didShowCompletion (list :item item))
+      t)))
+
+(defun agent-lsp--suggestion-answered (server result)
+  "Show the first item of RESULT, SERVER's answer for point as it is."
+  (let ((items (if (vectorp result) result (plist-get result :items))))
+    (agent-lsp--suggestion-clear)
+    (when (and (vectorp items) (> (length items) 0))
+      (setq agent-lsp--suggestion (list :items items :server server :pos (point-marker)))
+      (unless (cl-loop for i below (length items) thereis (agent-lsp--suggestion-select i))
+        (agent-lsp--suggestion-clear)))))
+
+(defun agent-lsp-suggest (&optional invoked)
+  "Ask agent-lsp for suggestions at point and show the first.
+INVOKED (interactively: always) asks as the user did, for up to three;
+else as typing does, for one.  A newer request drops the answer of an
+older one, which the server also answers at once with nothing."
+  (interactive (list t))
+  (let ((server (eglot-current-server)))
+    (when (cl-typep server 'agent-lsp-server)
+      ;; The server must have the text as it is: eglot sends changes only after `eglot-send-changes-idle-time'.
+      (eglot--signal-textDocument/didChange)
+      (let ((asked (cl-incf agent-lsp--suggestion-asked))
+            (buffer (current-buffer))
+            (tick (buffer-chars-modified-tick))
+            (pos (point)))
+        ;; jsonrpc-async-request returns no request id, so an older request is not cancelled
+        ;; ($/cancelRequest): the server answers it with nothing as soon as the newer one comes.
+        (jsonrpc-async-request
+         server :textDocument/inlineCompletion
+         ;; eglot has no public way to make the position params (its own requests use this)
+         (append (eglot--TextDocumentPositionParams) (list :context (list :triggerKind (if invoked 1 2))))
+         :success-fn (lambda (result)
+                       (when (buffer-live-p buffer)
+                         (with-current-buffer buffer
+                           (when (and (= asked agent-lsp--suggestion-asked)
+                                      (= tick (buffer-chars-modified-tick)) (= pos (point)))
+                             (agent-lsp--suggestion-answered server result)))))
+         :error-fn #'ignore
+         :timeout-fn #'ignore)))))
+
+(defun agent-lsp--suggestion-follow ()
+  "After a command: keep the suggestion if what was typed is what it offers."
+  (let* ((s agent-lsp--suggestion)
+         (pos (plist-get s :pos))
+         (text (plist-get s :text))
+         (typed (and (<= pos (point) (line-end-position)) (>= pos (line-beginning-position))
+                     (buffer-substring-no-properties pos (point)))))
+    (if (and typed (string-prefix-p typed text) (< (length typed) (length text)))
+        (progn
+          (plist-put s :text (substring text (length typed)))
+          (set-marker pos (point))
+          (agent-lsp--suggestion-draw))
+      (agent-lsp--suggestion-clear))))
+
+(defun agent-lsp--suggestion-post-command ()
+  "Follow typing; after a change, ask again once Emacs is idle."
+  (let ((changed (not (eql agent-lsp--suggestion-tick (buffer-chars-modified-tick)))))
+    (setq agent-lsp--suggestion-tick (buffer-chars-modified-tick))
+    (when agent-lsp--suggestion
+      (agent-lsp--suggestion-follow))
+    (when agent-lsp--suggestion-timer
+      (cancel-timer agent-lsp--suggestion-timer)
+      (setq agent-lsp--suggestion-timer nil))
+    (when changed
+      (setq agent-lsp--suggestion-timer
+            (run-with-idle-timer agent-lsp-suggestion-delay nil #'agent-lsp--suggestion-idle (current-buffer))))))
+
+(defun agent-lsp--suggestion-idle (buffer)
+  "Ask for a suggestion in BUFFER, when it is still the one being edited."
+  (when (and (buffer-live-p buffer) (eq buffer (window-buffer (selected-window))))
+    (with-current-buffer buffer
+      (setq agent-lsp--suggestion-timer nil)
+      (agent-lsp-suggest))))
+
+(defun agent-lsp--suggestion-item ()
+  "The item shown."
+  (aref (plist-get agent-lsp--suggestion :items) (plist-get agent-lsp--suggestion :index)))
+
+(defun agent-lsp--suggestion-run-command (server item)
+  "Run ITEM's command on SERVER (workspace/executeCommand), if it has one."
+  (let ((command (plist-get item :command)))
+    (when (stringp (plist-get command :command))
+      (jsonrpc-async-request server :workspace/executeCommand
+                             (list :command (plist-get command :command)
+                                   :arguments (or (plist-get command :arguments) []))
+                             :success-fn #'ignore :error-fn #'ignore :timeout-fn #'ignore))))
+
+(defun agent-lsp-suggestion-accept ()
+  "Insert the suggestion shown, over what it replaces; then run its command."
+  (interactive)
+  (when agent-lsp--suggestion
+    (let ((s agent-lsp--suggestion) (item (agent-lsp--suggestion-item)))
+      (agent-lsp--suggestion-clear)
+      (delete-region (point) (+ (point) (plist-get s :replaces)))
+      (insert (plist-get s :text))
+      (agent-lsp--suggestion-run-command (plist-get s :server) item))))
+
+(defun agent-lsp--utf-16-length (string)
+  "The length of STRING in UTF-16 code units, as LSP counts."
+  (/ (length (encode-coding-string string 'utf-16le)) 2))
+
+(defun agent-lsp-suggestion-accept-word ()
+  "Insert the next word of the suggestion shown; the rest stays shown.
+Tells the server (textDocument/didPartiallyAcceptCompletion)."
+  (interactive)
+  (when agent-lsp--suggestion
+    (let* ((s agent-lsp--suggestion)
+           (item (agent-lsp--suggestion-item))
+           (text (plist-get s :text))
+           (word (if (string-match "\\`[[:space:]\n]*\\(?:[[:word:]_]+\\|[^[:word:]_[:space:]\n]+\\)" text)
+                     (match-string 0 text)
+                   text))
+           (whole (plist-get item :insertText)))
+      (insert word)
+      (jsonrpc-notify (plist-get s :server) :textDocument/didPartiallyAcceptCompletion
+                      (list :item item :acceptedLength
+                            (agent-lsp--utf-16-length
+                             (substring whole 0 (+ (- (length whole) (length text)) (length word))))))
+      (if (= (length word) (length text))
+          (progn (agent-lsp--suggestion-clear)
+                 (agent-lsp--suggestion-run-command (plist-get s :server) item))
+        (plist-put s :text (substring text (length word)))
+        (set-marker (plist-get s :pos) (point))
+        (agent-lsp--suggestion-draw)))))
+
+(defun agent-lsp--suggestion-cycle (step)
+  "Show the suggestion STEP items away that fits point.
+With no other, ask for more."
+  (let* ((s agent-lsp--suggestion) (n (length (plist-get s :items))) (index (plist-get s :index)))
+    (unless (cl-loop for i from 1 below n
+                     thereis (agent-lsp--suggestion-select (mod (+ index (* i step)) n)))
+      (agent-lsp-suggest t))))
+
+(defun agent-lsp-suggestion-next ()
+  "Show the next suggestion (with a single one, ask for more)."
+  (interactive)
+  (when agent-lsp--suggestion (agent-lsp--suggestion-cycle 1)))
+
+(defun agent-lsp-suggestion-previous ()
+  "Show the previous suggestion (with a single one, ask for more)."
+  (interactive)
+  (when agent-lsp--suggestion (agent-lsp--suggestion-cycle -1)))
+
+(defun agent-lsp-suggestion-dismiss ()
+  "Dismiss the suggestion shown; drop the answer of a request on its way."
+  (interactive)
+  (cl-incf agent-lsp--suggestion-asked)
+  (agent-lsp--suggestion-clear))
 
 (provide 'agent-lsp)
 ;;; agent-lsp.el ends here

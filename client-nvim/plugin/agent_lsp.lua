@@ -49,6 +49,16 @@ command('AgentMemory', function()
   require('agent_lsp').memory()
 end, { desc = 'agent-lsp: open the project memory (AGENTS.md, or the private memory file)' })
 
+command('AgentSuggestions', function(o)
+  require('agent_lsp.suggestions').switch(o.args)
+end, {
+  nargs = '?',
+  complete = function()
+    return { 'on', 'off' }
+  end,
+  desc = 'agent-lsp: suggestions as you type on or off (no argument: switch)',
+})
+
 command('AgentInstall', function()
   require('agent_lsp.install').run()
 end, { desc = 'agent-lsp: install the server into a virtual environment under stdpath("data")' })

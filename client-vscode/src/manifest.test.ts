@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ENABLED_KEY, STATS_COMMAND, TOGGLE_COMMAND } from './suggestions';
 
 const ROOT = path.resolve(__dirname, '..');
 const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
@@ -27,5 +28,16 @@ describe('the first-run walkthrough', () => {
   it('never asks for the key in settings.json', () => {
     expect(settings.has('agentLsp.apiKey')).toBe(false);
     expect(walkthrough.steps[0].description).toContain('[Set API Key](command:agentLsp.setApiKey)');
+  });
+});
+
+describe('suggestions as you type in the manifest', () => {
+  const commands = new Map(manifest.contributes.commands.map((c: { command: string; title: string }) => [c.command, c.title]));
+  const settings = manifest.contributes.configuration.properties;
+
+  it('contributes the toggle and the statistics commands, and the setting the toggle writes (a boolean, on by default)', () => {
+    expect(commands.get(TOGGLE_COMMAND)).toBe('Toggle Suggestions');
+    expect(commands.get(STATS_COMMAND)).toBe('Show Suggestion Statistics');
+    expect(settings[`agentLsp.${ENABLED_KEY}`]).toMatchObject({ type: 'boolean', default: true });
   });
 });

@@ -51,9 +51,33 @@ describe('settings', () => {
     });
   });
 
+  it('sends agentLsp.completions.* as the completions object: set keys only, checked, a bad one named', () => {
+    const { settings, warnings } = serverSettings(reader({
+      'completions.enabled': false, 'completions.provider': 'openai', 'completions.model': ' qwen2.5-coder ',
+      'completions.baseUrl': 'http://127.0.0.1:11434/v1', 'completions.api': 'fim',
+      'completions.exclude': ['secrets/**', ' ', '*.sql '], 'completions.maxLines': 3, 'completions.timeout': 2.5,
+    }));
+    expect(settings).toEqual({ completions: { enabled: false, provider: 'openai', model: 'qwen2.5-coder',
+      baseUrl: 'http://127.0.0.1:11434/v1', api: 'fim', exclude: ['secrets/**', '*.sql'], maxLines: 3, timeout: 2.5 } });
+    expect(warnings).toEqual([]);
+    const bad = serverSettings(reader({ model: 'demo', 'completions.maxLines': 0, 'completions.enabled': 'yes',
+      'completions.timeout': 0, 'completions.exclude': '*.sql', 'completions.api': 'fill', 'completions.model': 'demo' }));
+    expect(bad.settings).toEqual({ model: 'demo', completions: { model: 'demo' } });
+    expect(bad.warnings).toEqual([
+      'agentLsp.completions.enabled must be true or false (it is "yes"); the default is used.',
+      'agentLsp.completions.api must be one of chat, fim (it is "fill"); the default is used.',
+      'agentLsp.completions.exclude must be a list of globs (it is "*.sql"); the default is used.',
+      'agentLsp.completions.maxLines must be an integer from 1 to 200 (it is 0); the default is used.',
+      'agentLsp.completions.timeout must be a number of seconds from 0.1 to 600 (it is 0); the default is used.',
+    ]);
+    // Nothing set under completions: no object at all (an empty provider is the chat's, as unset).
+    expect(serverSettings(reader({ 'completions.provider': '', 'completions.model': '' })).settings).toEqual({});
+  });
+
   it('leaves out what the user did not set (inspect), so the server\'s defaults apply', () => {
-    const config = { ...reader({ maxTurns: 25, model: 'm' }), inspect: (k: string) => (k === 'model' ? { globalValue: 'm' } : {}) };
-    expect(serverSettings(config).settings).toEqual({ model: 'm' });
+    const config = { ...reader({ maxTurns: 25, model: 'm', 'completions.enabled': true, 'completions.maxLines': 4 }),
+      inspect: (k: string) => (k === 'model' ? { globalValue: 'm' } : k === 'completions.maxLines' ? { workspaceValue: 4 } : {}) };
+    expect(serverSettings(config).settings).toEqual({ model: 'm', completions: { maxLines: 4 } });
   });
 
   it('accepts agent-lsp-server with protocol 1 or later, and names what another program reports', () => {

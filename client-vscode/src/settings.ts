@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PERMISSION_MODES, type PermissionMode } from './protocol';
+import type { AgentLspSettings } from './protocol/generated/settings';
 
 export const SECTION = 'agentLsp';
 export const DEFAULT_COMMAND = 'agent-lsp';
@@ -36,7 +37,10 @@ export interface ServerSettings {
   contextWindow?: number;
   compactThreshold?: number;
   memoryFile?: 'agents' | 'private';
+  /** Suggestions as you type (PROTOCOL §10): `agentLsp.completions.*`, each key the user set. */
+  completions?: CompletionSettings;
 }
+export type CompletionSettings = NonNullable<AgentLspSettings['completions']>;
 
 type Check = (value: unknown) => unknown;
 const text: Check = (v) => (typeof v === 'string' ? (v.trim() || undefined) : bad('a string'));
@@ -58,7 +62,7 @@ class BadValue extends Error {}
 function bad(expected: string): never { throw new BadValue(expected); }
 
 /** Every server setting, its check, in the order the docs list them. */
-const SERVER_KEYS: Record<keyof ServerSettings, Check> = {
+const SERVER_KEYS: Record<Exclude<keyof ServerSettings, 'completions'>, Check> = {
   provider: choice(['anthropic', 'openai', 'demo'], true),
   model: text,
   baseUrl: text,
@@ -70,7 +74,24 @@ const SERVER_KEYS: Record<keyof ServerSettings, Check> = {
   compactThreshold: (v) => (typeof v === 'number' && v >= 0.05 && v <= 1 ? v : bad('a number from 0.05 to 1')),
   memoryFile: choice(['agents', 'private']),
 };
-export const SERVER_SETTING_KEYS = Object.keys(SERVER_KEYS) as (keyof ServerSettings)[];
+
+/** `completions.*`: each is its own setting in VS Code (`agentLsp.completions.maxLines`…), sent as one object. */
+const COMPLETION_KEYS: Record<keyof CompletionSettings, Check> = {
+  enabled: (v) => (typeof v === 'boolean' ? v : bad('true or false')),
+  provider: choice(['anthropic', 'openai'], true),
+  model: text,
+  baseUrl: text,
+  api: choice(['chat', 'fim']),
+  exclude: (v) => (Array.isArray(v) && v.every((g) => typeof g === 'string')
+    ? v.map((g: string) => g.trim()).filter(Boolean) : bad('a list of globs')),
+  maxLines: integer(1, 200),
+  timeout: (v) => (typeof v === 'number' && v >= 0.1 && v <= 600 ? v : bad('a number of seconds from 0.1 to 600')),
+};
+/** Every key the server reads, as VS Code names it under `agentLsp.` (`completions.maxLines` for a nested one). */
+export const SERVER_SETTING_KEYS = [
+  ...Object.keys(SERVER_KEYS),
+  ...Object.keys(COMPLETION_KEYS).map((k) => `completions.${k}`),
+];
 
 /** Whether the user set `key` anywhere (without inspect, as in unit tests: whether it has a value). */
 function isSet(config: SettingsReader, key: string): boolean {
@@ -81,20 +102,28 @@ function isSet(config: SettingsReader, key: string): boolean {
 
 /** The settings the server reads, and one warning per value of the wrong type (that value is left out). */
 export function serverSettings(config: SettingsReader): { settings: ServerSettings; warnings: string[] } {
-  const settings: Record<string, unknown> = {};
   const warnings: string[] = [];
-  for (const [key, check] of Object.entries(SERVER_KEYS)) {
-    if (!isSet(config, key)) continue;
-    const value = config.get<unknown>(key);
+  const settings = checked(config, SERVER_KEYS, '', warnings);
+  const completions = checked(config, COMPLETION_KEYS, 'completions.', warnings);
+  if (Object.keys(completions).length) settings.completions = completions;
+  return { settings: settings as ServerSettings, warnings };
+}
+
+/** The keys of `checks` the user set (under `prefix`), checked; a bad one is left out with a warning naming it. */
+function checked(config: SettingsReader, checks: Record<string, Check>, prefix: string, warnings: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, check] of Object.entries(checks)) {
+    if (!isSet(config, prefix + key)) continue;
+    const value = config.get<unknown>(prefix + key);
     try {
       const clean = check(value);
-      if (clean !== undefined) settings[key] = clean;
+      if (clean !== undefined) out[key] = clean;
     } catch (e) {
       if (!(e instanceof BadValue)) throw e;
-      warnings.push(`${SECTION}.${key} must be ${e.message} (it is ${JSON.stringify(value)}); the default is used.`);
+      warnings.push(`${SECTION}.${prefix}${key} must be ${e.message} (it is ${JSON.stringify(value)}); the default is used.`);
     }
   }
-  return { settings: settings as ServerSettings, warnings };
+  return out;
 }
 
 export function permissionMode(config: SettingsReader): PermissionMode {

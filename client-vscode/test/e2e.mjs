@@ -51,6 +51,9 @@ const MAIN_TS = [
   "const emoji = '\u{1F600}'; greet(emoji);",
   '',
 ].join('\n');
+// Suggestions as you type: the demo model completes the cursor's line as another line of an open buffer goes on.
+const WALK_PY = 'import os\n\ntotal = sum(len(files) for _, _, files in os.walk("."))\nfor root, dirs, files in os.walk("."):\n'
+  + '    print(root, len(files))\n\nprint("done", total)\n';
 /** A generous ceiling for a wait on a loaded machine; each wait ends as soon as its condition holds. */
 const LONG = 60_000;
 
@@ -119,6 +122,7 @@ function prepare(agentLsp) {
   fs.mkdirSync(ws);
   fs.writeFileSync(path.join(ws, 'app.py'), SOURCE);
   fs.writeFileSync(path.join(ws, 'bad.json'), '{"a": 1,, }\n');
+  fs.writeFileSync(path.join(ws, 'walk.py'), WALK_PY);
   fs.writeFileSync(path.join(ws, 'shot.png'), Buffer.from(PNG, 'base64'));  // for Agent: Attach Image… in the explorer
   fs.mkdirSync(path.join(ws, 'src'));
   fs.writeFileSync(path.join(ws, 'src/greet.ts'), GREET_TS);
@@ -133,8 +137,11 @@ function prepare(agentLsp) {
     'workbench.enableExperiments': false, 'chat.commandCenter.enabled': false,
     'files.autoSave': 'off',  // code-server's default is afterDelay, which would save the agent's edit to disk
     'editor.autoClosingBrackets': 'never', 'editor.autoClosingQuotes': 'never',  // typing JSON into settings.json
+    // No word list while typing: when it is open, Tab takes its item before the ghost text (VS Code's rule).
+    'editor.quickSuggestions': { other: 'off', comments: 'off', strings: 'off' },
     'agentLsp.serverCommand': agentLsp,
     'agentLsp.serverArgs': ['--data-dir', path.join(dir, 'data'), '--log-level', 'INFO'],  // logs on stderr
+    'agentLsp.completions.model': 'demo',  // suggestions from the open buffers (never from the fake API's script)
   }));
   execFileSync(CODE_SERVER, ['--extensions-dir', path.join(dir, 'ext'), '--user-data-dir', path.join(dir, 'ud'),
     '--install-extension', path.join(ROOT, 'dist/agent-lsp.vsix')], { stdio: 'pipe', env: { ...process.env, XDG_CONFIG_HOME: path.join(dir, 'xdg') } });
@@ -181,6 +188,17 @@ async function pick(page, label) {
   await page.keyboard.type(label);
   // Clicked, not Enter: Enter takes the focused row, which may still be the first one while the list filters.
   await page.click(`.quick-input-list .monaco-list-row[aria-label*="${label}"]`, { timeout: LONG });
+}
+
+/** Opens a workspace file by name through Quick Open (Ctrl+P), as the active editor. */
+async function quickOpen(page, name) {
+  await page.click('.editor-group-container');
+  await page.keyboard.press('Control+P');
+  await page.waitForSelector('.quick-input-widget .quick-input-box input');
+  await page.keyboard.type(name);
+  await page.waitForSelector(`.quick-input-list .monaco-list-row[aria-label*="${name}"]`);
+  await page.keyboard.press('Enter');
+  await until(`${name} in the editor`, () => page.$(`.tabs-container .tab.active[aria-label*="${name}"]`));
 }
 
 async function runCommand(page, title) {
@@ -649,6 +667,90 @@ try {
     assert.match(sent, /Property expected/, 'the model got the diagnostic');
   });
 
+  /** The ghost text the editor shows now (its inline part), or '' when there is none. */
+  const ghostText = () => page.$$eval('.editor-instance .ghost-text-decoration', (ns) =>
+    ns.map((n) => n.textContent).join('').replace(/\u00a0/g, ' '));
+  /** The message of the newest notification toast. */
+  const lastToast = async () => (await page.$$eval('.notifications-toasts .notification-list-item-message',
+    (ns) => ns.map((n) => n.textContent))).at(-1) ?? '';
+  /** The server's count of suggestion requests, through Agent: Show Suggestion Statistics (its toast read,
+   * then every toast cleared so the next one is new). */
+  const suggestionRequests = async () => {
+    await runCommand(page, 'Notifications: Clear All Notifications');
+    await until('no toasts', async () => (await page.$$('.notifications-toasts .notification-list-item')).length === 0);
+    await runCommand(page, 'Agent: Show Suggestion Statistics');
+    const toast = await until('the figures', async () => /^Suggestions since the server started: (\d+) request/.exec(await lastToast()));
+    return Number(toast[1]);
+  };
+  /** The text of the editor's line `n` (1-based) without the ghost text shown in it. */
+  const editorLine = async (n) => {
+    const lines = await page.$$eval('.editor-instance .view-lines .view-line', (ns) => ns.map((node) => {
+      const copy = node.cloneNode(true);
+      copy.querySelectorAll('.ghost-text-decoration, .ghost-text-decoration-preview').forEach((g) => g.remove());
+      return { top: parseFloat(node.style.top), text: copy.textContent.replace(/\u00a0/g, ' ') };
+    }));
+    return lines.sort((a, b) => a.top - b.top)[n - 1]?.text;
+  };
+
+  await (features.includes('inlineCompletion') ? check : skip)('suggestions as you type: the status bar item says '
+    + 'on, typing shows the demo model\'s ghost text, Ctrl+Right takes a word, Tab the rest; the server counts the '
+    + 'acceptances, the chat panel stays out of it; a click on the item turns them off (no ghost text) and on', async () => {
+    await page.waitForSelector('.statusbar-item[aria-label="Agent suggestions: on"]', { timeout: LONG });
+    await quickOpen(page, 'walk.py');
+    await until('walk.py\'s text', async () => (await editorText(page)) === WALK_PY);
+    const messagesBefore = await frame.$$eval('.msg.user', (ns) => ns.length);
+    await page.click('.editor-instance .view-lines');
+    await page.keyboard.press('Control+End');  // the empty last line (8)
+    await page.keyboard.type('tot');
+    await until('the ghost text of the total line', async () => (await ghostText()) === 'al = sum(len(files) for _, _, files in os.walk("."))');
+    await page.keyboard.press('Control+ArrowRight');  // the editor's own accept-next-word key
+    await until('one word taken', async () => (await editorLine(8)) === 'total');
+    await until('the rest still shown', async () => (await ghostText()) === ' = sum(len(files) for _, _, files in os.walk("."))');
+    await page.keyboard.press('Tab');
+    await until('the line completed', async () => (await editorLine(8)) === 'total = sum(len(files) for _, _, files in os.walk("."))');
+    assert.equal(await ghostText(), '');
+    await page.keyboard.press('End');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('for ro');
+    await until('the ghost text of the for line', async () => (await ghostText()) === 'ot, dirs, files in os.walk("."):');
+    // The picture for docs/vscode.md: a smaller window, so the ghost text and the status bar item read well.
+    await page.setViewportSize({ width: 1000, height: 420 });
+    try {
+      await until('the ghost text after the resize', async () => (await ghostText()) === 'ot, dirs, files in os.walk("."):');
+      await page.screenshot({ path: path.join(DOCS_IMG, 'vscode-suggestion.png') });
+    } finally {
+      await page.setViewportSize({ width: 1400, height: 860 });  // the size every other case has
+    }
+    await page.keyboard.press('Tab');
+    await until('the line completed', async () => (await editorLine(9)) === 'for root, dirs, files in os.walk("."):');
+    assert.equal((await editorText(page)).split('\n').slice(0, 7).join('\n') + '\n', WALK_PY, 'the lines above untouched');
+    assert.equal(fs.readFileSync(path.join(ws, 'walk.py'), 'utf8'), WALK_PY, 'in the buffer, not on disk');
+    // The accepted items' command went to the server (which counts it), not to the chat panel.
+    const requestsBefore = await suggestionRequests();
+    assert.match(await lastToast(), /, 2 accepted, /);
+    assert.equal(await frame.$$eval('.msg.user', (ns) => ns.length), messagesBefore, 'no chat ran');
+    assert.notEqual(await frame.textContent('#status'), 'Working…');
+    // Off: the item says so, the setting holds it, and typing asks the server nothing.
+    await page.click('.statusbar-item[aria-label="Agent suggestions: on"]');
+    await page.waitForSelector('.statusbar-item[aria-label="Agent suggestions: off"]', { timeout: LONG });
+    await until('the setting saved', () => JSON.parse(fs.readFileSync(path.join(dir, 'ud/User/settings.json'), 'utf8'))['agentLsp.completions.enabled'] === false);
+    await page.click('.editor-instance .view-lines');
+    await page.keyboard.press('Control+End');
+    await page.keyboard.press('Enter');  // line 10 (indented by the editor after the colon, or not)
+    await page.keyboard.type('pri');
+    await page.keyboard.press('Alt+\\');  // the editor's own "Trigger Inline Suggestion": asks every provider now
+    assert.equal(await suggestionRequests(), requestsBefore, 'no request while off');
+    assert.equal(await ghostText(), '');
+    // On again: the next keystroke brings a suggestion back.
+    await page.click('.statusbar-item[aria-label="Agent suggestions: off"]');
+    await page.waitForSelector('.statusbar-item[aria-label="Agent suggestions: on"]', { timeout: LONG });
+    await page.click('.editor-instance .view-lines');
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type('n');
+    await until('the ghost text again', async () => (await ghostText()) === 't(root, len(files))');
+    await page.keyboard.press('Escape');
+  });
+
   /** Sets agentLsp.serverCommand through the settings.json editor, as a user would (code-server does not notice
    * the file changing on disk). */
   const setServerCommand = async (value) => {
@@ -670,13 +772,7 @@ try {
 
   /** Opens src/main.ts and waits for the TypeScript server to have loaded the project (its type error's squiggle). */
   const openTypeScript = async () => {
-    await page.click('.editor-group-container');
-    await page.keyboard.press('Control+P');
-    await page.waitForSelector('.quick-input-widget .quick-input-box input');
-    await page.keyboard.type('main.ts');
-    await page.waitForSelector('.quick-input-list .monaco-list-row[aria-label*="main.ts"]');
-    await page.keyboard.press('Enter');
-    await until('main.ts in the editor', () => page.$('.tabs-container .tab.active[aria-label*="main.ts"]'));
+    await quickOpen(page, 'main.ts');
     await until('TypeScript\'s diagnostic in main.ts', () => page.$('.editor-instance .squiggly-error'));
   };
 

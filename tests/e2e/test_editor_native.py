@@ -17,9 +17,9 @@ from tests.e2e.conftest import (
     server_env,
     text,
     tool_use,
-    until,
     waiting_for_confirmation,
 )
+from tests.waiting import until
 
 SOURCE = "def greet(name):\n    return 'hi ' + nme\n"
 OTHER = "VALUE = 1\n"
@@ -46,7 +46,8 @@ async def test_code_actions_are_offered_without_loading_the_agent(lsp):
     uri = open_doc(client, lsp.workspace / "app.py", SOURCE)
     options = client.initialize_result.capabilities
     assert list(options.code_action_provider.code_action_kinds) == ["quickfix", "refactor"]
-    assert sorted(options.execute_command_provider.commands) == ["agent.explain", "agent.fix", "agent.refactor"]
+    assert sorted(options.execute_command_provider.commands) == ["agent.completionAccepted", "agent.explain", "agent.fix",
+                                                                 "agent.refactor"]
 
     at_diagnostic = await client.text_document_code_action_async(action_request(uri, CURSOR, [DIAGNOSTIC]))
     (fix,) = at_diagnostic  # the cursor selects nothing, so only the quick fix is offered

@@ -14,8 +14,10 @@ plus what only this API has: a tool_use block's `arguments` (the raw argument te
 `pieces` (how many fragments its arguments are cut into, default 3, cut mid-token); a thinking block's `field`
 (`reasoning_content` or `reasoning`); `finish_reason` (overrides the mapped stop_reason); `chunks` (raw chunk
 dicts instead of a generated stream); `raw` + `content_type` (+ `raw_status`: a literal body, e.g. an HTML page
-or a damaged event stream; `raw_encoding`: how it is encoded, e.g. `latin-1` to send bytes that are not UTF-8); `silent_after` + `silent_for` (send nothing at all for `silent_for` seconds after that
-many chunks). Every request's arrival time is in `arrivals`.
+or a damaged event stream; `raw_encoding`: how it is encoded, e.g. `latin-1` to send bytes that are not UTF-8);
+`silent_after` + `silent_for` (send nothing at all for `silent_for` seconds after that many chunks); in-process
+only, `pause_at` + `resume` (after that many chunks, wait until the threading.Event `resume` is set or the client
+goes away). Every request's arrival time is in `arrivals`.
 """
 
 from __future__ import annotations
@@ -173,11 +175,8 @@ class FakeChatCompletions:
                 include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
                 try:
                     time.sleep(reply.get("stall", 0))
-                    if reply.get("hold"):  # answer nothing until the client closes the connection
-                        while True:
-                            readable, _, _ = select.select([self.connection], [], [], 0.05)
-                            if readable and not self.connection.recv(1, socket.MSG_PEEK):
-                                raise ConnectionResetError
+                    if reply.get("hold"):
+                        self._hold()
                     self.send_response(200)
                     self.send_header("content-type", "text/event-stream; charset=utf-8")
                     self.end_headers()
@@ -186,6 +185,8 @@ class FakeChatCompletions:
                     for n, chunk in enumerate(chunks):
                         if "cut_after" in reply and n >= reply["cut_after"]:
                             return
+                        if n == reply.get("pause_at"):
+                            self._hold(reply["resume"])
                         self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
                         self.wfile.flush()
                         if reply.get("delay"):
@@ -204,6 +205,14 @@ class FakeChatCompletions:
                     with fake._lock:
                         fake.disconnects.append(number)
 
+            def _hold(self, until: Optional[threading.Event] = None) -> None:
+                """Answer nothing until the client closes the connection (then it counts as a disconnect), or
+                until `until` is set."""
+                while not (until is not None and until.is_set()):
+                    readable, _, _ = select.select([self.connection], [], [], 0.05)
+                    if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                        raise ConnectionResetError
+
             def _json(self, status: int, body: Any, headers: Optional[dict[str, str]] = None) -> None:
                 self._raw(status, json.dumps(body).encode(), "application/json", headers)
 
@@ -220,11 +229,13 @@ class FakeChatCompletions:
         return Handler
 
 
-def main() -> None:
+def serve_script(fake_class: Any = None) -> None:
+    """Serve the script file named on the command line with `fake_class` (this module's fake by default), its API
+    URL on the first line of stdout, until killed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("script", type=Path)
     args = parser.parse_args()
-    fake = FakeChatCompletions(json.loads(args.script.read_text()))
+    fake = (fake_class or FakeChatCompletions)(json.loads(args.script.read_text()))
     print(fake.api_url, flush=True)
     try:
         fake.httpd.serve_forever()
@@ -233,4 +244,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve_script())

@@ -9,7 +9,9 @@ A script is a JSON list of replies:
   {"content": [{"type": "text", "text": "Hi"}, {"type": "tool_use", "name": "read_file", "input": {...}}],
    "stop_reason": "end_turn"|"tool_use"|..., "usage": {...}, "delay": seconds between events,
    "cut_after": N (drop the connection after N events), "stall": seconds (sleep before the headers),
-   "hold": true (send nothing until the client goes away), "hang": true (after the events, keep the stream open)}
+   "hold": true (send nothing until the client goes away), "hang": true (after the events, keep the stream open),
+   in-process only: "pause_at": N with "resume": a threading.Event (after N events, wait until it is set, or until
+   the client goes away)}
   {"raw": "text"} (a 200 event stream whose body is exactly this text: malformed SSE)
   {"status": 500, "error": {"type": "api_error", "message": "..."}, "headers": {...}}
   {"events": [...raw event dicts...]}
@@ -171,6 +173,8 @@ class FakeMessagesAPI:
                     for n, event in enumerate(reply_events(reply, number)):
                         if "cut_after" in reply and n >= reply["cut_after"]:
                             break
+                        if n == reply.get("pause_at"):
+                            self._hold(reply["resume"])
                         self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
                         self.wfile.flush()
                         time.sleep(reply.get("delay", 0))
@@ -183,9 +187,10 @@ class FakeMessagesAPI:
                     with fake._lock:
                         fake.disconnects.append(number)
 
-            def _hold(self) -> None:
-                """Answer nothing until the client closes the connection (then it counts as a disconnect)."""
-                while True:
+            def _hold(self, until: Optional[threading.Event] = None) -> None:
+                """Answer nothing until the client closes the connection (then it counts as a disconnect), or
+                until `until` is set."""
+                while not (until is not None and until.is_set()):
                     readable, _, _ = select.select([self.connection], [], [], 0.05)
                     if readable and not self.connection.recv(1, socket.MSG_PEEK):
                         raise ConnectionResetError

@@ -28,11 +28,17 @@ local function call(client, method, ...)
   return client[method](...)
 end
 
-function M.request(client, method, params, callback)
+-- Send a request; returns its id (nil when the client is stopping). With `bufnr`, Neovim first sends that
+-- buffer's pending changes (else every buffer's).
+function M.request(client, method, params, callback, bufnr)
   local ok, id = call(client, 'request', method, params, function(err, result)
     callback(err, result)
-  end)
+  end, bufnr)
   return ok and id or nil
+end
+
+function M.notify(client, method, params)
+  return call(client, 'notify', method, params)
 end
 
 -- The answer of a request, waiting at most timeout_ms: result, or nil and why.
@@ -51,17 +57,19 @@ function M.cancel(client, request_id)
   call(client, 'cancel_request', request_id)
 end
 
-local function in_workspace(buf)
+-- Whether `buf` is a file under the workspace folder (Neovim's directory until the server starts).
+function M.in_workspace(buf)
   if not vim.api.nvim_buf_is_loaded(buf) or vim.bo[buf].buftype ~= '' then
     return false
   end
+  local root = state.root or vim.loop.cwd()
   local name = vim.api.nvim_buf_get_name(buf)
-  return name ~= '' and name:sub(1, #state.root + 1) == state.root .. '/'
+  return name ~= '' and name:sub(1, #root + 1) == root .. '/'
 end
 
 -- Attach a buffer so the server sees its text, unsaved changes included.
 function M.attach(buf)
-  if state.id and in_workspace(buf) and not vim.lsp.buf_is_attached(buf, state.id) then
+  if state.id and M.in_workspace(buf) and not vim.lsp.buf_is_attached(buf, state.id) then
     vim.lsp.buf_attach_client(buf, state.id)
   end
 end
@@ -156,6 +164,9 @@ local function start()
     },
     on_init = on_init,
     on_exit = on_exit,
+    on_attach = function(c, buf)
+      require('agent_lsp.suggestions').on_attach(c, buf)
+    end,
   }
   if vim.lsp.start then
     -- attach = false: the chat buffer is not a file; workspace buffers are attached below.
@@ -208,6 +219,21 @@ function M.stop()
   if c then
     call(c, 'stop')
   end
+end
+
+-- Tell the running server the settings changed (workspace/didChangeConfiguration with the whole `agentLsp`
+-- object, which the server takes as it is); workspace/configuration answers them from now on too.
+function M.push_settings()
+  local c = M.get()
+  if not c then
+    return
+  end
+  local settings = { agentLsp = config.wire_settings() }
+  c.config.settings = settings
+  if c.settings ~= nil then  -- 0.11 answers workspace/configuration from client.settings
+    c.settings = settings
+  end
+  M.notify(c, 'workspace/didChangeConfiguration', { settings = settings })
 end
 
 -- Whether a server runs or is starting.

@@ -15,6 +15,23 @@ M.defaults = {
   -- 80% of the server's own bound (settings.languageTimeout, 5 s by default), so the answers that came in time
   -- reach it before it gives up.
   language_timeout_ms = nil,
+  -- Suggestions as you type (ghost text from the server's textDocument/inlineCompletion). Whether there are any
+  -- is the server's setting `completions.enabled` (in `settings`, default true; :AgentSuggestions switches it);
+  -- with it, the first Insert mode in a workspace file starts the server.
+  suggestions = {
+    -- 0.7-0.11: how long after the last keystroke or cursor move the plugin asks (Neovim 0.12's own: 200 ms).
+    debounce_ms = 200,
+    -- Insert-mode keys. false leaves one unmapped; a key already mapped in Insert mode is left alone (call
+    -- require('agent_lsp.suggestions').accept() and the others from that mapping). Each does what the key does
+    -- otherwise when there is no suggestion (accept also while the completion menu is visible).
+    keys = {
+      accept = '<Tab>',
+      accept_word = '<M-Right>',
+      next = '<M-]>',
+      prev = '<M-[>',
+      dismiss = '<C-]>',
+    },
+  },
 }
 
 M.options = vim.deepcopy(M.defaults)
@@ -43,6 +60,12 @@ function M.language_timeout_ms()
 end
 
 M.use_installed()
+
+-- Whether suggestions are on: the server's `completions.enabled` as setup() or :AgentSuggestions set it.
+function M.suggestions_enabled()
+  local completions = M.options.settings.completions
+  return not (type(completions) == 'table' and completions.enabled == false)
+end
 
 -- The settings table as it must go on the wire: an empty Lua table would encode as a JSON array.
 function M.wire_settings()

@@ -25,6 +25,7 @@ function M.setup(opts)
       end
     end,
   })
+  require('agent_lsp.suggestions').setup(group)
 end
 
 -- What the editor shows, for the model: the active file, and the lines of a range given to :AgentChat.

@@ -145,37 +145,8 @@ end
 
 -- ---- positions -------------------------------------------------------------------------------------------
 
--- The byte offset of `index` units of `encoding` into `line`, and back. Written out rather than taken from
--- vim.str_byteindex / vim.str_utfindex, whose signatures differ between 0.7 and 0.11.
-local function char_len(c)
-  return c >= 0xF0 and 4 or c >= 0xE0 and 3 or c >= 0xC0 and 2 or 1
-end
-
-local function to_bytes(line, index, encoding)
-  if encoding == 'utf-8' then
-    return math.min(index, #line)
-  end
-  local units, b = 0, 1
-  while b <= #line and units < index do
-    local len = char_len(line:byte(b))
-    units = units + ((encoding == 'utf-16' and len == 4) and 2 or 1)
-    b = b + len
-  end
-  return math.min(b - 1, #line)
-end
-
-local function from_bytes(line, bytes, encoding)
-  if encoding == 'utf-8' then
-    return bytes
-  end
-  local units, b = 0, 1
-  while b <= bytes and b <= #line do
-    local len = char_len(line:byte(b))
-    units = units + ((encoding == 'utf-16' and len == 4) and 2 or 1)
-    b = b + len
-  end
-  return units
-end
+local positions = require('agent_lsp.positions')
+local to_bytes, from_bytes = positions.to_bytes, positions.from_bytes
 
 -- Converts positions from one encoding to another, reading each document's lines once: the loaded buffer's
 -- (unsaved text included), else the file's.

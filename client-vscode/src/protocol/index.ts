@@ -24,12 +24,14 @@ import type { UpdateParams } from './generated/agent-update.params';
 import type { RevertParams } from './generated/agent-revert.params';
 import type { RevertResult } from './generated/agent-revert.result';
 import type { CommandsResult } from './generated/agent-commands.result';
+import type { CompletionStatsResult } from './generated/agent-completionStats.result';
 
 export type { ChatContext, ChatParams, Mention } from './generated/agent-chat.params';
 export type { CommandInfo, CommandsResult } from './generated/agent-commands.result';
 export type { PlanEntry } from './generated/agent-update.params';
 export type { RevertResult } from './generated/agent-revert.result';
 export type { ChatResult } from './generated/agent-chat.result';
+export type { CompletionStatsResult } from './generated/agent-completionStats.result';
 export type { ConfirmToolParams } from './generated/agent-confirmTool.params';
 export type { DiagnosticsParams } from './generated/agent-diagnostics.params';
 export type { DiagnosticsResult, FileDiagnostics } from './generated/agent-diagnostics.result';
@@ -72,6 +74,8 @@ export const NewSessionRequest = new RequestType<NewSessionParams, NewSessionRes
 export const CommandsRequest = new RequestType<Record<string, never>, CommandsResult, void>('agent/commands');
 /** agent/revert (§8; the server lists "revert" in `features`). */
 export const RevertRequest = new RequestType<RevertParams, RevertResult, void>('agent/revert');
+/** agent/completionStats (protocol 1.3, §10; the server lists "inlineCompletion" in `features`). */
+export const CompletionStatsRequest = new RequestType<Record<string, never>, CompletionStatsResult, void>('agent/completionStats');
 // server → client
 export const UpdateNotification = new NotificationType<UpdateParams>('agent/update');
 export const DiagnosticsRequest = new RequestType<DiagnosticsParams, DiagnosticsResult, void>('agent/diagnostics');

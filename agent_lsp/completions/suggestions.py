@@ -1,0 +1,322 @@
+"""Suggestions as you type (PROTOCOL §10), per document: the request in flight, the model request in flight, the
+last suggestion. Typing through a suggestion (even one still streaming) costs no model call; a newer request
+answers the older one at once and closes its model request unless it can use it; a cancelled request's model
+request is closed within CANCEL_GRACE unless a newer request took it over; an answer is never given for an older
+document version; a model request is never retried; a failure is shown once per cause until one succeeds."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional
+
+from agent_lsp.completions.context import ContextSource, Documents, build_prompt, excluded
+from agent_lsp.completions.place import Place, place_at
+from agent_lsp.completions.stream import ModelStream
+from agent_lsp.config import Settings
+from agent_lsp.config.completions import CompletionsSettings
+from agent_lsp.core.completion import Completer
+from agent_lsp.core.ports import LanguageFeatures, ModelError, OpenDocument
+
+log = logging.getLogger(__name__)
+
+CANCEL_GRACE = 0.01
+"""Seconds a cancelled request's model request stays open for a newer request of the document to take over: VS Code
+cancels a request and sends the next in the same write, so the next is read well within this; then it is closed
+(PROTOCOL §10 allows a second; a local model server is busy with a stream nobody reads until it is closed)."""
+
+
+@dataclass
+class Stats:
+    """Counts since the server started (`agent/completionStats`)."""
+
+    requests: int = 0
+    model_calls: int = 0
+    reused: int = 0
+    """Requests answered from a suggestion already asked for (finished or still streaming), with no call of their own."""
+    cancelled: int = 0
+    """Requests superseded by a newer one, or cancelled by the client."""
+    stale: int = 0
+    """Requests answered with nothing because their document changed meanwhile."""
+    shown: int = 0
+    accepted: int = 0
+    partially_accepted: int = 0
+    errors: int = 0
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One request: a document as the request found it, the cursor as a character offset into its text."""
+
+    doc: OpenDocument
+    offset: int
+    indent: Optional[str] = None
+    """The indentation unit the client says the buffer uses, if it says."""
+    expected_version: Optional[int] = None
+    """The document version the client says it asks about, if it says (Copilot's clients do)."""
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """Text to insert at the cursor; `id` names it in `agent.completionAccepted`."""
+
+    text: str
+    id: int
+
+
+class _Ticket:
+    """A request in flight: superseded by a newer one of its document, or not."""
+
+    def __init__(self, place: Place) -> None:
+        self.place = place
+        self.wake: asyncio.Future = asyncio.get_running_loop().create_future()
+        self.stream: Optional[ModelStream] = None
+
+    def supersede(self) -> None:
+        if not self.wake.done():
+            self.wake.set_result(None)
+
+    @property
+    def superseded(self) -> bool:
+        return self.wake.done()
+
+
+@dataclass
+class _Document:
+    current: Optional[_Ticket] = None
+    stream: Optional[ModelStream] = None
+    """The model request in flight, if any."""
+    last: Optional[tuple[Place, str]] = None
+    """The last finished suggestion and where it was asked for."""
+
+
+@dataclass
+class Suggestions:
+    """The suggestions of one connection. `settings()` gives the settings in force, `language()` the language
+    features to find definitions with (None: none), `warn(message)` shows a warning."""
+
+    documents: Documents
+    settings: Callable[[], tuple[Settings, CompletionsSettings]]
+    warn: Callable[[str], None]
+    language: Callable[[], Optional[LanguageFeatures]] = lambda: None
+    env: Mapping[str, str] = field(default_factory=lambda: os.environ)
+    completer_for: Optional[Callable[[Any], Completer]] = None
+    """Makes the model for a models/resolver.py ModelChoice (None: the provider's own, completions/providers.py)."""
+    stats: Stats = field(default_factory=Stats)
+    _states: dict[str, _Document] = field(default_factory=dict)
+    _completers: dict[tuple, Completer] = field(default_factory=dict)
+    _shown: set[str] = field(default_factory=set)
+    _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
+
+    async def suggest(self, ask: Ask) -> Optional[Suggestion]:
+        """The suggestion at `ask`'s cursor; None when there is nothing to offer (or it was superseded)."""
+        self.stats.requests += 1
+        settings, options = self.settings()
+        doc = ask.doc
+        if ask.expected_version is not None and ask.expected_version != doc.version:
+            self.stats.stale += 1
+            return None
+        if not options.enabled or excluded(doc.uri, doc.path, self.documents.roots, options.exclude):
+            return None
+        place = place_at(doc.uri, doc.version, doc.text, ask.offset, ask.indent)
+        if "\x00" in place.before or "\x00" in place.after:  # binary content: nothing a model could continue
+            return None
+        state = self._states.setdefault(doc.uri, _Document())
+        ticket = _Ticket(place)
+        older, state.current = state.current, ticket
+        try:
+            text = await self._answer(state, ticket, older, doc, settings, options)
+        except asyncio.CancelledError:
+            self.stats.cancelled += 1
+            stream = ticket.stream
+            if stream is not None and not stream.done:
+                asyncio.get_running_loop().call_later(CANCEL_GRACE, _close_unless_used, stream)
+            raise
+        finally:
+            if state.current is ticket:
+                state.current = None
+        if text is None:
+            return None
+        current = self.documents.get(doc.uri)
+        if current is None or current.version != doc.version:
+            self.stats.stale += 1
+            return None
+        return Suggestion(text, next(self._ids))
+
+    async def _answer(self, state: _Document, ticket: _Ticket, older: Optional[_Ticket], doc: OpenDocument,
+                      settings: Settings, options: CompletionsSettings) -> Optional[str]:
+        place = ticket.place
+        if state.last is not None:  # typed through the last suggestion: no model call
+            origin, suggestion = state.last
+            typed = place.typed_since(origin)
+            if typed is not None and suggestion.startswith(typed) and len(suggestion) > len(typed):
+                self._close(state, keep=None)
+                if older is not None:
+                    older.supersede()
+                self.stats.reused += 1
+                return suggestion[len(typed):]
+        stream, typed = state.stream, None
+        if stream is not None and not stream.closed and stream.error is None:
+            typed = place.typed_since(stream.origin)
+        if stream is None or typed is None or (typed and not stream.agrees(typed)):
+            stream, typed = None, ""
+        self._close(state, keep=stream)
+        if older is not None:
+            older.supersede()
+        loop = asyncio.get_running_loop()
+        deadline: Optional[float] = None
+        while True:
+            if stream is None:
+                stream = await self._start(state, ticket, doc, settings, options)
+                if stream is None:
+                    return None
+            if deadline is None:  # from the first model request on (an SDK's first import is not the model's time)
+                deadline = loop.time() + options.timeout
+            ticket.stream = stream
+            outcome = await self._follow(stream, ticket, typed, deadline)
+            if outcome == "superseded":
+                self.stats.cancelled += 1
+                return None
+            if outcome == "timeout":
+                if stream.users == 0:
+                    stream.close()
+                self.stats.errors += 1
+                self._failed(f"no suggestion within {options.timeout:g} s (the completions.timeout setting)")
+                return None
+            if stream.error is not None or stream.closed:
+                return None
+            if outcome == "done":
+                suggestion = stream.suggestion
+                if not typed:
+                    return suggestion
+                if suggestion is not None and suggestion.startswith(typed) and len(suggestion) > len(typed):
+                    self.stats.reused += 1
+                    return suggestion[len(typed):]
+            # what was typed no longer fits the model's answer: this request asks the model itself
+            if stream.users == 0:
+                stream.close()
+            stream, typed = None, ""
+
+    async def _follow(self, stream: ModelStream, ticket: _Ticket, typed: str, deadline: float) -> str:
+        """Wait on `stream` until it ends ("done"), disagrees with `typed` ("disagrees"), the ticket is superseded
+        ("superseded") or the deadline passes ("timeout")."""
+        loop = asyncio.get_running_loop()
+        stream.users += 1
+        try:
+            while True:
+                if ticket.superseded:
+                    return "superseded"
+                if stream.done:
+                    return "done"
+                if typed and not stream.agrees(typed):
+                    return "disagrees"
+                left = deadline - loop.time()
+                if left <= 0:
+                    return "timeout"
+                changed = stream.next_change()
+                try:
+                    await asyncio.wait((changed, ticket.wake), timeout=left, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    changed.cancel()
+        finally:
+            stream.users -= 1
+
+    async def _start(self, state: _Document, ticket: _Ticket, doc: OpenDocument, settings: Settings,
+                     options: CompletionsSettings) -> Optional[ModelStream]:
+        """A model request for the ticket's place; None when no model can be had (shown once when that is a
+        problem), or when a newer request superseded the ticket while the model's SDK was being loaded."""
+        from agent_lsp.models.resolver import resolve_completions  # the one place a model is chosen
+
+        choice = resolve_completions(settings, options.provider, options.model, options.base_url, options.api,
+                                     self.env)
+        if choice.lacks == "provider":  # nothing configured at all: suggestions are off, quietly
+            log.debug("no suggestion: no model provider is configured")
+            return None
+        try:
+            if choice.problem is not None:
+                raise ModelError("initialization_failed", choice.problem)
+            completer = self._completer(choice, options.timeout)
+        except ModelError as e:
+            self.stats.errors += 1
+            self._failed(e.message)
+            return None
+        prepare = getattr(completer, "prepare", None)
+        if prepare is not None:
+            await prepare()
+            if ticket.superseded:
+                return None
+        place = ticket.place
+        source = ContextSource(self.documents, self.language(), tuple(options.exclude))
+        single_line = bool(place.line_after.strip())
+        stream = ModelStream(place, options.max_lines, completer,
+                             lambda: build_prompt(source, doc, place.offset, options.max_lines, single_line),
+                             lambda ended: self._ended(state, ended))
+        state.stream = stream
+        self.stats.model_calls += 1
+        return stream
+
+    def _completer(self, choice: Any, timeout: float) -> Completer:
+        """The model `choice` names (made once per choice and timeout)."""
+        completer = self._completers.get((choice, timeout))
+        if completer is None:
+            if self.completer_for is not None:
+                completer = self.completer_for(choice)
+            else:
+                from agent_lsp.completions.providers import make_completer
+
+                completer = make_completer(choice, timeout, self._offline_documents, self.env)
+            self._completers[(choice, timeout)] = completer
+        return completer
+
+    def _offline_documents(self) -> list[OpenDocument]:
+        """The open buffers the demo model may complete from: none that is excluded, the most recently changed
+        first."""
+        _, options = self.settings()
+        order = {uri: n for n, (uri, _) in enumerate(self.documents.recent())}
+        docs = [d for d in self.documents.all()
+                if not excluded(d.uri, d.path, self.documents.roots, options.exclude)]
+        return sorted(docs, key=lambda d: order.get(d.uri, len(order)))
+
+    def _ended(self, state: _Document, stream: ModelStream) -> None:
+        if state.stream is stream:
+            state.stream = None
+        if stream.error is not None:
+            self.stats.errors += 1
+            self._failed(stream.error.message)
+        elif not stream.closed:
+            self._shown.clear()  # a success: the next failure is worth showing again
+            suggestion = stream.suggestion
+            if suggestion is not None:
+                state.last = (stream.origin, suggestion)
+
+    def _close(self, state: _Document, keep: Optional[ModelStream]) -> None:
+        """Close the document's model request in flight, unless it is `keep`."""
+        if state.stream is not None and state.stream is not keep:
+            state.stream.close()
+            state.stream = None
+
+    def _failed(self, message: str) -> None:
+        """Show a failure once per cause, until a suggestion succeeds again."""
+        cause = re.sub(r"[A-Za-z0-9_-]{20,}", "…", message)  # request ids do not make a new cause
+        log.info("no suggestion: %s", message)
+        if cause not in self._shown:
+            self._shown.add(cause)
+            self.warn(f"agent-lsp: no suggestions: {message}")
+
+    def forget(self, uri: str) -> None:
+        """A document was closed: its model request is closed, its state dropped."""
+        state = self._states.pop(uri, None)
+        if state is not None:
+            self._close(state, keep=None)
+            if state.current is not None:
+                state.current.supersede()
+
+
+def _close_unless_used(stream: ModelStream) -> None:
+    """A cancelled request's model request, once no newer request took it over."""
+    if stream.users == 0:
+        stream.close()

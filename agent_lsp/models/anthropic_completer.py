@@ -1,0 +1,78 @@
+"""Suggestions from Claude through the official `anthropic` SDK (imported on first use): the fill-the-hole prompt
+(models/hole.py) streamed with `messages.stream`, the instructions and the file before the cursor's line marked for
+the prompt cache, no retries (`max_retries=0`), no `temperature` (the SDK has none)."""
+
+from __future__ import annotations
+
+from typing import Any, AsyncIterator, Optional
+
+from agent_lsp.core.completion import CompletionPrompt
+from agent_lsp.core.ports import ModelError
+from agent_lsp.models import hole, preload
+from agent_lsp.models.clients import shared_client
+
+EPHEMERAL = {"type": "ephemeral"}
+
+
+class AnthropicCompleter:
+    """Fills holes with `model`; `base_url` None leaves the SDK's own (ANTHROPIC_BASE_URL)."""
+
+    def __init__(self, model: str, base_url: Optional[str], timeout: float) -> None:
+        self.name = model
+        self.base_url = base_url
+        self.timeout = timeout
+
+    def _client(self) -> Any:
+        import anthropic
+        import httpx2
+
+        def make() -> Any:
+            options: dict[str, Any] = {"base_url": self.base_url} if self.base_url else {}
+            return anthropic.AsyncAnthropic(max_retries=0, timeout=httpx2.Timeout(self.timeout,
+                                                                                 connect=min(5.0, self.timeout)),
+                                            **options)
+
+        return shared_client("anthropic", ("completions", self.base_url, self.timeout), make)
+
+    async def prepare(self) -> None:
+        """The SDK imported off the event loop (once per process, shared with the chats' warm-up)."""
+        await preload.imported("anthropic", "httpx2")
+
+    async def complete(self, prompt: CompletionPrompt) -> AsyncIterator[str]:
+        await self.prepare()
+        import anthropic
+        import httpx2
+
+        client = self._client()
+        content = [{"type": "text", "text": hole.context_text(prompt), "cache_control": EPHEMERAL},
+                   {"type": "text", "text": hole.hole_text(prompt)}]
+        try:
+            async with client.messages.stream(
+                    model=self.name, max_tokens=hole.max_tokens(prompt), stop_sequences=[hole.STOP],
+                    system=[{"type": "text", "text": hole.SYSTEM, "cache_control": EPHEMERAL}],
+                    messages=[{"role": "user", "content": content}]) as stream:
+                async for text in stream.text_stream:  # leaving the block closes the response (and its connection)
+                    if text:
+                        yield text
+        except anthropic.APIStatusError as e:
+            raise ModelError("llm_error", f"{self._url(client)} answered {e.status_code}: {_said(e)}") from None
+        except (anthropic.APITimeoutError, httpx2.TimeoutException):
+            raise ModelError("llm_error", f"{self._url(client)} did not answer within {self.timeout:g} s "
+                                          "(completions.timeout).") from None
+        except anthropic.APIConnectionError as e:
+            cause = e.__cause__ or e
+            raise ModelError("llm_error", f"Could not reach {self._url(client)} ({type(cause).__name__}).") from None
+        except (anthropic.APIError, httpx2.TransportError) as e:
+            raise ModelError("llm_error", f"{type(e).__name__}: {e}" if str(e) else type(e).__name__) from None
+
+    @staticmethod
+    def _url(client: Any) -> str:
+        return f"{str(client.base_url).rstrip('/')}/v1/messages"
+
+
+def _said(error: Any) -> str:
+    """What an API error body says (its `error.message`), else the SDK's message."""
+    body = getattr(error, "body", None)
+    if isinstance(body, dict) and isinstance(body.get("error"), dict) and body["error"].get("message"):
+        return str(body["error"]["message"])
+    return str(getattr(error, "message", "") or error)

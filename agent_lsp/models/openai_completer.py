@@ -1,0 +1,75 @@
+"""Suggestions from an OpenAI-compatible server through the official `openai` SDK (imported on first use), no
+retries: `chat` asks a chat model with the fill-the-hole prompt (models/hole.py); `fim` posts the text before the
+cursor as `prompt` and the text after it as `suffix` to {baseUrl}/completions, the legacy completions shape that
+Ollama, llama.cpp's server and DeepSeek's FIM endpoint serve."""
+
+from __future__ import annotations
+
+from typing import Any, AsyncIterator, Literal
+
+from agent_lsp.core.completion import CompletionPrompt
+from agent_lsp.core.ports import ModelError
+from agent_lsp.models import hole, preload
+
+
+class OpenAICompleter:
+    """Fills holes with `model` at `base_url`, through chat.completions (`chat`) or completions (`fim`)."""
+
+    def __init__(self, model: str, base_url: str, api_key: str, api: Literal["chat", "fim"], timeout: float) -> None:
+        self.name = model
+        self.base_url = base_url
+        self.api_key = api_key
+        self.api = api
+        self.timeout = timeout
+
+    async def prepare(self) -> None:
+        """The SDK imported off the event loop (once per process, shared with the chats' warm-up)."""
+        await preload.imported("openai", "httpx2")
+
+    async def complete(self, prompt: CompletionPrompt) -> AsyncIterator[str]:
+        await self.prepare()
+        import httpx2
+        import openai
+
+        from agent_lsp.models.openai import client_for, connection_message, status_error  # the chat's own
+
+        client = client_for(self.base_url, self.api_key, self.timeout)
+        try:
+            if self.api == "fim":
+                # stop at the end of the line when only the line is wanted; else post-processing cuts it
+                stream = await client.completions.create(
+                    model=self.name, prompt=prompt.prefix, suffix=prompt.suffix, max_tokens=hole.max_tokens(prompt),
+                    stream=True, **({"stop": ["\n"]} if prompt.single_line else {}))
+            else:
+                stream = await client.chat.completions.create(
+                    model=self.name, messages=hole.chat_messages(prompt), max_tokens=hole.max_tokens(prompt),
+                    stop=[hole.STOP], stream=True)
+            async with stream:  # leaving the block closes the response (and its connection)
+                async for chunk in stream:
+                    text = _text(chunk)
+                    if text:
+                        yield text
+        except openai.APIStatusError as e:
+            raise status_error(e, self.name, self._url(), had_tools=False) from None
+        except (openai.APITimeoutError, httpx2.TimeoutException):
+            raise ModelError("llm_error", f"{self._url()} did not answer within {self.timeout:g} s "
+                                          "(completions.timeout).") from None
+        except openai.APIConnectionError as e:
+            raise ModelError("llm_error", connection_message(e, self._url())) from None
+        except (openai.APIError, httpx2.TransportError) as e:
+            raise ModelError("llm_error", f"{type(e).__name__}: {e}" if str(e) else type(e).__name__) from None
+
+    def _url(self) -> str:
+        return f"{self.base_url.rstrip('/')}/{'completions' if self.api == 'fim' else 'chat/completions'}"
+
+
+def _text(chunk: Any) -> str:
+    """The text of one streamed chunk: a completion's `text`, a chat delta's `content`."""
+    choices = getattr(chunk, "choices", None) or []
+    if not choices:
+        return ""
+    choice = choices[0]
+    if hasattr(choice, "delta"):
+        return getattr(choice.delta, "content", None) or ""
+    return getattr(choice, "text", None) or ""
+

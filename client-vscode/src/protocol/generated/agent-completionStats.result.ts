@@ -1,0 +1,16 @@
+/* Generated from schemas/agent-completionStats.result.json by scripts/gen-types.mjs — do not edit. */
+
+/**
+ * agent/completionStats result: suggestions as you type since the server started (PROTOCOL §10).
+ */
+export interface CompletionStatsResult {
+  accepted: number;
+  cancelled: number;
+  errors: number;
+  modelCalls: number;
+  partiallyAccepted: number;
+  requests: number;
+  reused: number;
+  shown: number;
+  stale: number;
+}
