@@ -60,6 +60,7 @@ class ChatService:
             session = self.sessions.start(title, [root.as_uri() for root in inputs.editor.roots])
             inputs.session_id = session.id
         session = self.sessions.reserve(session)
+        session.starting, session.abort_asked = True, False
         try:
             await front.reserved(session)
             chosen = {k: v for k, v in inputs.chat_settings.items() if v is not None}
@@ -68,6 +69,7 @@ class ChatService:
             await front.composed(request)
             return await self._runner.run(session, request, front.publish, front.ask)
         finally:
+            session.starting = session.abort_asked = False
             self.sessions.release(session)
 
     async def revert(self, session: Session, to_chat: Optional[int], editor) -> tuple[list, list]:
