@@ -1,4 +1,5 @@
-"""The `agent-lsp` command: serve LSP on stdio or TCP, or run the offline demo. The composition root."""
+"""The `agent-lsp` command: serve LSP on stdio or TCP (or ACP), run one chat headless (`agent-lsp run`), check the
+installation, or run the offline demo. The composition root."""
 
 from __future__ import annotations
 
@@ -18,13 +19,16 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="agent-lsp",
         description="A coding agent served over the Language Server Protocol. "
-        "`agent-lsp` serves on stdio; `agent-lsp demo` runs an offline session and prints it; "
+        "`agent-lsp` serves on stdio; `agent-lsp run [PROMPT]` runs one chat without an editor (scripts, CI; "
+        "`agent-lsp run --help` lists its options); `agent-lsp demo` runs an offline session and prints it; "
         "`agent-lsp doctor` checks the installation and says how to fix what fails; "
-        "`agent-lsp model` says which model chats would use.",
+        "`agent-lsp model` says which model chats and suggestions would use.",
     )
-    p.add_argument("command", nargs="?", choices=["demo", "doctor", "model"],
-                   help="demo: run the offline demo session; doctor: check the installation (exit 1 on a problem); "
-                   "model: which provider, model, base URL and key chats would use (exit 1 when none can be had)")
+    p.add_argument("command", nargs="?", choices=["run", "demo", "doctor", "model"],
+                   help="run: one chat without an editor (it comes first: `agent-lsp run [OPTIONS] [PROMPT]`); "
+                   "demo: run the offline demo session (a chat, then a suggestion accepted); doctor: check the "
+                   "installation (exit 1 on a problem); model: which provider, model, base URL and key chats and "
+                   "suggestions would use (exit 1 when no chat can be had)")
     p.add_argument("--version", action="version", version=f"{DISTRIBUTION} {__version__} (protocol {PROTOCOL_VERSION})")
     p.add_argument("--stdio", action="store_true", help="serve on stdio (the default)")
     p.add_argument("--acp", action="store_true", help="serve the Agent Client Protocol on stdio instead of LSP")
@@ -48,8 +52,24 @@ DOCTOR_TAKES = ("model", "data_dir")
 
 
 def main(argv: Optional[list[str]] = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["run"]:  # its own options (headless/options.py); its output is stdout, its logs stderr
+        from agent_lsp.headless.run import main as run
+
+        status = run(argv[1:])
+        logging.shutdown()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a reader gone (`| head`): nothing more to say
+                pass
+        os._exit(status)  # the chat is saved: skip the interpreter's slow teardown of the SDK modules
     p = parser()
-    args = p.parse_args(argv)
+    args, unknown = p.parse_known_args(argv)
+    if args.command == "run":
+        p.error("`run` comes first, with its own options: agent-lsp run [OPTIONS] [PROMPT]")
+    if unknown:
+        p.error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.settings is not None and args.command != "model":
         p.error("--settings applies only to `agent-lsp model`")
     if args.command == "demo":

@@ -22,7 +22,7 @@ from agent_lsp import DISTRIBUTION, __version__
 from agent_lsp.capabilities import PROTOCOL_VERSION
 from agent_lsp.config import Layers, Settings, clean, default_data_dir, environment_layer
 from agent_lsp.config.user_file import UserSettingsFile, user_settings_path
-from agent_lsp.models.resolver import KEYS, offline_refuses, resolve
+from agent_lsp.models.resolver import KEYS, ModelChoice, offline_refuses, resolve, resolve_completions
 
 CONNECT_TIMEOUT = 5.0
 """Seconds the base URL's host may take to accept a connection before it counts as unreachable."""
@@ -100,22 +100,76 @@ def check_base_url(settings: Settings, env: Mapping[str, str]) -> Check:
     choice = resolve(settings, env)
     if choice.endpoint is None:  # demo, scripted, or no provider
         return Check("base URL", "skip", "no remote model is configured")
-    url = choice.endpoint
+    return Check("base URL", *_probe(choice.endpoint, env, "`baseUrl` (or the provider's *_BASE_URL variable)"))
+
+
+def _probe(url: str, env: Mapping[str, str], setting: str) -> tuple[str, str, str]:
+    """(status, detail, fix) of whether `url` accepts a TCP connection; `setting` names where the URL is set."""
     parsed = urlparse(url)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        return Check("base URL", "fail", f"{url} is not an http(s) URL",
-                     "Set `baseUrl` (or the provider's *_BASE_URL variable) to an http(s) URL.")
+        return "fail", f"{url} is not an http(s) URL", f"Set {setting} to an http(s) URL."
     if offline_refuses(url, env):
-        return Check("base URL", "skip", f"{url} not probed: AGENT_LSP_OFFLINE=1 allows loopback only")
+        return "skip", f"{url} not probed: AGENT_LSP_OFFLINE=1 allows loopback only", ""
     port = parsed.port or (443 if parsed.scheme == "https" else 80)
     try:
         with socket.create_connection((parsed.hostname, port), timeout=CONNECT_TIMEOUT):
             pass
     except OSError as e:
-        return Check("base URL", "fail", f"{url} cannot be reached ({e.strerror or e})",
-                     "Check the network (a proxy or firewall), or correct `baseUrl` / the *_BASE_URL variable; "
-                     "for a local server (Ollama, vLLM) start it first.")
-    return Check("base URL", "ok", f"{url} accepts connections")
+        return "fail", f"{url} cannot be reached ({e.strerror or e})", (
+            f"Check the network (a proxy or firewall), or correct {setting}; for a local server (Ollama, vLLM, "
+            "llama.cpp) start it first.")
+    return "ok", f"{url} accepts connections", ""
+
+
+def suggestion_model(settings: Settings, env: Mapping[str, str]) -> ModelChoice:
+    """The model suggestions as you type use with these settings (the resolver's answer, as the server asks it)."""
+    options = settings.completions
+    return resolve_completions(settings, options.provider, options.model, options.base_url, options.api, env)
+
+
+def describe_suggestions(choice: ModelChoice) -> str:
+    """Which model suggests, where, with which key (its name), in a few words."""
+    if choice.provider == "demo":
+        return "the demo model (lines completed from the open buffers, offline)"
+    if choice.provider == "scripted":
+        return f"the scripted model {choice.model}"
+    return (f"{choice.provider} {choice.model or '(no model)'}, api {choice.api}, at {choice.endpoint}, "
+            + (f"key {choice.key}" if choice.key else "no key"))
+
+
+SUGGESTIONS_OFF = " Or turn suggestions off: `completions.enabled` false."
+SUGGESTION_FIXES = {
+    ("key", "anthropic"): "Set ANTHROPIC_API_KEY in the environment your editor starts agent-lsp with, or choose "
+                          "another `completions.provider`.",
+    ("key", "openai"): "Set OPENAI_API_KEY in the environment your editor starts agent-lsp with, or "
+                       "`completions.baseUrl` to a local server (Ollama, llama.cpp), which needs no key.",
+    ("model", "openai"): "Set `completions.model` to the model's name as its server knows it (e.g. "
+                         "\"qwen2.5-coder:1.5b-base\" on Ollama; docs/providers.md).",
+    ("api", "anthropic"): "Set `completions.provider` to \"openai\" and `completions.baseUrl` to a server of the "
+                          "legacy /completions shape (Ollama, llama.cpp, DeepSeek), or `completions.api` to \"chat\".",
+}
+"""The fix of what suggestions lack, by (what, provider)."""
+
+
+def check_suggestions(settings: Settings, env: Mapping[str, str]) -> Check:
+    """Suggestions as you type: on or off, which model, and what keeps them from working (the `completions`
+    setting over the chat's, as the server resolves it); their base URL probed when it is not the chat's."""
+    choice = suggestion_model(settings, env)
+    found = describe_suggestions(choice)
+    if not settings.completions.enabled:
+        return Check("suggestions", "skip", f"off (`completions.enabled` is false); when on: {found}")
+    if choice.lacks == "provider":  # the server is quiet then; the keys check says what to set
+        return Check("suggestions", "skip", "off: no model provider is configured (see keys)")
+    if choice.lacks == "loopback":  # as the base URL check: what the test suites' offline mode refuses is no fault
+        return Check("suggestions", "skip", f"{found}; not asked: AGENT_LSP_OFFLINE=1 allows loopback only")
+    if choice.problem:
+        fix = SUGGESTION_FIXES.get((choice.lacks or "", choice.provider), choice.problem)
+        return Check("suggestions", "fail", f"on: {found}; {choice.problem}", fix + SUGGESTIONS_OFF)
+    if choice.endpoint is None or choice.endpoint == resolve(settings, env).endpoint:  # probed as the chat's
+        return Check("suggestions", "ok", f"on: {found}")
+    status, reached, fix = _probe(choice.endpoint, env, "`completions.baseUrl`")
+    return Check("suggestions", "fail" if status == "fail" else "ok", f"on: {found}; {reached}",
+                 fix + SUGGESTIONS_OFF if fix else "")
 
 
 def check_data_dir(data_dir: Path) -> Check:
@@ -212,7 +266,8 @@ def run_checks(data_dir: Optional[Path] = None, cli_model: Optional[str] = None,
     settings, warnings = read_settings(cli_model, env)
     data_dir = data_dir or default_data_dir(env)
     return [check_python(), check_version(), check_settings(warnings, env), check_keys(settings, env),
-            check_base_url(settings, env), check_data_dir(data_dir), check_sessions_db(data_dir),
+            check_base_url(settings, env), check_suggestions(settings, env), check_data_dir(data_dir),
+            check_sessions_db(data_dir),
             check_ripgrep(), check_sandbox(settings), *check_mcp(settings)]
 
 
@@ -235,17 +290,28 @@ def main(data_dir: Optional[Path], cli_model: Optional[str], as_json: bool) -> i
 
 
 def which_model(cli_model: Optional[str], editor: Any, as_json: bool, env: Mapping[str, str] = os.environ) -> int:
-    """`agent-lsp model`: print which provider, model, base URL and key chats would use with these settings (the
-    resolver's answer, which the editors' health checks read); 1 when none can be had, else 0."""
+    """`agent-lsp model`: print which provider, model, base URL and key chats would use with these settings, and
+    suggestions as you type beside them (the resolver's answers, which the editors' health checks read); 1 when no
+    chat can be had, else 0."""
     settings, warnings = read_settings(cli_model, env, editor)
     choice = resolve(settings, env)
+    suggestions = suggestion_model(settings, env)
+    enabled = settings.completions.enabled
     if as_json:
-        print(json.dumps({**choice.as_json(), "warnings": warnings}, indent=2))
-    else:
-        for name, value in (("provider", choice.provider), ("model", choice.model or "none"),
-                            ("base URL", choice.endpoint or "none"), ("key", choice.key or "none")):
-            print(f"{name:<9} {value}")
-        for name, lines in (("problem", [choice.problem] if choice.problem else []), ("warning", warnings)):
-            for line in lines:
-                print(f"{name:<9} {line}")
+        print(json.dumps({**choice.as_json(), "completions": {**suggestions.as_json(), "enabled": enabled},
+                          "warnings": warnings}, indent=2))
+        return 1 if choice.problem else 0
+    rows = [("", "chats", "suggestions" if enabled else "suggestions (off: completions.enabled)")]
+    for name, field in (("provider", "provider"), ("model", "model"), ("base URL", "endpoint"), ("key", "key"),
+                        ("api", "api")):
+        rows.append((name, *(getattr(c, field) or "none" for c in (choice, suggestions))))
+    width = max(len(row[1]) for row in rows)
+    for name, chats, suggests in rows:
+        print(f"{name:<9} {chats:<{width}}  {suggests}".rstrip())
+    problems = [choice.problem] if choice.problem else []
+    if enabled and suggestions.problem and suggestions.problem != choice.problem:
+        problems.append(f"suggestions: {suggestions.problem}")
+    for name, lines in (("problem", problems), ("warning", warnings)):
+        for line in lines:
+            print(f"{name:<9} {line}")
     return 1 if choice.problem else 0

@@ -99,7 +99,9 @@ if [ -x client-nvim/tests/run.sh ]; then run "client-nvim" client-nvim/tests/run
 if [ -x client-vscode/ci.sh ]; then run "client-vscode" client-vscode/ci.sh; fi
 run "plain-clients" tests/plain-clients/run.sh
 run "demo" bash -c 'out=$(agent-lsp demo) && echo "$out" && grep -q "stopReason=end_turn" <<<"$out" \
-  && grep -q "defines .total_value., .restock., .low_stock." <<<"$out" && echo "1 passed"'
+  && grep -q "defines .total_value., .restock., .low_stock." <<<"$out" \
+  && grep -qF "accepted │         if item[\"name\"] == name:" <<<"$out" && grep -q "shown=1 accepted=1" <<<"$out" \
+  && echo "1 passed"'
 
 echo "all suites: $((SECONDS - started)) s"
 echo "$passed passed, $failed failed"

@@ -54,6 +54,8 @@ class Opened:
     """The command names last announced (announced again when they change)."""
     cancelled: bool = False
     """The running prompt was cancelled (session/cancel, or a permission answered `cancelled`)."""
+    trust: Optional[asyncio.Future] = None
+    """The trust question the running prompt awaits now (a session/cancel ends it unanswered)."""
 
 
 class AcpAgent:
@@ -159,7 +161,8 @@ class AcpAgent:
         fs = self.client.fs or schema.FileSystemCapabilities()
         editor = AcpEditor(self.conn, session.id, root, bool(fs.read_text_file), bool(fs.write_text_file),
                            self.outbox.flush)
-        self.opened[session.id] = Opened(editor, UpdateConverter(editor.applied))
+        self.opened[session.id] = Opened(editor, UpdateConverter(editor.applied,
+                                                                 lambda: self.layers.resolve().context_window))
         preferences = session.preferences
         preferences.cwd = root
         self.assembly.refresh_user_file()
@@ -281,7 +284,7 @@ class AcpAgent:
     # ---- prompt turns ------------------------------------------------------------------------------------
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> schema.PromptResponse:
-        from agent_lsp.acp.convert import STOP_REASONS
+        from agent_lsp.acp.convert import STOP_REASONS, acp_usage
         from agent_lsp.acp.prompt import AcpPrompt
         from agent_lsp.sessions.assembly import BadInput
         from agent_lsp.sessions.live import SessionBusy
@@ -303,18 +306,17 @@ class AcpAgent:
             raise invalid("sessionId", f"a prompt is already running in session {session_id}") from None
         await self.outbox.flush()  # every update of the turn precedes its answer
         if self.opened[session_id].cancelled or outcome.stop_reason == "aborted":
-            return schema.PromptResponse(stop_reason="cancelled")
+            return schema.PromptResponse(stop_reason="cancelled", usage=acp_usage(outcome.usage))
         if outcome.stop_reason == "error":
             failure = outcome.error
             raise RequestError(-32603, f"The model request failed ({failure.type}): {failure.message}",
                                {"errorType": failure.type, "message": failure.message})
-        return schema.PromptResponse(stop_reason=STOP_REASONS[outcome.stop_reason])
+        return schema.PromptResponse(stop_reason=STOP_REASONS[outcome.stop_reason], usage=acp_usage(outcome.usage))
 
     def _inputs(self, session_id: str, prompt: list[Any]) -> Any:
         """A session/prompt in plain terms, for the chat assembly shared with LSP."""
         from agent_lsp.acp.convert import acp_images, acp_prompt
         from agent_lsp.acp.editor import ThroughClient
-        from agent_lsp.acp.questions import ask_trust
         from agent_lsp.sessions.assembly import ChatInputs
         from agent_lsp.tools.paths import is_inside
 
@@ -333,7 +335,24 @@ class AcpAgent:
 
         return ChatInputs(message=text, editor=editor, session_id=session_id, mentions=mentions, attached=attached,
                           substitute=substitute, images=acp_images(prompt),
-                          ask_trust=lambda question: ask_trust(self.conn, self.outbox, session_id, question))
+                          ask_trust=lambda question: self._ask_trust(session_id, question))
+
+    async def _ask_trust(self, session_id: str, question: str) -> Optional[bool]:
+        """Ask trust in the workspace's settings files; a session/cancel meanwhile ends the question unanswered
+        (a client that never answers held the prompt past its cancel)."""
+        from agent_lsp.acp.questions import ask_trust
+
+        opened = self.opened[session_id]
+        asking = opened.trust = asyncio.ensure_future(ask_trust(self.conn, self.outbox, session_id, question))
+        try:
+            return await asyncio.shield(asking)
+        except asyncio.CancelledError:
+            if asking.cancelled() and not asyncio.current_task().cancelling():
+                return None  # session/cancel: not answered, asked again next time
+            asking.cancel()
+            raise
+        finally:
+            opened.trust = None
 
     def show_warnings(self, session_id: str) -> None:
         """Settings warnings not shown yet, as the start of this prompt's reply (ACP has no notice update)."""
@@ -364,6 +383,9 @@ class AcpAgent:
         try:
             if self.service.abort(session_id) and session_id in self.opened:
                 self.opened[session_id].cancelled = True
+            trust = self.opened[session_id].trust if session_id in self.opened else None
+            if trust is not None:
+                trust.cancel()
         except UnknownSession:
             log.info("session/cancel for unknown session %s", session_id)
 

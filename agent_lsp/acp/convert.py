@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 from urllib.parse import unquote, urlparse
 
 from acp import schema
 from acp.helpers import text_block, tool_content, tool_diff_content
 
-from agent_lsp.core.events import AgentUpdate, Plan, TextDelta, ThinkingDelta, ToolCall, ToolCallUpdate
+from agent_lsp.core.events import (AgentUpdate, Plan, TextDelta, ThinkingDelta, ToolCall, ToolCallUpdate, TurnStart,
+                                   Usage)
 from agent_lsp.sessions.images import RawImage
 from agent_lsp.sessions.mentions import Mention
 from agent_lsp.sessions.results import HistoryEntry, HistoryToolCall
@@ -120,11 +121,27 @@ def _content(status: str, output: Optional[str], error: Optional[str], diff: Opt
     return [tool_content(text_block(words))] if words else None
 
 
+def acp_usage(usage: Usage) -> schema.Usage:
+    """A chat's token usage as the prompt answer's `usage`: input tokens without the cached ones, which have
+    fields of their own; the total counts them all."""
+    total = (usage.input_tokens + usage.output_tokens + usage.cache_read_input_tokens
+             + usage.cache_creation_input_tokens)
+    return schema.Usage(total_tokens=total, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+                        cached_read_tokens=usage.cache_read_input_tokens,
+                        cached_write_tokens=usage.cache_creation_input_tokens)
+
+
 class UpdateConverter:
     """Turns one session's core updates into ACP session updates (remembering each call's file for its diff)."""
 
-    def __init__(self, edited: dict[Path, tuple[Optional[str], str]]) -> None:
+    def __init__(self, edited: dict[Path, tuple[Optional[str], str]],
+                 context_window: Callable[[], int] = lambda: 200_000) -> None:
         self._edited = edited
+        self._context_window = context_window
+        self._usage = Usage()
+        """The chat's usage as last sent (cumulative): a model call's own is the difference."""
+        self._calling = False
+        """A model call began (turn_start) and its usage has not come yet."""
         self._paths: dict[str, Optional[str]] = {}
         self.running_command: Optional[str] = None
         """The execute call in progress (commands run one at a time): where a client terminal is embedded."""
@@ -132,9 +149,10 @@ class UpdateConverter:
         self._kinds: dict[str, str] = {}
 
     def convert(self, update: AgentUpdate) -> Optional[Any]:
-        """The ACP update for `update`; None for what ACP has no place for (turn starts, usage, notices, a
-        subagent's text: its report is the `task` call's result). A subagent's tool calls are tool calls of the
-        session whose `_meta` names the `task` call (`parentToolCallId`)."""
+        """The ACP update for `update`; None for what ACP has no place for (turn starts, notices, a subagent's
+        text: its report is the `task` call's result). A model call's usage is a `usage_update`: the context it
+        filled (what it was sent and what it answered) of the context window. A subagent's tool calls are tool
+        calls of the session whose `_meta` names the `task` call (`parentToolCallId`)."""
         parent = update.parent_tool_call_id
         if parent is not None and not isinstance(update, (ToolCall, ToolCallUpdate)):
             return None
@@ -144,6 +162,13 @@ class UpdateConverter:
         return converted
 
     def _convert(self, update: AgentUpdate) -> Optional[Any]:
+        if isinstance(update, TurnStart):
+            if update.turn == 1:
+                self._usage = Usage()
+            self._calling = True
+            return None
+        if isinstance(update, Usage):
+            return self._context(update)
         if isinstance(update, Plan):
             return acp_plan(update.entries)
         if isinstance(update, TextDelta):
@@ -175,6 +200,17 @@ class UpdateConverter:
                 status=STATUSES[update.status],
                 content=_content(update.status, update.output, update.error, update.diff, edited))
         return None
+
+    def _context(self, usage: Usage) -> Optional[schema.UsageUpdate]:
+        """The `usage_update` after a model call: what that call was sent and answered. Usage that comes
+        otherwise (a subagent's, added while tools run) only moves the baseline."""
+        before, self._usage = self._usage, usage
+        if not self._calling:
+            return None
+        self._calling = False
+        used = sum(max(getattr(usage, f) - getattr(before, f), 0) for f in (
+            "input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
+        return schema.UsageUpdate(session_update="usage_update", used=used, size=max(self._context_window(), used))
 
 
 def acp_plan(entries: list[Any]) -> schema.AgentPlanUpdate:

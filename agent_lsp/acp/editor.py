@@ -6,37 +6,33 @@ import logging
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Optional
 
-from agent_lsp.core.ports import Diagnostic, DiagnosticsReport, EditOutcome, FileEdit, OpenDocument
-from agent_lsp.core.syntax import python_syntax_errors
+from agent_lsp.core.ports import EditOutcome, OpenDocument
 from agent_lsp.core.tool import Preview, ToolAround, ToolContext, ToolError, ToolInput, ToolOutput
+from agent_lsp.sessions.disk_editor import DiskEditor
 from agent_lsp.tools.paths import resolve
 
 log = logging.getLogger(__name__)
-CHANGED = "the file changed in the editor since it was read"
 
 
-class AcpEditor:
+class AcpEditor(DiskEditor):
     """Files as the ACP client has them. ACP does not tell an agent which buffers are open, so a file becomes an
     "open document" only while a tool call that names it runs (ThroughClient fetches it with fs/read_text_file:
-    the editor's unsaved text wins). Edits are checked against the client's current text before they are written,
-    which stands in for the document versions LSP has."""
+    the editor's unsaved text wins). Edits are checked against the client's current text before they are written
+    (DiskEditor), through fs/write_text_file when the client offers it."""
+
+    changed = "the file changed in the editor since it was read"
+    no_diagnostics = "the Agent Client Protocol does not carry the editor's diagnostics"
 
     def __init__(self, conn: Any, session_id: str, root: Path, read: bool, write: bool,
                  flush: Callable[[], Awaitable[None]]) -> None:
+        super().__init__([root])
         self._conn = conn
         self._flush = flush
         """Sends the updates still queued: what the client is asked follows what it was told."""
         self._session_id = session_id
-        self._roots = [root]
         self._read = read
         self._write = write
         self._buffers: dict[Path, OpenDocument] = {}
-        self.applied: dict[Path, tuple[Optional[str], str]] = {}
-        """The last edit written to each file: (text before, text after), for the client's diff view."""
-
-    @property
-    def roots(self) -> list[Path]:
-        return self._roots
 
     def open_documents(self) -> list[OpenDocument]:
         return list(self._buffers.values())
@@ -49,7 +45,7 @@ class AcpEditor:
         if not self._read or not isinstance(raw, str):
             return None
         try:
-            path = resolve(self._roots, raw)
+            path = resolve(self.roots, raw)
         except ToolError:
             return None  # the tool itself refuses it, with the message the model should read
         text = await self._client_text(path)
@@ -76,55 +72,29 @@ class AcpEditor:
             log.info("fs/read_text_file %s: %r", path, e)
             return None
 
-    async def _current(self, path: Path) -> Optional[str]:
-        """The text an edit must still be based on now: the client's, else the disk's; None: no such file."""
+    async def current(self, path: Path) -> Optional[str]:
+        """The client's text, else the disk's; None: no such file."""
         if self._read:
             text = await self._client_text(path)
             if text is not None:
                 return text
+        return await super().current(path)
+
+    async def write(self, path: Path, text: str) -> Optional[str]:
+        """Through fs/write_text_file when the client offers it, else to disk."""
+        if not self._write:
+            return await super().write(path, text)
+        await self._flush()
         try:
-            return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
-        except OSError:
-            return None
-
-    async def diagnostics(self, paths: Optional[list[Path]]) -> DiagnosticsReport:
-        """ACP carries no diagnostics: Python syntax errors of the files, computed here."""
-        items: list[Diagnostic] = []
-        for path in paths if paths is not None else [d.path for d in self.open_documents() if d.path]:
-            if path.suffix in (".py", ".pyi"):
-                text = await self._current(path)
-                items += python_syntax_errors(path, text) if text is not None else []
-        return DiagnosticsReport(items=items, from_editor=False,
-                                 unavailable="the Agent Client Protocol does not carry the editor's diagnostics")
-
-    async def apply_edit(self, edit: FileEdit) -> EditOutcome:
-        """Write the edited text through fs/write_text_file (or to disk), unless the file changed since it was read."""
-        now = await self._current(edit.path)
-        if (now or "") != edit.base_text or (edit.create and now):
-            return EditOutcome(applied=False, message=CHANGED)
-        text = edit.base_text
-        for e in sorted(edit.edits, key=lambda e: e.start, reverse=True):
-            text = text[: e.start] + e.new_text + text[e.end:]
-        if self._write:
-            await self._flush()
-            try:
-                await self._conn.write_text_file(session_id=self._session_id, path=str(edit.path), content=text)
-            except Exception as e:  # the client refused: the model is told to re-read
-                return EditOutcome(applied=False, message=f"the editor refused it: {e}")
-        else:
-            edit.path.parent.mkdir(parents=True, exist_ok=True)
-            edit.path.write_text(text, encoding="utf-8")
-        self.applied[edit.path] = (None if now is None else now, text)
-        return EditOutcome(applied=True)
+            await self._conn.write_text_file(session_id=self._session_id, path=str(path), content=text)
+        except Exception as e:  # the client refused: the model is told to re-read
+            return f"the editor refused it: {e}"
+        return None
 
     async def delete_file(self, path: Path) -> EditOutcome:
         """ACP has no way to ask the client to delete a file: it goes from disk, and the client sees it go."""
-        try:
-            path.unlink(missing_ok=True)
-        except OSError as e:
-            return EditOutcome(applied=False, message=str(e))
         self._buffers.pop(path, None)
-        return EditOutcome(applied=True)
+        return await super().delete_file(path)
 
 
 class ThroughClient(ToolAround):

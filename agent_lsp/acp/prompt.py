@@ -8,6 +8,7 @@ from typing import Any
 from agent_lsp.acp.questions import ask_permission
 from agent_lsp.core.events import AgentUpdate
 from agent_lsp.core.ports import Emit, Permission, PermissionRequest
+from agent_lsp.sessions.chat_run import ChatRequest
 from agent_lsp.sessions.service import ChatFrontEnd
 from agent_lsp.sessions.session import Session
 
@@ -28,7 +29,7 @@ class AcpPrompt(ChatFrontEnd):
         if [c.name for c in await agent.assembly.commands([session.preferences.cwd])] != self.opened.commands:
             await agent.send_commands(self.session_id)  # the project's commands were trusted just now
 
-    async def composed(self) -> None:
+    async def composed(self, request: ChatRequest) -> None:
         self.agent.show_warnings(self.session_id)
 
     def publish(self, update: AgentUpdate) -> None:

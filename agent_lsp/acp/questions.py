@@ -77,9 +77,11 @@ async def ask_trust(conn: Any, outbox: Outbox, session_id: str, question: str) -
             answer = TRUST_OPTIONS[reply.outcome.option_id][2]
     except (RequestError, ConnectionError, ValueError) as e:  # ValueError: an answer of the wrong shape
         log.info("session/request_permission for trust failed: %s", str(e)[:300])
-    outbox.push(session_id, schema.ToolCallProgress(
-        session_update="tool_call_update", tool_call_id=call_id, status="completed" if answer is not None else "failed",
-        content=[tool_content(text_block(TRUST_OUTCOMES[answer]))]))
+    finally:  # also when a session/cancel ends the question: the call is not left pending
+        outbox.push(session_id, schema.ToolCallProgress(
+            session_update="tool_call_update", tool_call_id=call_id,
+            status="completed" if answer is not None else "failed",
+            content=[tool_content(text_block(TRUST_OUTCOMES[answer]))]))
     return answer
 
 

@@ -4,7 +4,7 @@ the moment the text is encoded (a log line, a file, a subprocess's environment).
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -17,13 +17,28 @@ def usable(text: str) -> str:
 def replaced(value: Any) -> Any:
     """`value` with every lone surrogate in its strings and member names replaced by U+FFFD (equal to `value`
     when it has none)."""
+    return _rebuilt(value, usable)
+
+
+def _rebuilt(value: Any, text: Callable[[str], str]) -> Any:
+    """A copy of decoded JSON with `text` applied to every string and member name. Iterative: a value nested deeper
+    than Python's recursion limit (JSON allows it, and json.loads reads 900 levels) must not stop the caller."""
     if isinstance(value, str):
-        return usable(value)
-    if isinstance(value, dict):
-        return {usable(k) if isinstance(k, str) else k: replaced(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [replaced(v) for v in value]
-    return value
+        return text(value)
+    if not isinstance(value, (dict, list)):
+        return value
+    root: Any = {} if isinstance(value, dict) else [None] * len(value)
+    stack = [(value, root)]
+    while stack:
+        source, target = stack.pop()
+        for key, item in (source.items() if isinstance(source, dict) else enumerate(source)):
+            if isinstance(item, (dict, list)):
+                copy: Any = {} if isinstance(item, dict) else [None] * len(item)
+                stack.append((item, copy))
+            else:
+                copy = text(item) if isinstance(item, str) else item
+            target[text(key) if isinstance(key, str) else key] = copy
+    return root
 
 
 def printable(text: str) -> str:
@@ -54,12 +69,4 @@ def find_surrogate(value: Any, path: str = "") -> Optional[str]:
 def scrubbed(value: Any) -> Any:
     """`value` with every lone surrogate in its strings and member names written as its \\u escape (`value`
     itself when it has none): an answer from outside made safe to encode, log and send on."""
-    if find_surrogate(value) is None:
-        return value
-    if isinstance(value, str):
-        return printable(value)
-    if isinstance(value, dict):
-        return {printable(k) if isinstance(k, str) else k: scrubbed(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [scrubbed(v) for v in value]
-    return value
+    return value if find_surrogate(value) is None else _rebuilt(value, printable)

@@ -1,4 +1,5 @@
-"""The demo session: open a sample workspace with an unsaved buffer, ask the demo model, print what streams."""
+"""The demo session: open a sample workspace with an unsaved buffer, ask the demo model, print what streams; then
+type on in the buffer, ask for a suggestion as an editor does, show it as ghost text and accept it."""
 
 from __future__ import annotations
 
@@ -16,6 +17,12 @@ WORKSPACE = Path(__file__).parent / "workspace"
 UNSAVED_LINES = '\n\ndef low_stock(items, limit=3):\n    """Items with fewer than `limit` left (not saved yet)."""\n' \
                 '    return [item for item in items if item["quantity"] < limit]\n'
 QUESTION = "What am I working on, and is anything wrong with it?"
+TYPED = "\n\ndef find(items, name):\n    for item in items:\n        if item"
+"""What the editor types after the chat: the last line's beginning is one the demo model completes from the buffer
+(restock's `if item["name"] == name:`)."""
+SUGGESTIONS = {"enabled": True, "model": "demo"}
+"""The demo's `completions` setting, over any the user's settings file has (as `--model demo` is over its model)."""
+DIM, PLAIN = "\033[2m", "\033[0m"
 
 
 class Printer:
@@ -83,7 +90,8 @@ async def demo(out: TextIO = sys.stdout) -> int:
             "processId": os.getpid(), "rootUri": root.as_uri(),
             "workspaceFolders": [{"uri": root.as_uri(), "name": "workspace"}],
             "capabilities": {"window": {"workDoneProgress": True}, "workspace": {"configuration": True},
-                             "experimental": {"agent": {"confirmTool": True}}}})
+                             "experimental": {"agent": {"confirmTool": True}}},
+            "initializationOptions": {"completions": SUGGESTIONS}})
         server = init["serverInfo"]
         printer.line(f"agent-lsp demo: {server['name']} {server['version']} over stdio, workspace {root}")
         printer.line(f"tools    │ {', '.join(init['capabilities']['experimental']['agent']['tools'])}")
@@ -97,9 +105,61 @@ async def demo(out: TextIO = sys.stdout) -> int:
         meta = result["metadata"]
         printer.line(f"result   │ stopReason={result['stopReason']} turns={meta['turnsCount']} "
                      f"toolCalls={meta['toolCallsCount']} durationMs={meta['durationMs']}")
+        accepted = await suggestion(client, printer, target.as_uri(), text)
         code = await client.close()
         printer.line(f"server   │ exited with code {code}")
-        return 0 if result["stopReason"] == "end_turn" and code == 0 else 1
+        return 0 if result["stopReason"] == "end_turn" and accepted and code == 0 else 1
+
+
+async def suggestion(client: LspClient, printer: Printer, uri: str, text: str) -> bool:
+    """Type TYPED at the end of the buffer `text` (version 1), ask for a suggestion at the cursor as an editor
+    does, show it as ghost text, accept it (its edit, then its command) and print the line and the stats; whether
+    one was accepted."""
+    end = _position(text, len(text))
+    text += TYPED
+    cursor = _position(text, len(text))
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                             "contentChanges": [{"range": {"start": end, "end": end}, "text": TYPED}]})
+    lines = TYPED.strip("\n").splitlines()
+    printer.line("editor   │ types on, under low_stock (the cursor is at ▏):")
+    for line in lines[:-1]:
+        printer.line(f"         │ {line}")
+    printer.line(f"         │ {lines[-1]}▏")
+    answer = await client.request("textDocument/inlineCompletion", {
+        "textDocument": {"uri": uri}, "position": cursor, "context": {"triggerKind": 2}})
+    if not answer["items"]:
+        printer.line("suggest  │ no suggestion")
+        return False
+    item = answer["items"][0]
+    client.notify("textDocument/didShowCompletion", {"item": item})
+    dim, plain = (DIM, PLAIN) if printer.out.isatty() else ("", "")
+    printer.line(f"ghost    │ {lines[-1]}▏{dim}{item['insertText']}{plain}   ← the suggestion "
+                 "(textDocument/inlineCompletion); Tab accepts")
+    start, end = (_offset(text, item["range"][side]) for side in ("start", "end"))
+    text = text[:start] + item["insertText"] + text[end:]
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 3}, "contentChanges": [
+        {"range": item["range"], "text": item["insertText"]}]})
+    command = item.get("command")
+    if command:
+        await client.request("workspace/executeCommand", {"command": command["command"],
+                                                          "arguments": command.get("arguments", [])})
+    then = f", then {command['command']}" if command else ""
+    printer.line(f"accepted │ {text.splitlines()[cursor['line']]}   ← didChange{then}")
+    stats = await client.request("agent/completionStats", {})
+    printer.line("stats    │ " + " ".join(f"{name}={value}" for name, value in stats.items()))
+    return True
+
+
+def _position(text: str, offset: int) -> dict[str, int]:
+    """The LSP position of `offset` in `text` (the demo's text is ASCII: characters are UTF-16 units)."""
+    before = text[:offset]
+    return {"line": before.count("\n"), "character": offset - (before.rfind("\n") + 1)}
+
+
+def _offset(text: str, position: dict[str, int]) -> int:
+    """The offset in `text` of an LSP `position` (ASCII text)."""
+    lines = text.split("\n")
+    return sum(len(line) + 1 for line in lines[:position["line"]]) + position["character"]
 
 
 def main() -> int:

@@ -19,7 +19,7 @@ from agent_lsp.lsp.updates import UpdateStream
 from agent_lsp.models.resolver import build_model
 from agent_lsp.protocol import ConfirmationRequest, UpdateParams
 from agent_lsp.sessions.assembly import ChatAssembly
-from agent_lsp.sessions.chat_run import confirmation
+from agent_lsp.sessions.chat_run import ChatRequest, confirmation
 from agent_lsp.sessions.live import Sessions
 from agent_lsp.sessions.permissions import decided
 from agent_lsp.sessions.service import ChatFrontEnd, ChatService
@@ -114,7 +114,7 @@ class LspChat(ChatFrontEnd):
         self.stream = UpdateStream(lambda update: self.connection.notify(session, update))
         self.connection.current = session.id
 
-    async def composed(self) -> None:
+    async def composed(self, request: ChatRequest) -> None:
         session_id = self.session.id
         self.progress = await ChatProgress.open(self.connection.server, self.token,
                                                 lambda: self.connection.service.abort(session_id))

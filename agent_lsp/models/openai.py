@@ -7,13 +7,14 @@ is made per (base URL, key) per process, so that every chat of every session sha
 
 from __future__ import annotations
 
+import json
 from typing import Any, AsyncIterator
 
 from agent_lsp.core.ports import ModelError, ModelEvent, ModelInfo, ModelRequest, images_refused
 from agent_lsp.models import preload
 from agent_lsp.models.clients import shared_client
 from agent_lsp.models.openai_wire import ReplyBuilder, api_request
-from agent_lsp.models.retry import NoAnswer, no_answer, open_with_retries, sdk_delay
+from agent_lsp.models.retry import NoAnswer, asked_wait, no_answer, open_with_retries, sdk_delay
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_KEY = "not-needed"
@@ -28,12 +29,36 @@ def client_for(base_url: str, api_key: str, read_timeout: float = 120.0) -> Any:
     """The process's one `AsyncOpenAI` for this base URL, key and readTimeout (its own retries off: models/retry.py)."""
     def make() -> Any:
         import httpx2
-        import openai
 
-        return openai.AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=0,
-                                  timeout=httpx2.Timeout(read_timeout, connect=min(10.0, read_timeout)))
+        return _client_class()(base_url=base_url, api_key=api_key, max_retries=0,
+                               timeout=httpx2.Timeout(read_timeout, connect=min(10.0, read_timeout)))
 
     return shared_client("openai", (base_url, api_key, read_timeout), make)
+
+
+_CLIENT_CLASS: Any = None
+
+
+def _client_class() -> Any:
+    """`AsyncOpenAI` reading event streams as the SSE standard says: an event without data (a bare `data:` line,
+    `event: ping` alone, a blank line after an `id:`) is no event. The SDK hands such an event on as a chunk whose
+    JSON is empty, fails on it, and its stream cannot go on: one keep-alive of a proxy ended the chat."""
+    global _CLIENT_CLASS
+    if _CLIENT_CLASS is None:
+        import openai
+        from openai._streaming import SSEDecoder  # the SDK's decoder; it has no public way to skip empty events
+
+        class StandardDecoder(SSEDecoder):
+            def decode(self, line: str) -> Any:
+                event = super().decode(line)
+                return event if event is not None and event.data else None
+
+        class Client(openai.AsyncOpenAI):
+            def _make_sse_decoder(self) -> Any:  # the SDK's own hook for its decoder (no public one)
+                return StandardDecoder()
+
+        _CLIENT_CLASS = Client
+    return _CLIENT_CLASS
 
 
 class OpenAIModel:
@@ -71,6 +96,8 @@ class OpenAIModel:
                 if "html" in content_type:
                     raise ModelError("llm_error", f"{self._url()} answered 200 with an HTML page "
                                      f"({content_type}), not an OpenAI-compatible API. {self._expected()}")
+                if "json" in content_type and "event-stream" not in content_type:
+                    stream = await self._json_answer(stream, content_type)
                 async for chunk in stream:
                     for event in reply.add(chunk):
                         yield event
@@ -96,6 +123,29 @@ class OpenAIModel:
             raise ModelError("llm_error", f"{self._url()} answered 200 ({content_type or 'no content-type'}) but "
                              f"sent no chat.completions chunks. {self._expected()}")
         yield reply.finish()
+
+    async def _json_answer(self, stream: Any, content_type: str) -> Any:
+        """A 200 labelled JSON, read whole: one object (an error, or a completion though a stream was asked for)
+        is a ModelError quoting it; anything else is read as the event stream it is likely to be."""
+        import httpx2
+        import openai
+        from openai.types.chat import ChatCompletionChunk
+
+        raw = await stream.response.aread()
+        try:
+            answer = json.loads(raw)
+        except ValueError:
+            return openai.AsyncStream(cast_to=ChatCompletionChunk, client=self.client(), response=httpx2.Response(
+                200, headers={"content-type": "text/event-stream"}, content=raw, request=stream.response.request))
+        if isinstance(answer, dict):
+            error = answer.get("error")
+            said = error.get("message") if isinstance(error, dict) else error
+            if isinstance(said, str) and said.strip():
+                raise ModelError("llm_error", f"{self._url()} answered 200 with an error instead of a stream: "
+                                 f"{_bounded(said.strip())}")
+        shown = raw[:200].decode(errors="replace")
+        raise ModelError("llm_error", f"{self._url()} answered 200 ({content_type}) with one JSON value and sent "
+                         f"no chat.completions chunks (a stream was asked for): {shown!r}. {self._expected()}")
 
     async def list_models(self) -> list[ModelInfo]:
         """The models the API's GET /models lists."""
@@ -155,7 +205,14 @@ def status_error(error: Any, model: str, url: str, had_tools: bool, had_images: 
     if status in (401, 403):
         return ModelError("llm_error", f"{url} answered {status}: {detail}. Check OPENAI_API_KEY in the "
                           "environment the editor starts agent-lsp with.")
-    return ModelError("llm_error", f"{status}: {detail}")
+    return ModelError("llm_error", f"{status}: {detail}{_wait_asked(error)}")
+
+
+def _wait_asked(error: Any) -> str:
+    """What the answer's retry-after asked for, when it did (a wait over a minute is not retried: say it)."""
+    response = getattr(error, "response", None)
+    asked = asked_wait(response.headers) if response is not None else None
+    return f" (the server asks to retry after {round(asked, 1):g} s)" if asked is not None and asked >= 1 else ""
 
 
 def connection_message(error: Any, url: str) -> str:
@@ -169,11 +226,17 @@ def _detail(error: Any) -> str:
     body = getattr(error, "body", None)
     inner = body.get("error", body) if isinstance(body, dict) else body
     if isinstance(inner, dict) and inner.get("message"):
-        return str(inner["message"])
+        return _bounded(str(inner["message"]))
     if isinstance(inner, str) and inner.strip():
         return inner.strip()[:300]
-    return getattr(error, "message", None) or str(error)
+    return _bounded(getattr(error, "message", None) or str(error))
 
 
 def _describe(error: Any) -> str:
-    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    return f"{type(error).__name__}: {_bounded(str(error))}" if str(error) else type(error).__name__
+
+
+def _bounded(text: str, limit: int = 1000) -> str:
+    """A server's words as far as a message shows them: an error of a megabyte went whole into the chat's result,
+    the store and every client."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import random
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
 from typing import Any, Awaitable, Callable, Optional, TypeVar
 
 T = TypeVar("T")
@@ -71,16 +73,40 @@ def sdk_delay(sdk: Any, error: BaseException, retry: int) -> Optional[float]:
     return None
 
 
-def retry_after(headers: Any, retry: int) -> float:
-    """The server's retry-after-ms / retry-after when given and sane, else the backoff."""
+def retry_after(headers: Any, retry: int) -> Optional[float]:
+    """The wait the server asks for, else the backoff; None when it asks for more than MAX_RETRY_AFTER (asking
+    again sooner is refused again, and no chat waits that long)."""
+    asked = asked_wait(headers)
+    if asked is None:
+        return backoff(retry)
+    return asked if asked <= MAX_RETRY_AFTER else None
+
+
+def asked_wait(headers: Any) -> Optional[float]:
+    """The seconds `retry-after-ms` or `retry-after` (seconds, or an HTTP date: RFC 9110 §10.2.3) ask for; None
+    when neither says."""
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        try:
-            seconds = float(headers.get(name)) * scale
-        except (TypeError, ValueError):
+        value = headers.get(name)
+        if value is None:
             continue
-        if 0 <= seconds <= MAX_RETRY_AFTER:
+        try:
+            seconds = float(value) * scale
+        except ValueError:
+            seconds = _until(value) if scale == 1.0 else None
+        if seconds is not None and 0 <= seconds < float("inf"):  # NaN compares false too
             return seconds
-    return backoff(retry)
+    return None
+
+
+def _until(date: str) -> Optional[float]:
+    """Seconds from now until an HTTP date (0 when it is past), None when it is not one."""
+    try:
+        when = parsedate_to_datetime(date)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max((when - datetime.now(timezone.utc)).total_seconds(), 0.0)
 
 
 def backoff(retry: int) -> float:

@@ -56,11 +56,15 @@ class ChatRequest:
 
 
 def abort(session: Session) -> bool:
-    """Cancel the session's running chat; False when nothing was running."""
-    if session.task is None or session.task.done():
-        return False
-    session.task.cancel()
-    return True
+    """Cancel the session's running chat, or the chat still being composed in it (it then ends aborted as soon
+    as it starts); False when neither."""
+    if session.task is not None and not session.task.done():
+        session.task.cancel()
+        return True
+    if session.starting:
+        session.abort_asked = True
+        return True
+    return False
 
 
 def confirm(session: Session, tool_call_id: str, decision: Decision, message: Optional[str]) -> None:
@@ -129,6 +133,8 @@ class ChatRunner:
 
         task = asyncio.create_task(drive())
         session.task = task
+        if session.abort_asked:  # aborted while it was composed: it ends before asking the model anything
+            task.cancel()
         try:
             await asyncio.wait({task})
         except asyncio.CancelledError:  # $/cancelRequest of agent/chat: abort, and still answer a result

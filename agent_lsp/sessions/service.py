@@ -11,7 +11,7 @@ from typing import Optional
 from agent_lsp.core.events import AgentUpdate, Decision
 from agent_lsp.core.ports import Emit, Permission, PermissionRequest
 from agent_lsp.sessions.assembly import ChatAssembly, ChatInputs
-from agent_lsp.sessions.chat_run import BuildModel, ChatRunner, abort, confirm
+from agent_lsp.sessions.chat_run import BuildModel, ChatRequest, ChatRunner, abort, confirm
 from agent_lsp.sessions.live import Sessions
 from agent_lsp.sessions.results import ChatOutcome
 from agent_lsp.sessions.session import Session
@@ -27,8 +27,8 @@ class ChatFrontEnd:
         """The chat will run in `session`, reserved for it; it is not composed yet."""
         self.session = session
 
-    async def composed(self) -> None:
-        """The chat is composed (the settings in force known, their warnings given) and about to run."""
+    async def composed(self, request: ChatRequest) -> None:
+        """The chat is composed as `request` (the settings in force known, their warnings given) and about to run."""
 
     def publish(self, update: AgentUpdate) -> None:
         """Render one update of the chat."""
@@ -60,14 +60,16 @@ class ChatService:
             session = self.sessions.start(title, [root.as_uri() for root in inputs.editor.roots])
             inputs.session_id = session.id
         session = self.sessions.reserve(session)
+        session.starting, session.abort_asked = True, False
         try:
             await front.reserved(session)
             chosen = {k: v for k, v in inputs.chat_settings.items() if v is not None}
             inputs.chat_settings = {**session.preferences.chat_settings(), **chosen}
             request = await self.assembly.compose(checked)
-            await front.composed()
+            await front.composed(request)
             return await self._runner.run(session, request, front.publish, front.ask)
         finally:
+            session.starting = session.abort_asked = False
             self.sessions.release(session)
 
     async def revert(self, session: Session, to_chat: Optional[int], editor) -> tuple[list, list]:

@@ -55,6 +55,10 @@ class Session:
     seq: int = 0
     busy: bool = False
     task: Optional[asyncio.Task] = None
+    starting: bool = False
+    """A chat is reserved and being composed here, its task not made yet."""
+    abort_asked: bool = False
+    """An abort came while `starting`: the chat ends as soon as its task is made."""
     grants: Grants = field(default_factory=Grants)
     pending: dict[str, asyncio.Future] = field(default_factory=dict)
     """Confirmations awaiting agent/confirmTool, by toolCallId."""
@@ -99,7 +103,7 @@ class Session:
         return self.seq
 
 
-PROCESS_ONLY = frozenset({"seq", "busy", "task", "grants", "pending", "preferences"})
+PROCESS_ONLY = frozenset({"seq", "busy", "task", "starting", "abort_asked", "grants", "pending", "preferences"})
 """Session fields that are this process's own, kept when the session is reloaded from the store."""
 KEPT_WHEN_EVICTED = ("seq", "grants", "preferences")
 """What only this process knows of an idle session, kept while it is out of memory."""

@@ -31,6 +31,7 @@ H.run('health checks identity', function()
     'OK: `agent-lsp` is ' .. path .. ' (' .. version .. ')',
     'OK: the offline demo model is configured',
     'OK: suggestions as you type are on: the plugin\'s ghost text',
+    'OK: suggestions from the offline demo model',
     'OK: the server is not running yet: it starts with the first :AgentChat or Insert mode in a file',
   }, '\n') } }, notes, 'the real server, demo model')
   vim.env.ANTHROPIC_API_KEY = 'sk-test'
@@ -38,6 +39,7 @@ H.run('health checks identity', function()
   local report = checkhealth()
   H.truthy(report:find('OK:? `agent%-lsp` is ' .. vim.pesc(path)), ':checkhealth agent, real server: ' .. report)
   H.truthy(report:find('OK:? ANTHROPIC_API_KEY is set %(model claude%-sonnet%-4%-5%)'), report)
+  H.truthy(report:find('OK:? suggestions from anthropic claude%-haiku%-4%-5 %(api chat%) at '), report)
   H.truthy(not report:find('ERROR'), ':checkhealth agent has no error: ' .. report)
 
   local function model_line(settings)
@@ -51,6 +53,23 @@ H.run('health checks identity', function()
   H.truthy(model_line({ provider = 'openai' }):find('^ERROR: provider "openai" needs a model'), 'openai, no model')
   H.truthy(model_line({ provider = 'openai', model = 'gpt-4.1' }):find('^ERROR: provider "openai" needs OPENAI_API_KEY'),
     'openai, no key and no base URL')
+  -- What keeps suggestions from working, as the server says it (`completions` of `agent-lsp model --json`).
+  local function suggestion_lines(completions)
+    H.eq('OK: ANTHROPIC_API_KEY is set (model claude-sonnet-4-5)',
+      model_line({ model = 'claude-sonnet-4-5', completions = completions }), 'the chat has a model')
+    return vim.list_slice(vim.split(notes[1].msg, '\n'), 4, 5)
+  end
+  local lines = suggestion_lines({ provider = 'openai', baseUrl = 'http://127.0.0.1:11434/v1' })
+  H.eq('OK: suggestions as you type are on: the plugin\'s ghost text', lines[1], 'on')
+  H.truthy(lines[2]:find('^ERROR: suggestions: Suggestions from the openai provider need the `completions%.model` '
+    .. 'setting'), 'openai, no completions model: ' .. lines[2])
+  lines = suggestion_lines({ provider = 'openai', baseUrl = 'http://127.0.0.1:11434/v1', api = 'fim',
+                             model = 'qwen2.5-coder:1.5b-base' })
+  H.eq('OK: suggestions from openai qwen2.5-coder:1.5b-base (api fim) at http://127.0.0.1:11434/v1', lines[2],
+    'ollama, fim')
+  lines = suggestion_lines({ api = 'fim' })
+  H.truthy(lines[2]:find('^ERROR: suggestions: `completions%.api` "fim" posts to an OpenAI%-compatible '
+    .. '/completions endpoint'), 'fim with anthropic: ' .. lines[2])
 
   -- :AgentLog opens the server's --log-file when the command gives one, else Neovim's LSP log.
   H.setup({ cmd = { 'agent-lsp', '--log-file', H.dir .. '/server.log' } })

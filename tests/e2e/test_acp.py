@@ -43,8 +43,8 @@ async def test_initialize_and_a_prompt_with_a_tool_call_reading_the_unsaved_buff
     answer = await prompt(agent, new.session_id, "what does greet say?")
     assert answer.stop_reason == "end_turn"
     assert wire_shape(client.wire) == [
-        "agent_message_chunk", "tool_call:pending", "tool_call_update:in_progress", "fs/read_text_file",
-        "tool_call_update:completed", "agent_message_chunk", "answer:end_turn"]
+        "agent_message_chunk", "usage_update", "tool_call:pending", "tool_call_update:in_progress",
+        "fs/read_text_file", "tool_call_update:completed", "agent_message_chunk", "usage_update", "answer:end_turn"]
     start = next(u for u in client.updates if isinstance(u, schema.ToolCallStart))
     assert (start.kind, start.title, start.locations[0].path, start.raw_input) == (
         "read", "Read app.py", app, {"path": "app.py"})
@@ -73,9 +73,10 @@ async def test_an_edit_lands_in_the_editor_and_allow_always_is_not_asked_again(a
     fake_api.add(edit("'hi '", "'hello '", "toolu_e1"), text("Edited."))
     assert (await prompt(agent, session_id, "say hello")).stop_reason == "end_turn"
     assert wire_shape(client.wire) == [
-        "tool_call:pending", "fs/read_text_file", "tool_call_update:pending", "session/request_permission",
-        "tool_call_update:in_progress", "fs/read_text_file", "fs/read_text_file", "fs/write_text_file",
-        "fs/read_text_file", "tool_call_update:completed", "agent_message_chunk", "answer:end_turn"]
+        "usage_update", "tool_call:pending", "fs/read_text_file", "tool_call_update:pending",
+        "session/request_permission", "tool_call_update:in_progress", "fs/read_text_file", "fs/read_text_file",
+        "fs/write_text_file", "fs/read_text_file", "tool_call_update:completed", "agent_message_chunk", "usage_update",
+        "answer:end_turn"]
     first = "def greet(name):\n    return 'hello ' + name\n"
     assert client.writes == [(app, first)]
     assert (workspace / "app.py").read_text() == on_disk  # the editor has it; saving is the user's call
@@ -180,8 +181,8 @@ async def test_cancel_while_awaiting_permission_and_a_late_allow_does_nothing(ag
     client.held[0].set_result("allow_once")  # ACP asks for `cancelled`; a late allow must change nothing
     await assert_nothing_after_the_answer(agent)
     assert wire_shape(client.wire) == [
-        "tool_call:pending", "fs/read_text_file", "tool_call_update:pending", "session/request_permission",
-        "tool_call_update:failed", "answer:cancelled"]
+        "usage_update", "tool_call:pending", "fs/read_text_file", "tool_call_update:pending",
+        "session/request_permission", "tool_call_update:failed", "answer:cancelled"]
     failed = [u for u in client.updates if isinstance(u, schema.ToolCallProgress)][-1]
     assert failed.content[0].content.text.startswith("Cancelled: ")
     assert client.writes == [] and len(fake_api.requests) == 1
@@ -214,9 +215,9 @@ async def test_cancel_while_a_command_runs_kills_it(agents, fake_api, workspace)
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # killed, and reaped by the server
     shape = wire_shape(agent.client.wire)
-    assert shape[0:2] == ["tool_call:pending", "tool_call_update:in_progress"]
+    assert shape[0:3] == ["usage_update", "tool_call:pending", "tool_call_update:in_progress"]
     assert shape[-2:] == ["tool_call_update:failed", "answer:cancelled"]
-    assert set(shape[2:-2]) <= {"tool_call_update:in_progress"}  # output previews, if any
+    assert set(shape[3:-2]) <= {"tool_call_update:in_progress"}  # output previews, if any
     await assert_nothing_after_the_answer(agent)
 
 
@@ -227,9 +228,9 @@ async def test_commands_run_in_the_client_terminal_when_it_offers_one(agents, fa
     fake_api.add(tool_use("run_command", {"command": "echo from the terminal"}, id="toolu_c"), text("Ran."))
     assert (await prompt(agent, session_id, "run it")).stop_reason == "end_turn"
     assert wire_shape(client.wire) == [
-        "tool_call:pending", "tool_call_update:in_progress", "terminal/create", "tool_call_update:in_progress",
-        "terminal/wait_for_exit", "terminal/output", "terminal/release", "tool_call_update:completed",
-        "agent_message_chunk", "answer:end_turn"]
+        "usage_update", "tool_call:pending", "tool_call_update:in_progress", "terminal/create",
+        "tool_call_update:in_progress", "terminal/wait_for_exit", "terminal/output", "terminal/release",
+        "tool_call_update:completed", "agent_message_chunk", "usage_update", "answer:end_turn"]
     (terminal_id, terminal), = client.terminals.items()
     command = terminal["command"]
     assert command[0] == "/usr/bin/env" and command[-3:] == ["/bin/sh", "-c", "echo from the terminal"]
@@ -501,3 +502,33 @@ async def test_a_first_prompt_right_after_initialize_awaits_the_single_sdk_impor
 
     await until(lambda: len(imports()) >= 2)
     assert imports() == ["imported acp, agent_lsp.acp.agent", "imported agent_lsp.models.anthropic, anthropic, httpx2"]
+
+
+async def test_the_prompt_answer_carries_the_turns_usage_and_each_model_call_a_usage_update(agents, fake_api, workspace):
+    client = RecordingClient()
+    agent = await agents(client)
+    session_id = await new_session(agent, workspace)
+    fake_api.add(text("Hello.", usage={"input_tokens": 42, "output_tokens": 27}))
+    answer = await prompt(agent, session_id, "hi")
+    assert client.wire[-1]["result"] == {"stopReason": "end_turn", "usage": {
+        "totalTokens": 69, "inputTokens": 42, "outputTokens": 27, "cachedReadTokens": 0, "cachedWriteTokens": 0}}
+    assert (answer.usage.input_tokens, answer.usage.output_tokens, answer.usage.total_tokens) == (42, 27, 69)
+    assert wire_shape(client.wire) == ["agent_message_chunk", "usage_update", "answer:end_turn"]
+    (context,) = [u for u in client.updates if isinstance(u, schema.UsageUpdate)]
+    assert (context.used, context.size) == (69, 200_000)
+
+    # two model calls: the answer sums them (per turn, not per session); each call's update is its own context
+    client.wire.clear()
+    client.updates.clear()
+    fake_api.add(dict(tool_use("list_files", {}, id="toolu_l"),
+                      usage={"input_tokens": 100, "output_tokens": 20, "cache_read_input_tokens": 900}),
+                 text("Done.", usage={"input_tokens": 30, "output_tokens": 7, "cache_read_input_tokens": 1000,
+                                      "cache_creation_input_tokens": 5}))
+    answer = await prompt(agent, session_id, "list")
+    assert client.wire[-1]["result"]["usage"] == {"totalTokens": 2062, "inputTokens": 130, "outputTokens": 27,
+                                                  "cachedReadTokens": 1900, "cachedWriteTokens": 5}
+    assert wire_shape(client.wire) == ["usage_update", "tool_call:pending", "tool_call_update:in_progress",
+                                       "tool_call_update:completed", "agent_message_chunk", "usage_update",
+                                       "answer:end_turn"]
+    assert [(u.used, u.size) for u in client.updates if isinstance(u, schema.UsageUpdate)] == [
+        (1020, 200_000), (1042, 200_000)]

@@ -111,8 +111,9 @@ async def test_web_fetch_asks_with_the_url_and_kind_fetch(agents, fake_api, work
     answer = await agent.conn.prompt(session_id=session_id, prompt=[acp.text_block("read the page")])
     assert answer.stop_reason == "end_turn"
     assert wire_shape(client.wire) == [
-        "tool_call:pending", "tool_call_update:pending", "session/request_permission", "tool_call_update:in_progress",
-        "tool_call_update:completed", "agent_message_chunk", "answer:end_turn"]
+        "usage_update", "tool_call:pending", "tool_call_update:pending", "session/request_permission",
+        "tool_call_update:in_progress", "tool_call_update:completed", "agent_message_chunk", "usage_update",
+        "answer:end_turn"]
     start = next(u for u in client.updates if isinstance(u, schema.ToolCallStart))
     assert (start.kind, start.title, start.raw_input) == ("fetch", f"Fetch {url}", {"url": url})
     (asked, _), = client.permission_requests

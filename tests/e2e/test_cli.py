@@ -39,6 +39,25 @@ def test_options_that_do_not_apply_are_refused_not_ignored(args, named):
     assert error.startswith("agent-lsp: error: ") and named in error, refused.stderr
 
 
+def test_the_demo_chats_then_a_suggestion_is_asked_shown_and_accepted(tmp_path):
+    demo = subprocess.run([*SERVER, "demo"], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                          cwd=tmp_path)
+    assert demo.returncode == 0, demo.stdout + demo.stderr
+    lines = demo.stdout.strip().splitlines()
+    (result,) = [line for line in lines if line.startswith("result ")]
+    assert "stopReason=end_turn" in result
+    assert lines[lines.index(result) + 1:] == [  # not a tty: the ghost text is not dimmed
+        "editor   │ types on, under low_stock (the cursor is at ▏):",
+        "         │ def find(items, name):",
+        "         │     for item in items:",
+        "         │         if item▏",
+        'ghost    │         if item▏["name"] == name:   ← the suggestion (textDocument/inlineCompletion); Tab accepts',
+        'accepted │         if item["name"] == name:   ← didChange, then agent.completionAccepted',
+        "stats    │ requests=1 modelCalls=1 reused=0 cancelled=0 stale=0 shown=1 accepted=1 partiallyAccepted=0 "
+        "errors=0",
+        "server   │ exited with code 0"], demo.stdout
+
+
 def framed(message: dict) -> bytes:
     body = json.dumps(message).encode()
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)

@@ -72,12 +72,14 @@ def test_all_green_and_the_json_shape(home):
     assert set(report) == {"ok", "version", "protocol", "checks"}
     assert all(set(c) == {"name", "status", "detail"} for c in report["checks"]), report
     assert statuses(report) == {"python": "ok", "version": "ok", "settings": "ok", "keys": "ok", "base URL": "ok",
-                                "data directory": "ok", "sessions database": "ok", "ripgrep": "ok",
+                                "suggestions": "ok", "data directory": "ok", "sessions database": "ok", "ripgrep": "ok",
                                 "sandbox": "skip", "MCP server fake": "ok"}
     details = {c["name"]: c["detail"] for c in report["checks"]}
     assert details["version"] == f"agent-lsp-server {report['version']} (protocol {report['protocol']})"
     assert details["keys"] == "present: ANTHROPIC_API_KEY; provider anthropic"
     assert details["MCP server fake"].endswith("started with 3 tools")
+    assert details["suggestions"] == f"on: anthropic claude-haiku-4-5, api chat, at {env['ANTHROPIC_BASE_URL']}, " \
+                                     "key ANTHROPIC_API_KEY"
 
 
 def test_the_text_report_and_its_exit_status(home):
@@ -87,7 +89,7 @@ def test_the_text_report_and_its_exit_status(home):
     assert done.returncode == 1
     lines = done.stdout.splitlines()
     assert [line.split()[0] for line in lines if not line.startswith(" ")][:-1] == \
-        ["OK", "OK", "OK", "FAIL", "SKIP", "OK", "OK", "OK", "SKIP", "SKIP"], done.stdout
+        ["OK", "OK", "OK", "FAIL", "SKIP", "SKIP", "OK", "OK", "OK", "SKIP", "SKIP"], done.stdout
     assert lines[-1] == "1 problem found"
     assert any(line.strip().startswith("fix: Set ANTHROPIC_API_KEY") for line in lines), done.stdout
 
@@ -101,6 +103,8 @@ def test_no_key(home):
     assert failed["name"] == "keys" and failed["detail"] == "no provider key in the environment"
     assert failed["fix"].startswith("Set ANTHROPIC_API_KEY in the environment your editor starts agent-lsp with")
     assert statuses(report)["base URL"] == "skip"
+    assert checks(report)["suggestions"] == {"name": "suggestions", "status": "skip",
+                                             "detail": "off: no model provider is configured (see keys)"}
 
 
 def test_the_demo_model_needs_no_key(home):
@@ -108,6 +112,73 @@ def test_the_demo_model_needs_no_key(home):
     del env["ANTHROPIC_API_KEY"]
     code, report = doctor(env, "--model", "demo")
     assert code == 0 and statuses(report)["keys"] == "ok"
+    assert checks(report)["suggestions"] == {"name": "suggestions", "status": "ok", "detail": "on: the demo model "
+                                             "(lines completed from the open buffers, offline)"}
+
+
+def checks(report: dict) -> dict[str, dict]:
+    return {c["name"]: c for c in report["checks"]}
+
+
+OFF = " Or turn suggestions off: `completions.enabled` false."
+
+
+@pytest.mark.parametrize("completions, detail, fix", [
+    ({"provider": "openai", "baseUrl": "{loopback}"},  # the chat's model is anthropic's: openai has no default
+     ("on: openai (no model), api chat, at {loopback}, no key; Suggestions from the openai provider need the "
+      "`completions.model` setting"),
+     ("Set `completions.model` to the model's name as its server knows it (e.g. \"qwen2.5-coder:1.5b-base\" on "
+      "Ollama; docs/providers.md).")),
+    ({"api": "fim"},
+     ("on: anthropic claude-haiku-4-5, api fim, at {anthropic}, key ANTHROPIC_API_KEY; `completions.api` \"fim\" "
+      "posts to an OpenAI-compatible /completions endpoint"),
+     ("Set `completions.provider` to \"openai\" and `completions.baseUrl` to a server of the legacy /completions "
+      "shape (Ollama, llama.cpp, DeepSeek), or `completions.api` to \"chat\".")),
+    ({"provider": "openai", "model": "gpt-4.1-mini"},
+     ("on: openai gpt-4.1-mini, api chat, at https://api.openai.com/v1, no key; The openai provider needs "
+      "OPENAI_API_KEY"),
+     ("Set OPENAI_API_KEY in the environment your editor starts agent-lsp with, or `completions.baseUrl` to a local "
+      "server (Ollama, llama.cpp), which needs no key.")),
+    ({"provider": "openai", "api": "fim", "model": "qwen2.5-coder:1.5b-base", "baseUrl": "{closed}"},
+     ("on: openai qwen2.5-coder:1.5b-base, api fim, at {closed}, no key; {closed} cannot be reached (Connection "
+      "refused)"),
+     ("Check the network (a proxy or firewall), or correct `completions.baseUrl`; for a local server (Ollama, vLLM, "
+      "llama.cpp) start it first.")),
+], ids=["openai without a model", "fim with anthropic", "openai without a key", "its own base URL unreachable"])
+def test_what_keeps_suggestions_from_working_and_its_fix(home, completions, detail, fix):
+    tmp_path, env = home
+    with socket.socket() as listener, socket.socket() as closed:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        closed.bind(("127.0.0.1", 0))
+        urls = {"loopback": f"http://127.0.0.1:{listener.getsockname()[1]}/v1",
+                "closed": f"http://127.0.0.1:{closed.getsockname()[1]}/v1", "anthropic": env["ANTHROPIC_BASE_URL"]}
+        user_settings(tmp_path, {"completions": {k: v.format(**urls) for k, v in completions.items()}})
+        code, report = doctor(env)
+    failed = only_failure(report)
+    assert code == 1 and failed["name"] == "suggestions", report
+    assert failed["detail"].startswith(detail.format(**urls)), failed
+    assert failed["fix"] == fix + OFF
+
+
+def test_suggestions_off_and_on_a_reachable_server_of_their_own(home):
+    tmp_path, env = home
+    with socket.socket() as ollama:
+        ollama.bind(("127.0.0.1", 0))
+        ollama.listen()
+        url = f"http://127.0.0.1:{ollama.getsockname()[1]}/v1"
+        user_settings(tmp_path, {"completions": {"provider": "openai", "api": "fim", "model": "qwen2.5-coder:1.5b-base",
+                                                 "baseUrl": url}})
+        code, report = doctor(env)
+    assert code == 0 and checks(report)["suggestions"] == {
+        "name": "suggestions", "status": "ok",
+        "detail": f"on: openai qwen2.5-coder:1.5b-base, api fim, at {url}, no key; {url} accepts connections"}
+    (tmp_path / "config" / "agent-lsp" / "settings.json").write_text(json.dumps(
+        {"completions": {"enabled": False, "api": "fim"}}))  # off: what would be wrong when on is no problem
+    code, report = doctor(env)
+    assert code == 0 and checks(report)["suggestions"] == {
+        "name": "suggestions", "status": "skip", "detail": "off (`completions.enabled` is false); when on: anthropic "
+        f"claude-haiku-4-5, api fim, at {env['ANTHROPIC_BASE_URL']}, key ANTHROPIC_API_KEY"}
 
 
 def test_base_url_unreachable(home):
@@ -254,11 +325,54 @@ def test_model_says_what_chats_would_use_with_an_editors_settings_over_the_rest(
     path.write_text(json.dumps({"model": "claude-from-the-file"}))
     assert model(env) == (0, {"provider": "anthropic", "model": "claude-from-the-file",
                               "baseUrl": env["ANTHROPIC_BASE_URL"], "key": "ANTHROPIC_API_KEY", "api": "chat",
-                              "lacks": None, "problem": None, "warnings": []})
+                              "lacks": None, "problem": None,
+                              "completions": {"provider": "anthropic", "model": "claude-haiku-4-5",
+                                              "baseUrl": env["ANTHROPIC_BASE_URL"], "key": "ANTHROPIC_API_KEY",
+                                              "api": "chat", "lacks": None, "problem": None, "enabled": True},
+                              "warnings": []})
     assert model(env, "--settings", '{"model": "demo"}')[1]["provider"] == "demo"  # the editor's over the file
     del env["ANTHROPIC_API_KEY"]
     code, answer = model(env, "--model", "claude-x")
     assert (code, answer["provider"], answer["model"], answer["lacks"]) == (1, "none", "claude-x", "provider")
+
+
+def test_model_says_what_suggestions_would_use_beside_the_chats(home):
+    _, env = home
+    ollama = "http://127.0.0.1:9/v1"
+    code, answer = model(env, "--settings", json.dumps({"completions": {"provider": "openai", "api": "fim",
+                                                                         "baseUrl": ollama, "enabled": False}}))
+    assert (code, answer["provider"], answer["problem"]) == (0, "anthropic", None)  # the exit status is the chat's
+    assert answer["completions"] == {"provider": "openai", "model": "", "baseUrl": ollama, "key": None, "api": "fim",
+                                     "lacks": "model", "problem": answer["completions"]["problem"], "enabled": False}
+    assert answer["completions"]["problem"].startswith("Suggestions from the openai provider need the "
+                                                       "`completions.model` setting")
+    code, answer = model(env, "--model", "demo")
+    assert (code, answer["completions"]) == (0, {"provider": "demo", "model": "demo", "baseUrl": None, "key": None,
+                                                 "api": "chat", "lacks": None, "problem": None, "enabled": True})
+
+    done = subprocess.run([sys.executable, "-m", "agent_lsp", "model", "--settings", json.dumps(
+        {"model": "claude-x", "completions": {"provider": "openai", "api": "fim", "baseUrl": ollama}})], env=env,
+        cwd=env["HOME"],
+        capture_output=True, text=True, timeout=CEILING)
+    base = env["ANTHROPIC_BASE_URL"]
+    assert (done.returncode, done.stdout.splitlines()) == (0, [
+        f"{'':<9} {'chats':<{len(base)}}  suggestions",
+        f"provider  {'anthropic':<{len(base)}}  openai",
+        f"model     {'claude-x':<{len(base)}}  none",
+        f"base URL  {base}  {ollama}",
+        f"key       {'ANTHROPIC_API_KEY':<{len(base)}}  none",
+        f"api       {'chat':<{len(base)}}  fim",
+        ("problem   suggestions: Suggestions from the openai provider need the `completions.model` setting (the "
+         "model's name as the server knows it, e.g. \"qwen2.5-coder:1.5b-base\" on Ollama), or the `model` setting "
+         "when chats use openai too.")]), done.stdout
+    del env["ANTHROPIC_API_KEY"]  # no provider: the one problem is said once
+    done = subprocess.run([sys.executable, "-m", "agent_lsp", "model", "--settings",
+                           '{"completions": {"enabled": false}}'], env=env, cwd=env["HOME"], capture_output=True,
+                          text=True, timeout=CEILING)
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[0] == "          chats  suggestions (off: completions.enabled)", done.stdout
+    assert [line.split()[0] for line in done.stdout.splitlines()[1:]] == \
+        ["provider", "model", "base", "key", "api", "problem"], done.stdout
 
 
 def test_model_refuses_options_that_do_not_apply():

@@ -8,14 +8,16 @@ The script is the fake Messages API's (tests/fakes/messages_api.py), so one scen
   {"content": [{"type": "text"|"thinking"|"tool_use", ...}], "stop_reason": "end_turn"|"tool_use"|"max_tokens"|
    "refusal", "usage": {"input_tokens", "output_tokens", "cache_read_input_tokens"}, "delay", "cut_after", "stall",
    "hold", "hang"}
-  {"status": 429, "error": {"type": "rate_limit_error", "message": "..."}, "headers": {...}}
+  {"status": 429, "error": {"type": "rate_limit_error", "message": "..."}, "headers": {...}, "retry_after_date": s}
+  (`retry_after_date`: a Retry-After header that is an HTTP date, that many seconds after the answer is sent)
 plus what only this API has: a tool_use block's `arguments` (the raw argument text, e.g. malformed JSON) and
 `pieces` (how many fragments its arguments are cut into, default 3, cut mid-token); a thinking block's `field`
 (`reasoning_content` or `reasoning`); `finish_reason` (overrides the mapped stop_reason); `chunks` (raw chunk
 dicts instead of a generated stream); `raw` + `content_type` (+ `raw_status`: a literal body, e.g. an HTML page
-or a damaged event stream); `silent_after` + `silent_for` (send nothing at all for `silent_for` seconds after that
-many chunks); in-process only, `pause_at` + `resume` (after that many chunks, wait until the threading.Event
-`resume` is set or the client goes away). Every request's arrival time is in `arrivals`.
+or a damaged event stream; `raw_encoding`: how it is encoded, e.g. `latin-1` to send bytes that are not UTF-8);
+`silent_after` + `silent_for` (send nothing at all for `silent_for` seconds after that many chunks); in-process
+only, `pause_at` + `resume` (after that many chunks, wait until the threading.Event `resume` is set or the client
+goes away). Every request's arrival time is in `arrivals`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import socket
 import sys
 import threading
 import time
+from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Optional
@@ -162,9 +165,13 @@ class FakeChatCompletions:
                 if "status" in reply:
                     error = {"message": reply["error"]["message"], "param": None, "code": None,
                              "type": reply["error"].get("type") or ERROR_TYPES.get(reply["status"], "api_error")}
-                    return self._json(reply["status"], {"error": error}, reply.get("headers", {}))
+                    headers = dict(reply.get("headers", {}))
+                    if "retry_after_date" in reply:  # an HTTP date that many seconds from now
+                        headers["retry-after"] = formatdate(time.time() + reply["retry_after_date"], usegmt=True)
+                    return self._json(reply["status"], {"error": error}, headers)
                 if "raw" in reply:
-                    return self._raw(reply.get("raw_status", 200), reply["raw"].encode(), reply["content_type"])
+                    data = reply["raw"].encode(reply.get("raw_encoding", "utf-8"))
+                    return self._raw(reply.get("raw_status", 200), data, reply["content_type"])
                 include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
                 try:
                     time.sleep(reply.get("stall", 0))

@@ -53,7 +53,7 @@ def reply_for(body: dict) -> dict:
     content = last["content"] if isinstance(last["content"], list) else [{"type": "text", "text": last["content"]}]
     if any(b.get("type") == "tool_result" for b in content):
         return {"content": [{"type": "text", "text": "done"}]}
-    said = json.dumps(content)
+    said = json.dumps(content[-1] if content else "")  # the prompt of this turn (a cancelled one's stays before it)
     if "[read]" in said:
         return {"content": [{"type": "tool_use", "name": "read_file", "input": {"path": "a.py"}}]}
     if "[write]" in said:
@@ -62,6 +62,15 @@ def reply_for(body: dict) -> dict:
         return {"content": [{"type": "tool_use", "name": "run_command", "input": {"command": "echo hi"}}]}
     if "[slow]" in said:
         return {"content": [{"type": "text", "text": "streaming " * 400}], "delay": 0.02}
+    if "[slowish]" in said:
+        return {"content": [{"type": "text", "text": "streaming " * 40}], "delay": 0.01}
+    if "[hold]" in said:
+        return {"hold": True}
+    if "[task]" in said:
+        return {"content": [{"type": "tool_use", "name": "task", "input": {"description": "look",
+                                                                          "prompt": "look around [sub]"}}]}
+    if "[sub]" in said:  # the subagent's own request
+        return {"content": [{"type": "text", "text": "digging " * 400}], "delay": 0.02}
     return {"content": [{"type": "text", "text": "ok"}]}
 
 
@@ -78,6 +87,21 @@ GOOD = {
 MARKER = {"fs/read_text_file": "[read]", "fs/write_text_file": "[write]", "terminal/create": "[run]",
           "terminal/output": "[run]", "terminal/wait_for_exit": "[run]", "terminal/kill": "[run]",
           "terminal/release": "[run]", "session/request_permission": "[write]"}
+
+
+USAGE_FIELDS = ("inputTokens", "outputTokens", "cachedReadTokens", "cachedWriteTokens")
+
+
+def usage_problem(usage: Any) -> str:
+    """What is wrong with a prompt answer's `usage` (ACP's Usage: counts, and their total), or ""."""
+    if usage is None:
+        return ""
+    if not isinstance(usage, dict) or not all(isinstance(usage.get(f), int) and usage[f] >= 0
+                                              for f in ("totalTokens", *USAGE_FIELDS)):
+        return f"usage is not ACP's Usage: {usage!r}"
+    if usage["totalTokens"] != sum(usage[f] for f in USAGE_FIELDS):
+        return f"usage's total is not the sum of its counts: {usage!r}"
+    return ""
 
 
 class Agent:
@@ -140,6 +164,8 @@ class Agent:
             return
         if method == "session/prompt" and (answer.get("result") or {}).get("stopReason") not in STOP_REASONS:
             return self.wrong_answer(f"session/prompt: not a prompt result: {text}")
+        if method == "session/prompt" and usage_problem(answer["result"].get("usage")):
+            return self.wrong_answer(f"session/prompt: {usage_problem(answer['result'].get('usage'))}: {text}")
 
     async def healthy(self) -> None:
         """A plain prompt still ends its turn."""
@@ -209,6 +235,15 @@ def _method_params(agent: Agent) -> st.SearchStrategy:
                                               {"type": st.sampled_from(["boolean", "select"])}),
         "session/close": S.params({"sessionId": sessions}, {}),
         "session/fork": S.params({"sessionId": sessions, "cwd": cwd}, {}),
+        "session/delete": S.params({"sessionId": sessions}, {}),
+        "session/resume": S.params({"sessionId": sessions, "cwd": cwd}, {"mcpServers": st.just([])}),
+        "session/cancel": S.params({"sessionId": sessions}, {}),  # a notification sent as a request
+        "session/update": S.params({"sessionId": sessions, "update": S.hostile}, {}),
+        "logout": S.hostile,
+        "nes/start": S.hostile,
+        "document/didOpen": S.hostile,
+        "fs/read_text_file": S.params({"sessionId": sessions, "path": cwd}, {}),  # the client's methods, asked of the agent
+        "terminal/create": S.params({"sessionId": sessions, "command": st.text(max_size=10)}, {}),
         "session/nope": S.hostile,
         "_agent-lsp/x": S.hostile,
     }
@@ -342,10 +377,58 @@ def test_named_frames(fuzzed):
                                 "data": {"fields": ["modeId"]}}, bad
         s.send_raw(b'{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":5}}\n')
         assert "result" in await s.request("session/list", {})
-        fuzzed.cases += len(expected) + 8
+        # a lone surrogate beside a value nested 900 deep (under json's own limit), in a notification and in an
+        # answer to the agent's own request: mending the surrogate recursed past Python's limit and the agent
+        # stopped reading its input
+        deep = b"[" * 900 + b"]" * 900
+        s.send_raw(b'{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"\\ud800","x":' + deep + b"}}\n")
+        assert "result" in await s.request("session/list", {})
+        s.handlers["fs/read_text_file"] = lambda params: RawAnswer(
+            b'{"jsonrpc":"2.0","id":$ID,"result":{"content":"\\ud800","x":' + deep + b"}}\n")
+        try:
+            answer = await s.request("session/prompt", {"sessionId": fuzzed.session,
+                                                        "prompt": [{"type": "text", "text": "look [read]"}]})
+        finally:
+            s.handlers.update(GOOD)
+        assert answer["result"]["stopReason"] == "end_turn", answer
+        assert "result" in await s.request("session/list", {})
+        fuzzed.cases += len(expected) + 10
     fuzzed.run(go())
     stderr = fuzzed.server.stderr.decode(errors="replace")
     assert "Traceback" not in stderr, stderr[stderr.find("Traceback") - 300:][:3000]
+
+
+def test_frames_in_pieces_and_huge_prompts(fuzzed):
+    """A request written a byte at a time, requests sharing a write with half of the next, a prompt of many MB and
+    one of a thousand blocks: each answered as whole lines are."""
+    async def go():
+        s = fuzzed.server
+        ids = [f"piece-{n}" for n in range(4)]
+        frames = [line({"jsonrpc": "2.0", "id": i, "method": "session/list", "params": {}}) for i in ids]
+        futures = {i: asyncio.get_running_loop().create_future() for i in ids}
+        s.pending.update(futures)
+        for byte in frames[0]:
+            s.send_raw(bytes([byte]))
+            await s.proc.stdin.drain()
+        s.send_raw(frames[1] + frames[2] + frames[3][:7])
+        await s.proc.stdin.drain()
+        s.send_raw(frames[3][7:])
+        for i in ids:
+            answer = await fuzzed.answer(f"session/list in pieces ({i})", futures[i])
+            if answer is not None and "result" not in answer:
+                fuzzed.wrong_answer(f"session/list in pieces: {answer}")
+        size = scaled(4, 40) << 20
+        for blocks in ([{"type": "text", "text": "x" * size}], [{"type": "text", "text": f"part {n}"} for n in range(1000)]):
+            answer = await fuzzed.answer("a huge prompt", s.request_future("session/prompt", {
+                "sessionId": fuzzed.session, "prompt": blocks}))
+            if answer is not None:
+                fuzzed.check("session/prompt", answer)
+                if (answer.get("result") or {}).get("stopReason") != "end_turn":
+                    fuzzed.wrong_answer(f"a prompt of {len(blocks)} blocks: {json.dumps(answer)[:300]}")
+        fuzzed.cases += 6
+    fuzzed.run(go())
+    assert fuzzed.alive(), fuzzed.server.stderr.decode(errors="replace")[-3000:]
+    assert not fuzzed.hangs and not fuzzed.wrong, fuzzed.problems
 
 
 async def test_a_first_line_over_the_early_readers_limit(tmp_path):
@@ -448,7 +531,8 @@ def test_every_method_never_answered_then_cancelled(answered):
 
 
 async def cancel_in(agent: Agent, state: str) -> None:
-    """Start a prompt, reach `state`, session/cancel: the prompt answers `cancelled`, the next one works."""
+    """Start a prompt, reach `state`, session/cancel: the prompt answers `cancelled`, the next one works (a cancel
+    of another session, or between turns, cancels nothing)."""
     s = agent.server
     agent.cases += 1
     session, text, waiting_for = agent.session, "hello [slow]", None
@@ -458,10 +542,18 @@ async def cancel_in(agent: Agent, state: str) -> None:
         text, waiting_for = "look [read]", "fs/read_text_file"
     elif state == "terminal running":
         text, waiting_for = "run [run]", "terminal/wait_for_exit"
+    elif state == "waiting for the model":
+        text = "wait [hold]"
+    elif state == "a subagent running":
+        text = "dig [task]"
+    elif state == "another session cancelled":
+        text = "hello [slowish]"
     if waiting_for:
         s.handlers[waiting_for] = lambda params: NO_ANSWER
     before = len(s.wire)
     asked = len(s.agent_requests)
+    requests = len(agent.fake.requests)
+    expected = "end_turn" if state == "another session cancelled" else "cancelled"
     try:
         if state == "between turns":
             s.notify("session/cancel", {"sessionId": session})
@@ -470,17 +562,30 @@ async def cancel_in(agent: Agent, state: str) -> None:
                 agent.wrong_answer(f"a cancel between turns cancelled the next prompt: {answer}")
             return
         future = s.prompt(session, text)
-        if waiting_for:
+        if state == "as the prompt is sent":
+            pass  # the cancel follows the prompt on the wire: the turn it cancels has not begun
+        elif waiting_for:
             await s.until(lambda: any(r["method"] == waiting_for for r in s.agent_requests[asked:]))
+        elif state in ("waiting for the model", "a subagent running"):
+            sign = "[hold]" if state == "waiting for the model" else "look around [sub]"
+            await s.until(lambda: any(sign in json.dumps(r["messages"][-1]) for r in agent.fake.requests[requests:]))
         else:
             await s.until(lambda: any(m.get("method") == "session/update" and m["params"]["update"]["sessionUpdate"]
                                       == "agent_message_chunk" for m in s.wire[before:]))
-        s.notify("session/cancel", {"sessionId": session})
+        s.notify("session/cancel", {"sessionId": agent.asking if state == "another session cancelled" else session})
+        if state == "cancelled twice":
+            s.notify("session/cancel", {"sessionId": session})
         answer = await agent.answer(f"prompt cancelled while {state}", future)
     finally:
         s.handlers.update(GOOD)
-    if answer is not None and (answer.get("result") or {}).get("stopReason") != "cancelled":
+    if answer is not None and (answer.get("result") or {}).get("stopReason") != expected:
         agent.wrong_answer(f"cancelled while {state}: {answer}")
+    if answer is not None and expected == "cancelled":
+        await s.request("session/list", {})  # answered after anything the agent sent before it
+        at = next(n for n, m in enumerate(s.wire) if m is answer)
+        late = [m for m in s.wire[at:] if m.get("method") == "session/update" and m["params"].get("sessionId") == session]
+        if late:
+            agent.wrong_answer(f"updates after a prompt cancelled while {state} answered: {late[:3]}")
     if state == "terminal running":
         asked_after = [r["method"] for r in s.agent_requests[asked:]]
         if "terminal/kill" not in asked_after or "terminal/release" not in asked_after:
@@ -490,7 +595,58 @@ async def cancel_in(agent: Agent, state: str) -> None:
         agent.wrong_answer(f"after a cancel while {state}: {after}")
 
 
-STATES = ["streaming", "awaiting permission", "fs call pending", "terminal running", "between turns"]
+def test_a_cancel_right_after_its_prompt_cancels_it(answered):
+    """A cancel written with its prompt is read while the prompt is still being composed: it found nothing running,
+    and the whole turn ran (end_turn). Now it answers `cancelled` and no model request of that turn goes out."""
+    async def go():
+        s = answered.server
+        for n in range(5):
+            answered.cases += 1
+            requests = len(answered.fake.requests)
+            future = s.prompt(answered.session, f"cancel me {n} [slowish]")
+            s.notify("session/cancel", {"sessionId": answered.session})  # the same write as the prompt
+            answer = await answered.answer("prompt cancelled as it was sent", future)
+            if answer is not None and answer["result"]["stopReason"] != "cancelled":
+                answered.wrong_answer(f"a cancel right after its prompt: {answer}")
+            asked = [r for r in answered.fake.requests[requests:] if f"cancel me {n}" in json.dumps(r["messages"])]
+            if asked:
+                answered.wrong_answer(f"a prompt cancelled before its chat began asked the model {len(asked)} times")
+    answered.run(go())
+    answered.run(answered.healthy())
+    assert not answered.hangs and not answered.wrong, answered.problems
+
+
+async def test_cancel_while_a_trust_question_is_never_answered(tmp_path):
+    """The workspace's settings file asks for trust (session/request_permission) before the turn begins; the client
+    never answers it, then cancels: the prompt answers `cancelled` (it waited for that answer), the question's call is
+    closed before the answer, and the next prompt asks again."""
+    root = tmp_path / "ws"
+    (root / ".agent-lsp").mkdir(parents=True)
+    (root / ".agent-lsp" / "settings.json").write_text(json.dumps({"webFetch": {"allowPrivate": True}}))
+    agent = await scripted_agent(tmp_path / "state", tmp_path / "script.json", OK,
+                                 **{"session/request_permission": lambda p: NO_ANSWER})
+    session = await agent.new_session(root)
+    future = agent.prompt(session, "hello")
+    await agent.until(lambda: any(r["method"] == "session/request_permission" for r in agent.agent_requests))
+    agent.notify("session/cancel", {"sessionId": session})
+    answer = await asyncio.wait_for(future, ANSWER_CEILING)
+    assert answer["result"] == {"stopReason": "cancelled"}, answer
+    trust = [u for u in agent.updates(session) if u["sessionUpdate"].startswith("tool_call")]
+    assert [(u["sessionUpdate"], u["status"]) for u in trust] == [("tool_call", "pending"),
+                                                                  ("tool_call_update", "failed")]
+    assert trust[1]["content"][0]["content"]["text"].startswith("Not answered")
+    agent.handlers["session/request_permission"] = lambda p: {"outcome": {"outcome": "selected", "optionId": "trust"}}
+    answer = await agent.request("session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "again"}]})
+    assert answer["result"]["stopReason"] == "end_turn", answer
+    assert sum(r["method"] == "session/request_permission" for r in agent.agent_requests) == 2
+    assert await agent.stop() == 0
+    assert "Traceback" not in agent.stderr.decode(errors="replace")
+    tally("ACP: client answers, cancel", cases=1)
+
+
+STATES = ["streaming", "awaiting permission", "fs call pending", "terminal running", "between turns",
+          "as the prompt is sent", "waiting for the model", "a subagent running", "cancelled twice",
+          "another session cancelled"]
 
 
 def test_cancel_in_every_state(answered):
@@ -506,6 +662,7 @@ OK = [{"content": [{"type": "text", "text": "ok"}]}]
 SLOW = [{"content": [{"type": "text", "text": "working " * 3000}], "delay": 0.02}]
 WRITE = [{"content": [{"type": "tool_use", "name": "write_file", "input": {"path": "b.py", "content": "y = 2\n"}}]}]
 RUN = [{"content": [{"type": "tool_use", "name": "run_command", "input": {"command": "sleep 30"}}]}]
+READ = [{"content": [{"type": "tool_use", "name": "read_file", "input": {"path": "a.py"}}]}]
 
 
 async def scripted_agent(data: Path, script: Path, replies: list, **handlers) -> RawAcp:
@@ -550,7 +707,8 @@ async def load(data: Path, script: Path, root: Path, session_id: str) -> tuple[R
 
 VANISH = [("streaming", SLOW, {}, "agent_message_chunk"),
           ("awaiting permission", WRITE, {"session/request_permission": lambda p: NO_ANSWER}, "session/request_permission"),
-          ("a terminal running", RUN, {"terminal/wait_for_exit": lambda p: NO_ANSWER}, "terminal/wait_for_exit")]
+          ("a terminal running", RUN, {"terminal/wait_for_exit": lambda p: NO_ANSWER}, "terminal/wait_for_exit"),
+          ("an fs call pending", READ, {"fs/read_text_file": lambda p: NO_ANSWER}, "fs/read_text_file")]
 
 
 @pytest.mark.parametrize("how", ["stdin closed", "stdin and stdout closed"])
@@ -590,21 +748,26 @@ async def test_sigkill_mid_prompt_again_and_again(tmp_path):
     data, script = tmp_path / "killed", tmp_path / "script.json"
     finished: dict[str, list[str]] = {}
     session = None
+    # dies with a command running, mid-text, awaiting permission, or with a file read pending (never answered)
+    states = [(RUN, "terminal/wait_for_exit"), (SLOW, "agent_message_chunk"), (WRITE, "session/request_permission"),
+              (READ, "fs/read_text_file")]
     for n in range(kills):
-        agent = await scripted_agent(data, script, OK, **{"terminal/wait_for_exit": lambda p: NO_ANSWER})
+        agent = await scripted_agent(data, script, OK)
         if session is None or n % 2 == 0:
             session = await agent.new_session(root)
         else:
             assert "result" in await agent.request("session/load", {"cwd": str(root), "sessionId": session,
                                                                     "mcpServers": []})
-        await agent.request("session/set_mode", {"sessionId": session, "modeId": "bypassPermissions"})
+        replies, sign = states[n % len(states)]
+        mode = "default" if sign == "session/request_permission" else "bypassPermissions"
+        await agent.request("session/set_mode", {"sessionId": session, "modeId": mode})
         answer = await agent.request("session/prompt", {"sessionId": session,
                                                         "prompt": [{"type": "text", "text": f"finished {n}"}]})
         assert answer["result"]["stopReason"] == "end_turn", answer
         finished.setdefault(session, []).append(f"finished {n}")
-        script.write_text(json.dumps(SLOW if n % 2 else RUN))  # dies mid-text, or with a command running
+        script.write_text(json.dumps(replies))
+        agent.handlers[sign] = lambda params: NO_ANSWER
         agent.prompt(session, f"interrupted {n}")
-        sign = "agent_message_chunk" if n % 2 else "terminal/wait_for_exit"
         await agent.until(lambda: any(m.get("method") == sign or (m.get("method") == "session/update" and m["params"][
             "update"]["sessionUpdate"] == sign) for m in agent.wire))
         agent.proc.send_signal(signal.SIGKILL)

@@ -106,6 +106,18 @@ CELLS: list[Cell] = [
     ("408, then a reply", [status(408, "timeout"), OK], {"end_turn"}, "", []),
     ("400, the model has no tools", [status(400, "registry.ollama.ai/library/x does not support tools")], ERROR,
      "does not support tool calls", []),
+    ("400, vLLM without tool parsing", [status(400, '"auto" tool choice requires --enable-auto-tool-choice and '
+                                                 "--tool-call-parser to be set", "BadRequestError")], ERROR,
+     "does not support tool calls", []),
+    ("400, llama.cpp without --jinja", [status(400, "tools param requires --jinja flag", "invalid_request_error")],
+     ERROR, "does not support tool calls", []),
+    ("200, an error object as plain JSON", [body(200, json.dumps({"error": {"message": "model not loaded",
+                                                                            "type": "server_error"}}),
+                                                 "application/json")], ERROR, "model not loaded", []),
+    ("200, an event stream called JSON", [body(200, raw_sse(*say("fine"), chunk({}, "stop"))["raw"],
+                                                "application/json")], {"end_turn"}, "", []),
+    ("200, an HTML page called an event stream", [body(200, HTML, "text/event-stream")], ERROR,
+     "no chat.completions chunks", []),
     ("400, context length", [status(400, "This model's maximum context length is 8192 tokens, you asked 9000")],
      ERROR, "maximum context length", []),
     ("500, an empty body, three times", [body(500, "", "text/plain")] * 3, ERROR, "500", []),
@@ -114,6 +126,7 @@ CELLS: list[Cell] = [
     ("429 without retry-after, three times", [status(429, "rate limited")] * 3, ERROR, "429: rate limited", []),
     ("500, then a reply", [status(500, "boom", **{"retry-after-ms": "10"}), OK], {"end_turn"}, "", []),
     ("500 three times", [status(500, "boom", **{"retry-after-ms": "10"})] * 3, ERROR, "500: boom", []),
+    ("400, a 1 MB error message", [status(400, "no " * 350_000, "invalid_request_error")], ERROR, "400: no no", []),
     ("502, an HTML page, three times", [body(502, HTML, "text/html")] * 3, ERROR, "HTML page", []),
     ("503, a plain-text body, three times", [body(503, "upstream connect error", "text/plain")] * 3, ERROR,
      "503", []),
@@ -126,9 +139,19 @@ CELLS: list[Cell] = [
     # damaged SSE
     ("data not JSON mid-stream", [raw_sse(*say("half"), "data: {not json\n\n")], ERROR,
      "sent a line that is not a chat.completions chunk after 2 chunks (JSONDecodeError", []),
-    # the SDK reads an empty `data:` as an event and fails on its JSON: the chat ends, and says where it broke
-    ("`data:` without payload", [raw_sse(*say("fine"), "data:\n\n", chunk({}, "stop"))], ERROR,
-     "not a chat.completions chunk after 2 chunks", []),
+    # events without data are no events (the SSE standard); the SDK read each as a chunk of empty JSON and ended
+    ("`data:` without payload", [raw_sse(*say("fine"), "data:\n\n", "data: \r\n\r\n", "data\n\n",
+                                         chunk({}, "stop"))], {"end_turn"}, "", []),
+    ("`event: ping` without data", [raw_sse(*say("fine"), "event: ping\n\n", chunk({}, "stop"))], {"end_turn"}, "",
+     []),
+    ("`retry:` alone", [raw_sse(*say("fine"), "retry: 3000\n\n", chunk({}, "stop"))], {"end_turn"}, "", []),
+    ("`id:` then blank lines", [raw_sse(*say("fine"), f"id: 7\ndata: {json.dumps(chunk({'content': '!'}))}\n\n\n\n",
+                                        chunk({}, "stop"))], {"end_turn"}, "", []),
+    ("a byte that is not UTF-8", [dict(raw_sse(*say("fine"), 'data: {"choices": [{"index": 0, "delta": '
+                                               '{"content": "\xff"}}]}\n\n', chunk({}, "stop")), raw_encoding="latin-1")],
+     ERROR, "not a chat.completions chunk after 2 chunks (UnicodeDecodeError", []),
+    ("cut mid-line", [{"raw": raw_sse(*say("fine"))["raw"].removesuffix("data: [DONE]\n\n") + 'data: {"choices": [{',
+                       "content_type": "text/event-stream"}], ERROR, "no finish_reason after 2 chunks", []),
     ("unknown event and chunk shapes", [raw_sse(*say("fine"), 'event: ping\ndata: {"type": "ping"}\n\n',
                                                 {"object": "something.else", "extra": [1]},
                                                 {"id": "x", "choices": [{"index": 0, "delta": None}]},
@@ -148,6 +171,8 @@ CELLS: list[Cell] = [
     ("no [DONE]", [raw_sse(*say("fine"), chunk({}, "stop"), USAGE, done=False)], {"end_turn"}, "", []),
     ("an error object mid-stream", [raw_sse(*say("half"), {"error": {"message": "Overloaded upstream"}})], ERROR,
      "Overloaded upstream", []),
+    ("an error object mid-stream, 1 MB", [raw_sse(*say("half"), {"error": {"message": "no " * 350_000}})], ERROR,
+     "APIError: no no", []),
     ("content that is a number", [{"chunks": say("fine") + [chunk({"content": 7}), chunk({}, "stop")]}],
      ERROR, "after 3 chunks (ValueError: a delta's text is a JSON number: '7')", []),
     ("content that is an object", [{"chunks": say("fine") + [chunk({"content": {"text": "x"}}), chunk({}, "stop")]}],
@@ -316,7 +341,9 @@ def judge(name: str, answer: dict, expected: set[str], says: str) -> list[str]:
     if result.get("stopReason") == "error":
         message = (result.get("error") or {}).get("message") or ""
         if not message or "Traceback" in message or (says and says not in message):
-            problems.append(f"error message {message!r} does not say {says!r}")
+            problems.append(f"error message {message[:2000]!r} does not say {says!r}")
+        if len(message) > 4000:
+            problems.append(f"an error message of {len(message)} characters: {message[:300]!r}…")
     return problems
 
 
@@ -368,6 +395,78 @@ async def test_fragments_make_the_exact_arguments(server, chat_api):
         {"name": "read_file", "arguments": READ}, {"name": "search", "arguments": '{"pattern": "greet", "path": "."}'}]
     assert [(m["tool_call_id"], APP in m["content"]) for m in second[-2:]] == [("call_a", True), ("call_b", True)]
     assert chat_history_problems(second) == []
+    tally(AREA, cases=1)
+
+
+# (name, script, stop reason, model requests the chat sends, least seconds between the first two, the error says)
+RETRIES: list[tuple[str, list[dict], str, int, Optional[float], str]] = [
+    ("429, retry-after 1 s, then a reply", [status(429, "slow down", **{"retry-after": "1"}), OK], "end_turn", 2,
+     1.0, ""),
+    ("500, retry-after 1 s, then a reply", [status(500, "boom", **{"retry-after": "1"}), OK], "end_turn", 2, 1.0, ""),
+    ("503, retry-after 1 s, then a reply", [status(503, "unavailable", **{"retry-after": "1"}), OK], "end_turn", 2,
+     1.0, ""),
+    ("503, retry-after-ms 1500, then a reply", [status(503, "unavailable", **{"retry-after-ms": "1500"}), OK],
+     "end_turn", 2, 1.5, ""),
+    ("429, retry-after an HTTP date 3 s ahead, then a reply", [dict(status(429, "slow down"), retry_after_date=3),
+                                                              OK], "end_turn", 2, 1.5, ""),
+    ("429, retry-after an hour", [status(429, "quota", **{"retry-after": "3600"}), OK], "error", 1, None,
+     "429: quota (the server asks to retry after 3600 s)"),
+    ("503, retry-after two minutes", [status(503, "maintenance", **{"retry-after": "120"}), OK], "error", 1, None,
+     "503: maintenance (the server asks to retry after 120 s)"),
+    ("429 without retry headers, then a reply", [status(429, "rate limited"), OK], "end_turn", 2, None, ""),
+    ("500 without retry headers, three times", [status(500, "boom")] * 3 + [OK], "error", 3, None, "500: boom"),
+    ("400 without retry headers", [status(400, "bad request from the fake", "invalid_request_error"), OK], "error",
+     1, None, "400: bad request from the fake"),
+    ("401 without retry headers", [status(401, "Incorrect API key", "invalid_request_error"), OK], "error", 1, None,
+     "401: Incorrect API key. Check OPENAI_API_KEY"),
+    ("400 with retry-after: not worth retrying", [status(400, "bad", "invalid_request_error",
+                                                         **{"retry-after": "0"}), OK], "error", 1, None, "400: bad"),
+    ("503 with x-should-retry: false", [status(503, "not now", **{"x-should-retry": "false"}), OK], "error", 1, None,
+     "503: not now"),
+    ("409 with x-should-retry: true, then a reply", [status(409, "conflict", **{"x-should-retry": "true",
+                                                                              "retry-after": "0"}), OK],
+     "end_turn", 2, None, ""),
+]
+
+
+async def test_retry_headers(server, chat_api, long_run):
+    """Each status with and without retry headers: what is asked again, after the wait the server asked for (a
+    wait longer than a minute is not waited: the chat says so at once), and the session goes on."""
+    failures = []
+    for round_ in range(2 if long_run else 1):
+        for name, script, expected, count, gap, says in RETRIES:
+            chat_api.script[:] = json.loads(json.dumps(script))
+            message = f"retry {round_}: {name}"
+            answer = await server.request("agent/chat", {"message": message})
+            problems = judge(name, answer, {expected}, says)
+            sent = [t for t, body in zip(chat_api.arrivals, chat_api.requests) if body in requests_of(chat_api, message)]
+            if len(sent) != count:
+                problems.append(f"{len(sent)} model requests, expected {count}")
+            elif gap is not None and sent[1] - sent[0] < gap:
+                problems.append(f"asked again after {sent[1] - sent[0]:.2f} s, before the {gap} s the server asked")
+            session_id = (answer.get("result") or {}).get("sessionId")
+            lost = 0
+            if session_id:
+                after = await check_next_chat(server, chat_api, session_id, [message])
+                lost = sum("lost" in p for p in after)
+                problems += after
+            tally(AREA, cases=1, wrong=int(bool(problems) and not lost), lost=lost)
+            failures += [f"{name}: {p}" for p in problems]
+    assert not failures, "\n".join(failures)
+
+
+async def test_events_without_data_are_skipped_and_nothing_said_is_lost(server, chat_api):
+    """An empty `data:` line (a proxy's keep-alive), `event: ping` alone, a blank line after an `id:`: the reply
+    around them arrives whole (the SDK used to end the chat at the first)."""
+    chat_api.script[:] = [raw_sse(*say("one", " two"), "data:\n\n", "event: ping\n\n", "id: 1\n\n\n",
+                                  chunk({"content": " three"}), "data: \n\n", chunk({}, "stop"), USAGE)]
+    answer = await server.request("agent/chat", {"message": "keep-alives"})
+    result = answer["result"]
+    assert (result["stopReason"], result["finalMessage"]) == ("end_turn", "one two three"), answer
+    assert result["metadata"]["usage"]["outputTokens"] == 2  # the usage chunk after them was read too
+    history = (await server.request("agent/history", {"sessionId": result["sessionId"]}))["result"]["messages"]
+    assert [(m["role"], m["content"]) for m in history] == [("user", "keep-alives"), ("assistant", "one two three")]
+    assert chat_history_problems(requests_of(chat_api, "keep-alives")[0]["messages"]) == []
     tally(AREA, cases=1)
 
 

@@ -31,7 +31,7 @@ class CannotAsk(ChatFrontEnd):
         self.session = session
         self.steps.append(f"reserved {session.id} busy={session.busy}")
 
-    async def composed(self) -> None:
+    async def composed(self, request) -> None:
         self.steps.append("composed")
 
     def publish(self, update) -> None:

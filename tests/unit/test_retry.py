@@ -1,12 +1,15 @@
-"""A model request's opening under a time limit: an abort that lands as the answer arrives is never lost."""
+"""A model request's opening under a time limit: an abort that lands as the answer arrives is never lost; the
+wait a server asks for before a retry."""
 
 from __future__ import annotations
 
 import asyncio
+import time
+from email.utils import formatdate
 
 import pytest
 
-from agent_lsp.models.retry import NoAnswer, open_with_retries
+from agent_lsp.models.retry import NoAnswer, asked_wait, open_with_retries, retry_after
 
 
 async def test_an_abort_landing_as_the_answer_arrives_still_aborts():
@@ -24,3 +27,16 @@ async def test_no_answer_within_the_time_is_no_answer():
     with pytest.raises(NoAnswer, match="no answer within 0.2 s"):
         await open_with_retries(lambda: never, 0.2, lambda error, retry: None)
     assert never.cancelled()
+
+
+def test_the_wait_a_server_asks_for():
+    soon = formatdate(time.time() + 30, usegmt=True)
+    assert 28 <= asked_wait({"retry-after": soon}) <= 30  # an HTTP date (RFC 9110), to the second
+    assert asked_wait({"retry-after": formatdate(time.time() - 60, usegmt=True)}) == 0.0  # past: now
+    assert asked_wait({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
+    assert [asked_wait({"retry-after": v}) for v in ("7", "0", "-1", "nan", "inf", "soon", "")] == [
+        7.0, 0.0, None, None, None, None, None]
+    assert asked_wait({}) is None
+    assert retry_after({"retry-after": "60"}, 0) == 60.0
+    assert retry_after({"retry-after": "61"}, 0) is None  # more than a chat waits: not asked again
+    assert 0.375 <= retry_after({"retry-after": "soon"}, 0) <= 0.5  # unreadable: the backoff

@@ -41,7 +41,8 @@ function M.server_python(program)
 end
 
 -- Which model chats would use with these settings, as the server decides it (`agent-lsp model --json`: provider,
--- model, baseUrl, key, lacks, problem); nil and why when it does not say.
+-- model, baseUrl, key, lacks, problem, and the same of suggestions under `completions`); nil and why when it does
+-- not say.
 function M.server_model(cmd)
   local argv = { cmd[1], 'model', '--json', '--settings', vim.fn.json_encode(config.wire_settings()) }
   local cmd_model = table.concat(cmd, ' '):match('%-%-model[ =](%S+)')
@@ -77,13 +78,29 @@ local function model_result(answer)
   return 'ok', answer.key .. ' is set (model ' .. answer.model .. ')'
 end
 
+-- The line of the model suggestions would use (`completions` of the server's answer), or of what keeps them from
+-- working; nothing when the server did not say, or when no provider is configured (the model line says it).
+local function suggestion_result(s)
+  if type(s) ~= 'table' or s.lacks == 'provider' then
+    return nil
+  elseif type(s.problem) == 'string' then
+    return 'error', 'suggestions: ' .. s.problem
+  elseif s.provider == 'demo' then
+    return 'ok', 'suggestions from the offline demo model'
+  end
+  return 'ok', 'suggestions from ' .. s.provider .. ' ' .. s.model .. ' (api ' .. s.api .. ')'
+    .. (type(s.baseUrl) == 'string' and ' at ' .. s.baseUrl or '')
+end
+
 -- The checks as {level = 'ok' | 'error', message}; `full` (for :checkhealth) adds the server's Python and which
 -- provider keys are set (their names only).
 function M.results(full)
   local cmd = config.options.cmd
   local results = {}
   local function add(level, message)
-    table.insert(results, { level = level, message = message })
+    if level then
+      table.insert(results, { level = level, message = message })
+    end
   end
 
   -- Identity, not just presence: another program may be installed under the same name.
@@ -99,8 +116,9 @@ function M.results(full)
   end
 
   -- Which provider and model chats use is the server's to decide (one place, models/resolver.py): ask it.
+  local answer, why
   if ok then
-    local answer, why = M.server_model(cmd)
+    answer, why = M.server_model(cmd)
     if answer then
       add(model_result(answer))
     else
@@ -125,6 +143,7 @@ function M.results(full)
     add('ok', 'suggestions as you type are on: ' .. (suggestions.native and 'Neovim\'s own inline completion'
       or 'the plugin\'s ghost text') .. (#left > 0 and '; keys mapped by something else, left to it: '
       .. table.concat(left, ', ') or ''))
+    add(suggestion_result(answer and answer.completions))
   else
     add('ok', 'suggestions as you type are off (settings.completions.enabled); :AgentSuggestions on')
   end
