@@ -54,6 +54,8 @@ class Opened:
     """The command names last announced (announced again when they change)."""
     cancelled: bool = False
     """The running prompt was cancelled (session/cancel, or a permission answered `cancelled`)."""
+    prompts: int = 0
+    """session/prompt requests of the session read and not yet answered."""
     trust: Optional[asyncio.Future] = None
     """The trust question the running prompt awaits now (a session/cancel ends it unanswered)."""
 
@@ -284,14 +286,24 @@ class AcpAgent:
     # ---- prompt turns ------------------------------------------------------------------------------------
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> schema.PromptResponse:
+        self._session(session_id)
+        if session_id not in self.opened:
+            raise invalid("sessionId", f"session {session_id} is not loaded in this connection: session/load it first")
+        opened = self.opened[session_id]
+        if not opened.prompts:  # a second prompt of the session (refused as busy) keeps the first's cancel
+            opened.cancelled = False
+        opened.prompts += 1  # from here a session/cancel cancels this prompt, even before its chat is reserved
+        try:
+            return await self._prompt(prompt, session_id)
+        finally:
+            opened.prompts -= 1
+
+    async def _prompt(self, prompt: list[Any], session_id: str) -> schema.PromptResponse:
         from agent_lsp.acp.convert import STOP_REASONS, acp_usage
         from agent_lsp.acp.prompt import AcpPrompt
         from agent_lsp.sessions.assembly import BadInput
         from agent_lsp.sessions.live import SessionBusy
 
-        self._session(session_id)
-        if session_id not in self.opened:
-            raise invalid("sessionId", f"session {session_id} is not loaded in this connection: session/load it first")
         inputs = self._inputs(session_id, prompt)
         chat = asyncio.ensure_future(self.service.chat(inputs, AcpPrompt(self, session_id)))
         try:
@@ -306,7 +318,8 @@ class AcpAgent:
             raise invalid("sessionId", f"a prompt is already running in session {session_id}") from None
         await self.outbox.flush()  # every update of the turn precedes its answer
         if self.opened[session_id].cancelled or outcome.stop_reason == "aborted":
-            return schema.PromptResponse(stop_reason="cancelled", usage=acp_usage(outcome.usage))
+            used = outcome.usage.input_tokens or outcome.usage.output_tokens  # none when the model was never asked
+            return schema.PromptResponse(stop_reason="cancelled", usage=acp_usage(outcome.usage) if used else None)
         if outcome.stop_reason == "error":
             failure = outcome.error
             raise RequestError(-32603, f"The model request failed ({failure.type}): {failure.message}",
@@ -381,11 +394,11 @@ class AcpAgent:
         from agent_lsp.sessions.live import UnknownSession
 
         try:
-            if self.service.abort(session_id) and session_id in self.opened:
-                self.opened[session_id].cancelled = True
-            trust = self.opened[session_id].trust if session_id in self.opened else None
-            if trust is not None:
-                trust.cancel()
+            opened = self.opened.get(session_id)
+            if (self.service.abort(session_id) or (opened and opened.prompts)) and opened:
+                opened.cancelled = True
+            if opened and opened.trust is not None:
+                opened.trust.cancel()
         except UnknownSession:
             log.info("session/cancel for unknown session %s", session_id)
 

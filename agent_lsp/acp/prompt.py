@@ -24,7 +24,8 @@ class AcpPrompt(ChatFrontEnd):
     async def reserved(self, session: Session) -> None:
         self.session = session
         agent = self.agent
-        self.opened.cancelled = False
+        if self.opened.cancelled:  # cancelled before its chat was reserved: it ends as soon as it starts
+            agent.service.abort(self.session_id)
         agent.prompting = self.session_id
         if [c.name for c in await agent.assembly.commands([session.preferences.cwd])] != self.opened.commands:
             await agent.send_commands(self.session_id)  # the project's commands were trusted just now
