@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
@@ -40,6 +41,21 @@ def directory(cwd: str, field: str = "cwd") -> Path:
     raise invalid(field, f"{cwd[:200]!r} is not an absolute path to a directory")
 
 
+@dataclass
+class Opened:
+    """What this connection holds for a session it opened (session/new or session/load); what the session's
+    prompts are to use (mode, model, MCP servers, working directory) is on the session (`Session.preferences`)."""
+
+    editor: Any
+    """The session's AcpEditor: files through the client, rooted at its working directory."""
+    converter: Any
+    """The session's UpdateConverter: its updates as ACP session updates."""
+    commands: Optional[list[str]] = None
+    """The command names last announced (announced again when they change)."""
+    cancelled: bool = False
+    """The running prompt was cancelled (session/cancel, or a permission answered `cancelled`)."""
+
+
 class AcpAgent:
     """What `agent-lsp --acp` answers; one per connection."""
 
@@ -55,21 +71,13 @@ class AcpAgent:
         self.conn: Any = None
         self.client = schema.ClientCapabilities()
         self.outbox: Optional[Outbox] = None
-        self._sessions: Any = None
-        self.cwds: dict[str, Path] = {}
-        self.modes: dict[str, str] = {}
-        self.models: dict[str, str] = {}
-        self.mcp_servers: dict[str, Any] = {}
-        """The MCP servers each session's client gave in session/new or session/load (checked)."""
-        """The model chosen per session with session/set_config_option (else the settings' model)."""
-        self.catalogs: dict[str, Any] = {}
-        self.editors: dict[str, Any] = {}
-        self.converters: dict[str, Any] = {}
-        self.cancelled: set[str] = set()
+        self._service: Any = None
+        self.opened: dict[str, Opened] = {}
+        """The sessions opened in this connection, by id."""
+        self.catalog: Any = None
+        """The models last offered (session/new, session/load, session/set_config_option)."""
         self.prompting: Optional[str] = None
         """The session whose prompt runs now (the last one to start)."""
-        self.commands: dict[str, list[str]] = {}
-        """The command names last announced to each session (announced again when they change)."""
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -104,7 +112,7 @@ class AcpAgent:
         prompt running, if any, gives them its buffers)."""
         from agent_lsp.sidecar import SidecarPool
 
-        return SidecarPool(lambda: self.editors.get(self.prompting) if self.prompting else None,
+        return SidecarPool(lambda: self.opened[self.prompting].editor if self.prompting in self.opened else None,
                            lambda message: self._warn([message]))
 
     def _warn(self, messages: list[str]) -> None:
@@ -114,11 +122,12 @@ class AcpAgent:
         self.unshown += messages
 
     @property
-    def sessions(self) -> Any:
-        """The sessions layer, made (and its modules imported) on first use."""
-        if self._sessions is None:
+    def service(self) -> Any:
+        """The chat service over the sessions and the chat assembly, made (and its modules imported) on first use."""
+        if self._service is None:
             from agent_lsp.models.resolver import build_model
-            from agent_lsp.sessions.runtime import Sessions
+            from agent_lsp.sessions.live import Sessions
+            from agent_lsp.sessions.service import ChatService
             from agent_lsp.sessions.store import open_store
 
             store = None
@@ -126,41 +135,47 @@ class AcpAgent:
                 store, warning = open_store(self.data_dir)
                 if warning:
                     log.warning(warning)
-            self._sessions = Sessions(build_model, self._emit, store)
-        return self._sessions
+            self._service = ChatService(Sessions(store), self.assembly, build_model)
+        return self._service
+
+    @property
+    def sessions(self) -> Any:
+        """The sessions (sessions/live.py)."""
+        return self.service.sessions
 
     def _session(self, session_id: str) -> Any:
-        from agent_lsp.sessions.runtime import UnknownSession
+        from agent_lsp.sessions.live import UnknownSession
 
         try:
             return self.sessions.get(session_id)
         except UnknownSession:
             raise invalid("sessionId", f"unknown session {session_id!r}") from None
 
-    def _open(self, session_id: str, cwd: str) -> schema.SessionModeState:
+    def _open(self, session: Any, cwd: str) -> schema.SessionModeState:
         from agent_lsp.acp.convert import UpdateConverter, acp_modes
         from agent_lsp.acp.editor import AcpEditor
 
-        root = directory(cwd)
+        root = directory(cwd).resolve()
         fs = self.client.fs or schema.FileSystemCapabilities()
-        editor = AcpEditor(self.conn, session_id, root.resolve(), bool(fs.read_text_file), bool(fs.write_text_file),
+        editor = AcpEditor(self.conn, session.id, root, bool(fs.read_text_file), bool(fs.write_text_file),
                            self.outbox.flush)
-        self.cwds[session_id], self.editors[session_id] = root.resolve(), editor
-        self.converters[session_id] = UpdateConverter(editor.applied)
+        self.opened[session.id] = Opened(editor, UpdateConverter(editor.applied))
+        preferences = session.preferences
+        preferences.cwd = root
         self.assembly.refresh_user_file()
-        mode = self.modes.setdefault(session_id, self.layers.resolve().permission_mode)
-        return acp_modes(mode)
+        preferences.permission_mode = preferences.permission_mode or self.layers.resolve().permission_mode
+        return acp_modes(preferences.permission_mode)
 
     # ---- sessions ----------------------------------------------------------------------------------------
 
     async def new_session(self, cwd: str, additional_directories: Optional[list[str]] = None,
                           mcp_servers: Optional[list[Any]] = None, **kwargs: Any) -> schema.NewSessionResponse:
         session = self.sessions.start(workspace_folders=[directory(cwd).as_uri()])
-        self._take_mcp_servers(session.id, mcp_servers)
-        modes = self._open(session.id, cwd)
+        self._take_mcp_servers(session, mcp_servers)
+        modes = self._open(session, cwd)
         self._announce_commands(session.id)
         return schema.NewSessionResponse(session_id=session.id, modes=modes,
-                                         config_options=await self._config_options(session.id) or None)
+                                         config_options=await self._config_options(session) or None)
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Optional[list[Any]] = None,
                            additional_directories: Optional[list[str]] = None,
@@ -173,30 +188,30 @@ class AcpAgent:
         session = self._session(session_id)
         if session.busy:
             raise invalid("sessionId", f"session {session_id} is running a prompt")
-        self._take_mcp_servers(session_id, mcp_servers)
-        modes = self._open(session_id, cwd)
+        self._take_mcp_servers(session, mcp_servers)
+        modes = self._open(session, cwd)
         for update in acp_replay(render_history(session.history, tools.BY_NAME, session.tool_calls)):
             self.outbox.push(session_id, update)
         if session.plan:
             self.outbox.push(session_id, acp_plan([PlanEntry.model_validate(e) for e in session.plan]))
         await self.outbox.flush()
         self._announce_commands(session_id)
-        return schema.LoadSessionResponse(modes=modes, config_options=await self._config_options(session_id) or None)
+        return schema.LoadSessionResponse(modes=modes, config_options=await self._config_options(session) or None)
 
     def _announce_commands(self, session_id: str) -> None:
         """Send the session's slash commands (`available_commands_update`) right after session/new or load:
         listing asks nothing (the first prompt asks trust for the project's command files, as for its settings)."""
-        asyncio.ensure_future(self._send_commands(session_id))
+        asyncio.ensure_future(self.send_commands(session_id))
 
-    async def _send_commands(self, session_id: str) -> None:
+    async def send_commands(self, session_id: str) -> None:
         from agent_lsp.acp.convert import acp_commands
 
         try:
-            found = await self.assembly.commands([self.cwds[session_id]])
+            found = await self.assembly.commands([self.sessions.get(session_id).preferences.cwd])
         except Exception as e:  # never a reason to fail the session
             log.warning("the slash commands could not be listed: %r", e)
             return
-        self.commands[session_id] = [c.name for c in found]
+        self.opened[session_id].commands = [c.name for c in found]
         self.outbox.push(session_id, acp_commands(found))
         await self.outbox.flush()
 
@@ -217,13 +232,14 @@ class AcpAgent:
         found = []
         for row in rows[start:start + LIST_PAGE]:
             folders = [p for p in (acp_path(uri) for uri in row.workspace_folders) if p]
-            known = self.cwds.get(row.id) or (folders[0] if folders else None)
+            opened = self.sessions.get(row.id).preferences.cwd if row.id in self.opened else None
+            known = opened or (folders[0] if folders else None)
             found.append(schema.SessionInfo(session_id=row.id, cwd=str(known or cwd or os.getcwd()),
                                             title=row.title or None, updated_at=row.updated_at))
         more = start + LIST_PAGE < len(rows)
         return schema.ListSessionsResponse(sessions=found, next_cursor=str(start + LIST_PAGE) if more else None)
 
-    def _take_mcp_servers(self, session_id: str, servers: Optional[list[Any]]) -> None:
+    def _take_mcp_servers(self, session: Any, servers: Optional[list[Any]]) -> None:
         """The MCP servers the client gave for the session (its user's own configuration, so nothing asks for
         trust): started like the settings' on the first prompt that offers their tools; a bad one is a warning."""
         from agent_lsp.acp.convert import acp_mcp_servers
@@ -231,81 +247,61 @@ class AcpAgent:
 
         raw, unsupported = acp_mcp_servers(servers or [])
         layer, problems = clean({"mcpServers": raw}, "the client's mcpServers (session/new, session/load)") if raw else ({}, [])
-        self.mcp_servers[session_id] = layer.get("mcp_servers", {})
+        session.preferences.mcp_servers = layer.get("mcp_servers", {})
         self._warn(unsupported + problems)
 
-    async def _config_options(self, session_id: str) -> list[Any]:
+    async def _config_options(self, session: Any) -> list[Any]:
         """The session's settings a client may change: the model, chosen from the provider's list."""
         from agent_lsp.acp.convert import acp_model_option
         from agent_lsp.models.catalog import catalog
 
-        found = await catalog(self.layers.resolve())
-        self.catalogs[session_id] = found
-        current = self.models.get(session_id) or found.default
+        found = self.catalog = await catalog(self.layers.resolve())
+        current = session.preferences.model or found.default
         return [acp_model_option(found.models, current)] if current or found.models else []
 
     async def set_config_option(self, config_id: str, session_id: str, value: Any,
                                 **kwargs: Any) -> schema.SetSessionConfigOptionResponse:
         """session/set_config_option: the model of the session's next prompts (as `agent/chat`'s `model`)."""
-        self._session(session_id)
+        session = self._session(session_id)
         if config_id != "model":
             raise invalid("configId", f"{config_id!r} is not an option of this agent (model)")
-        found = self.catalogs.get(session_id)
-        offered = {m.id for m in found.models} if found else set()
+        offered = {m.id for m in self.catalog.models} if self.catalog else set()
         if not isinstance(value, str) or (offered and value not in offered):
             raise invalid("value", f"{value!r} is not one of the models offered: {', '.join(sorted(offered))}")
-        self.models[session_id] = value
-        return schema.SetSessionConfigOptionResponse(config_options=await self._config_options(session_id))
+        session.preferences.model = value
+        return schema.SetSessionConfigOptionResponse(config_options=await self._config_options(session))
 
     async def set_session_mode(self, mode_id: str, session_id: str, **kwargs: Any) -> schema.SetSessionModeResponse:
-        self._session(session_id)
+        session = self._session(session_id)
         if mode_id not in PERMISSION_MODES:
             raise invalid("modeId", f"{mode_id!r} is not one of {', '.join(PERMISSION_MODES)}")
-        self.modes[session_id] = mode_id
+        session.preferences.permission_mode = mode_id
         return schema.SetSessionModeResponse()
 
     # ---- prompt turns ------------------------------------------------------------------------------------
 
-    def _emit(self, session: Any, update: Any) -> None:
-        converter = self.converters.get(session.id)
-        converted = converter.convert(update) if converter else None
-        if converted is not None:
-            self.outbox.push(session.id, converted)
-
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> schema.PromptResponse:
         from agent_lsp.acp.convert import STOP_REASONS
+        from agent_lsp.acp.prompt import AcpPrompt
         from agent_lsp.sessions.assembly import BadInput
-        from agent_lsp.sessions.runtime import SessionBusy
+        from agent_lsp.sessions.live import SessionBusy
 
-        session = self._session(session_id)
-        if session_id not in self.editors:
+        self._session(session_id)
+        if session_id not in self.opened:
             raise invalid("sessionId", f"session {session_id} is not loaded in this connection: session/load it first")
+        chat = asyncio.ensure_future(self.service.chat(self._inputs(session_id, prompt), AcpPrompt(self, session_id)))
         try:
-            checked = await self.assembly.check(self._inputs(session_id, prompt))
+            outcome = await asyncio.shield(chat)
+        except asyncio.CancelledError:  # the connection is closing: stop the turn, keep its history, answer nothing
+            chat.cancel()
+            await asyncio.wait({chat})
+            raise
         except BadInput as e:
             raise invalid("prompt" if e.field == "message" else e.field, str(e)) from None
-        if [c.name for c in await self.assembly.commands([self.cwds[session_id]])] != self.commands.get(session_id):
-            await self._send_commands(session_id)  # the project's commands were trusted just now
-        try:
-            self.sessions.reserve(session)
         except SessionBusy:
             raise invalid("sessionId", f"a prompt is already running in session {session_id}") from None
-        self.cancelled.discard(session_id)
-        self.prompting = session_id
-        try:
-            request = await self.assembly.compose(checked)
-            self._show_warnings(session_id)
-            chat = asyncio.ensure_future(self.sessions.chat(session, request, self._asker(session_id)))
-            try:
-                outcome = await asyncio.shield(chat)
-            except asyncio.CancelledError:  # the connection is closing: stop the turn, keep its history, answer nothing
-                chat.cancel()
-                await asyncio.wait({chat})
-                raise
-        finally:
-            self.sessions.release(session)
         await self.outbox.flush()  # every update of the turn precedes its answer
-        if session_id in self.cancelled or outcome.stop_reason == "aborted":
+        if self.opened[session_id].cancelled or outcome.stop_reason == "aborted":
             return schema.PromptResponse(stop_reason="cancelled")
         if outcome.stop_reason == "error":
             failure = outcome.error
@@ -322,7 +318,7 @@ class AcpAgent:
         from agent_lsp.tools.paths import is_inside
 
         text, attached, mentions = acp_prompt(prompt)
-        editor = self.editors[session_id]
+        editor = self.opened[session_id].editor
         # a link to a file of the workspace is read like an @file mention; others stay links in the text
         mentions = [m for m in mentions if m.path.is_file() and any(is_inside(m.path.resolve(), r) for r in editor.roots)]
         through = {"read_file", "edit_file", "write_file"}
@@ -331,16 +327,14 @@ class AcpAgent:
             if tool.name in through:
                 return ThroughClient(tool)
             if tool.name == "run_command" and self.client.terminal:
-                return self._in_terminal(session_id, tool)
+                return self.in_terminal(session_id, tool)
             return tool
 
         return ChatInputs(message=text, editor=editor, session_id=session_id, mentions=mentions, attached=attached,
-                          chat_settings={"permission_mode": self.modes[session_id], "model": self.models.get(session_id),
-                                         "mcp_servers": self.mcp_servers.get(session_id)},
                           substitute=substitute, images=acp_images(prompt),
                           ask_trust=lambda question: ask_trust(self.conn, self.outbox, session_id, question))
 
-    def _show_warnings(self, session_id: str) -> None:
+    def show_warnings(self, session_id: str) -> None:
         """Settings warnings not shown yet, as the start of this prompt's reply (ACP has no notice update)."""
         if self.unshown:
             from agent_lsp.acp.questions import warnings_chunk
@@ -348,11 +342,11 @@ class AcpAgent:
             self.outbox.push(session_id, warnings_chunk(self.unshown))
             self.unshown = []
 
-    def _in_terminal(self, session_id: str, tool: Any) -> Any:
+    def in_terminal(self, session_id: str, tool: Any) -> Any:
         from agent_lsp.acp.convert import terminal_update
         from agent_lsp.acp.terminal import InClientTerminal
 
-        converter = self.converters[session_id]
+        converter = self.opened[session_id].converter
 
         def started(terminal_id: str) -> None:
             call = converter.running_command
@@ -362,30 +356,20 @@ class AcpAgent:
 
         return InClientTerminal(tool, self.conn, session_id, self.outbox.flush, started)
 
-    def _asker(self, session_id: str):
-        """Ask through session/request_permission; an answer `cancelled` cancels the turn, as ACP means it."""
-        from agent_lsp.acp.questions import permission_asker
-
-        def cancelled() -> None:
-            self.cancelled.add(session_id)
-            self.sessions.abort(session_id)
-
-        return permission_asker(self.conn, self.outbox, session_id, cancelled)
-
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """session/cancel: the running turn stops; its session/prompt answers `cancelled`."""
-        from agent_lsp.sessions.runtime import UnknownSession
+        from agent_lsp.sessions.live import UnknownSession
 
         try:
-            if self.sessions.abort(session_id):
-                self.cancelled.add(session_id)
+            if self.service.abort(session_id) and session_id in self.opened:
+                self.opened[session_id].cancelled = True
         except UnknownSession:
             log.info("session/cancel for unknown session %s", session_id)
 
     async def close(self) -> None:
         """Stop what the chats started (MCP servers) when the connection ends."""
         if self._assembly is not None:
-            await self._assembly.close()
+            await self._assembly.close()  # the service's, when it was made
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         raise RequestError.method_not_found(f"_{method}")

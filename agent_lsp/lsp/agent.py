@@ -1,5 +1,6 @@
-"""The agent side of one LSP connection: its sessions, the chat assembly, and how updates, progress and questions
-reach the client. Made on the first agent request (`agent_of`), with everything the agent needs behind it."""
+"""The agent side of one LSP connection: its chat service (sessions, chat assembly), and how a chat's updates,
+progress and questions reach the client. Made on the first agent request (`agent_of`), with everything the agent
+needs behind it."""
 
 from __future__ import annotations
 
@@ -8,17 +9,20 @@ from typing import Any, Optional
 
 from lsprotocol import types
 
-from agent_lsp.core.events import AgentUpdate
+from agent_lsp.core.events import AgentUpdate, Decision
+from agent_lsp.core.ports import PermissionRequest
 from agent_lsp.lsp import plain
 from agent_lsp.lsp.editor import LspEditor
 from agent_lsp.lsp.language import EditorLanguageFeatures
-from agent_lsp.lsp.progress import ChatProgress
+from agent_lsp.lsp.progress import ChatProgress, Token
 from agent_lsp.lsp.updates import UpdateStream
 from agent_lsp.models.resolver import build_model
 from agent_lsp.protocol import UpdateParams
 from agent_lsp.sessions.assembly import ChatAssembly
-from agent_lsp.sessions.permissions import Ask
-from agent_lsp.sessions.runtime import Session, Sessions
+from agent_lsp.sessions.chat_run import confirmation
+from agent_lsp.sessions.live import Sessions
+from agent_lsp.sessions.service import ChatFrontEnd, ChatService
+from agent_lsp.sessions.session import Session
 from agent_lsp.sessions.store import open_store
 
 log = logging.getLogger(__name__)
@@ -35,31 +39,15 @@ class Agent:
         if server.data_dir is not None:
             store, warning = open_store(server.data_dir)
             server.warn([warning] if warning else [])
-        self.sessions = Sessions(build_model, self.emit, store, emit_text=self.emit_text)
         self.assembly = ChatAssembly(server.layers, server.data_dir, server.warn, server.user_file,
                                      language_servers=self._language_servers)
-        self.streams: dict[str, UpdateStream] = {}
-        self.progress: dict[str, ChatProgress] = {}
+        self.sessions = Sessions(store)
+        self.service = ChatService(self.sessions, self.assembly, build_model)
         self.current: Optional[str] = None
         """The window's current session: the last one chatted in (code actions continue it)."""
 
-    def emit(self, session: Session, update: AgentUpdate) -> None:
-        """Send an update of `session` (coalescing text) and move its progress along."""
-        stream = self.streams.get(session.id)
-        if stream is None:
-            stream = self.streams[session.id] = UpdateStream(lambda u: self._notify(session, u))
-        stream.push(update)
-        if session.id in self.progress:
-            self.progress[session.id].report(update)
-
-    def emit_text(self, session: Session, text: str, thinking: bool) -> None:
-        """Send streamed text of `session`'s chat (coalesced; it moves no progress along)."""
-        stream = self.streams.get(session.id)
-        if stream is None:
-            stream = self.streams[session.id] = UpdateStream(lambda u: self._notify(session, u))
-        stream.push_text(text, thinking)
-
-    def _notify(self, session: Session, update: AgentUpdate) -> None:
+    def notify(self, session: Session, update: AgentUpdate) -> None:
+        """Send one agent/update of `session`, numbered by the session's seq."""
         params = UpdateParams(session_id=session.id, seq=session.next_seq(), update=update)
         self.server.protocol.notify("agent/update", params.wire())
 
@@ -81,21 +69,17 @@ class Agent:
             type=types.MessageType.Warning, message=message, actions=[types.MessageActionItem(title=t) for t in titles]))
         return answer.get("title") if isinstance(answer, dict) else getattr(answer, "title", None)
 
-    def ask_by_message(self, session_id: str) -> Ask:
+    async def ask_by_message(self, session_id: str, request: PermissionRequest) -> tuple[Decision, Optional[str]]:
         """Confirmation through window/showMessageRequest, for clients without agent/confirmTool: the question
         shows the change (lsp/plain.py), opened first as a whole where the client can show documents. "Allow once"
         stays first: some clients (vim-lsp) answer null to any other choice, and null rejects."""
-
-        async def ask(request):
-            await plain.show_change(self.server, session_id, request)
-            try:
-                title = await self._choose(plain.question(request), list(CONFIRM_ACTIONS))
-            except Exception as e:  # a client that cannot ask (no showMessageRequest): nothing runs unasked
-                log.info("window/showMessageRequest failed: %r; the call is rejected", e)
-                title = None
-            return CONFIRM_ACTIONS.get(title, "reject_once"), None
-
-        return ask
+        await plain.show_change(self.server, session_id, request)
+        try:
+            title = await self._choose(plain.question(request), list(CONFIRM_ACTIONS))
+        except Exception as e:  # a client that cannot ask (no showMessageRequest): nothing runs unasked
+            log.info("window/showMessageRequest failed: %r; the call is rejected", e)
+            title = None
+        return CONFIRM_ACTIONS.get(title, "reject_once"), None
 
     async def ask_trust(self, question: str) -> Optional[bool]:
         """Whether the user trusts the workspace's settings files (window/showMessageRequest); None if dismissed."""
@@ -111,3 +95,50 @@ def agent_of(server: Any) -> Agent:
     if server.agent is None:
         server.agent = Agent(server)
     return server.agent
+
+
+class LspChat(ChatFrontEnd):
+    """One agent/chat as the client sees it: agent/update numbered by the session's seq (text coalesced), the
+    work-done progress (`token`: the client's, else one the server creates), and each confirmation asked through
+    agent/confirmTool, or window/showMessageRequest for a client without it."""
+
+    def __init__(self, agent: Agent, token: Optional[Token]) -> None:
+        self.agent = agent
+        self.token = token
+        self.stream: Optional[UpdateStream] = None
+        self.progress: Optional[ChatProgress] = None
+
+    async def reserved(self, session: Session) -> None:
+        self.session = session
+        self.stream = UpdateStream(lambda update: self.agent.notify(session, update))
+        self.agent.current = session.id
+
+    async def composed(self) -> None:
+        session_id = self.session.id
+        self.progress = await ChatProgress.open(self.agent.server, self.token,
+                                                lambda: self.agent.service.abort(session_id))
+
+    def publish(self, update: AgentUpdate) -> None:
+        """Send an update (coalescing text) and move the progress along."""
+        self.stream.push(update)
+        if self.progress:
+            self.progress.report(update)
+
+    def text(self, text: str, thinking: bool) -> None:
+        """Send streamed text (coalesced; it moves no progress along)."""
+        self.stream.push_text(text, thinking)
+
+    async def ask(self, request: PermissionRequest) -> tuple[Decision, Optional[str]]:
+        if self.agent.server.agent_caps["confirmTool"]:
+            return await confirmation(self.session, request.tool_call_id)
+        return await self.agent.ask_by_message(self.session.id, request)
+
+    def flush(self) -> None:
+        """The chat is over: send the text still coalescing."""
+        if self.stream:
+            self.stream.flush()
+
+    def end(self, summary: str) -> None:
+        """End the progress with the chat's summary."""
+        if self.progress:
+            self.progress.end(summary)

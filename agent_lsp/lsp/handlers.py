@@ -6,7 +6,7 @@ Imported on the first agent request (see server.py), with everything the agent n
 from __future__ import annotations
 
 import logging
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -14,10 +14,9 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from agent_lsp import tools
 from agent_lsp.core.events import Usage
 from agent_lsp.lsp import plain
-from agent_lsp.lsp.agent import Agent, agent_of
+from agent_lsp.lsp.agent import Agent, LspChat, agent_of
 from agent_lsp.lsp.convert import lsp_folder_uri, lsp_uri_to_path
 from agent_lsp.lsp.editor import LspEditor
-from agent_lsp.lsp.progress import ChatProgress
 from agent_lsp.models.catalog import catalog
 from agent_lsp.protocol import (
     AbortResult,
@@ -53,7 +52,9 @@ from agent_lsp.sessions.history import render_history
 from agent_lsp.sessions.images import RawImage
 from agent_lsp.sessions.mentions import Mention
 from agent_lsp.sessions.results import ChatOutcome, HistoryEntry
-from agent_lsp.sessions.runtime import Session, SessionBusy, UnknownSession, UnknownToolCall
+from agent_lsp.sessions.chat_run import UnknownToolCall
+from agent_lsp.sessions.live import SessionBusy, UnknownSession
+from agent_lsp.sessions.session import Session
 
 log = logging.getLogger(__name__)
 SESSION_BUSY = -32001
@@ -74,8 +75,13 @@ def session_of(agent: Agent, session_id: str) -> Session:
     try:
         return agent.sessions.get(session_id)
     except UnknownSession:
-        raise JsonRpcInvalidParams(f"Invalid params: sessionId: unknown session {session_id!r}",
-                                   data={"fields": ["sessionId"]}) from None
+        raise unknown_session(session_id) from None
+
+
+def unknown_session(session_id: str) -> JsonRpcInvalidParams:
+    """-32602 naming sessionId."""
+    return JsonRpcInvalidParams(f"Invalid params: sessionId: unknown session {session_id!r}",
+                                data={"fields": ["sessionId"]})
 
 
 def chat_result(outcome: ChatOutcome) -> ChatResult:
@@ -148,35 +154,19 @@ def chat_inputs(agent: Agent, editor: LspEditor, p: ChatParams, session_id: str)
 async def agent_chat(ls: Any, params: Any) -> dict:
     p = parse(ChatParams, params)
     agent = agent_of(ls)
-    editor = agent.editor()
-    session = session_of(agent, p.session_id) if p.session_id else None
+    chat = LspChat(agent, p.work_done_token)
     try:
-        checked = await agent.assembly.check(chat_inputs(agent, editor, p, session.id if session else ""))
+        outcome = await agent.service.chat(chat_inputs(agent, agent.editor(), p, p.session_id or ""), chat)
+    except UnknownSession:
+        raise unknown_session(p.session_id) from None
     except BadInput as e:
         raise invalid(e.field, str(e)) from None
-    session = session or new_session(ls, p.message)
-    checked.inputs.session_id = session.id
-    try:
-        session = agent.sessions.reserve(session)
     except SessionBusy as e:
         raise JsonRpcException(code=SESSION_BUSY, message=str(e), data={"sessionId": e.session_id}) from None
-    agent.current = session.id
-    progress: Optional[ChatProgress] = None
-    try:
-        request = await agent.assembly.compose(checked)
-        progress = await ChatProgress.open(ls, p.work_done_token, lambda: agent.sessions.abort(session.id))
-        if progress:
-            agent.progress[session.id] = progress
-        ask = None if ls.agent_caps["confirmTool"] else agent.ask_by_message(session.id)
-        result = chat_result(await agent.sessions.chat(session, request, ask))
     finally:
-        agent.sessions.release(session)
-        stream = agent.streams.pop(session.id, None)  # one per running chat, not one per session ever seen
-        if stream:
-            stream.flush()
-        agent.progress.pop(session.id, None)
-    if progress:
-        progress.end(summary(result))
+        chat.flush()
+    result = chat_result(outcome)
+    chat.end(summary(result))
     return result.wire()
 
 
@@ -202,7 +192,7 @@ async def agent_commands(ls: Any, params: Any) -> dict:
 
 async def shutdown(ls: Any) -> None:
     """Stop what the agent started (MCP servers) before the process ends."""
-    await agent_of(ls).assembly.close()
+    await agent_of(ls).service.close()
 
 
 def new_session(ls: Any, title: str) -> Session:
@@ -219,7 +209,7 @@ def agent_new_session(ls: Any, params: Any) -> dict:
 def agent_abort(ls: Any, params: Any) -> dict:
     agent = agent_of(ls)
     session = session_of(agent, parse(SessionParams, params).session_id)
-    return AbortResult(aborted=agent.sessions.abort(session.id)).wire()
+    return AbortResult(aborted=agent.service.abort(session.id)).wire()
 
 
 def agent_confirm_tool(ls: Any, params: Any) -> dict:
@@ -227,7 +217,7 @@ def agent_confirm_tool(ls: Any, params: Any) -> dict:
     agent = agent_of(ls)
     session_of(agent, p.session_id)
     try:
-        agent.sessions.confirm(p.session_id, p.tool_call_id, p.decision, p.message)
+        agent.service.confirm(p.session_id, p.tool_call_id, p.decision, p.message)
     except UnknownToolCall:
         raise JsonRpcInvalidParams(f"Invalid params: toolCallId: no confirmation is pending for {p.tool_call_id!r}",
                                    data={"fields": ["toolCallId"]}) from None

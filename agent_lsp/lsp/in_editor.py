@@ -16,7 +16,8 @@ from agent_lsp.lsp.convert import lsp_uri_to_path
 from agent_lsp.lsp.agent import agent_of
 from agent_lsp.lsp.handlers import SESSION_BUSY, agent_chat, parse, session_of
 from agent_lsp.protocol import CommandArgument, RefusedRevert, RevertParams, RevertResult
-from agent_lsp.sessions.runtime import NothingToRevert, SessionBusy, UnknownSession
+from agent_lsp.sessions.chat_run import NothingToRevert
+from agent_lsp.sessions.live import SessionBusy, UnknownSession
 from agent_lsp.tools.paths import display, is_inside
 
 
@@ -25,16 +26,12 @@ async def agent_revert(ls: Any, params: Any) -> dict:
     agent = agent_of(ls)
     session = session_of(agent, p.session_id)
     try:
-        agent.sessions.reserve(session)
+        reverted, refused = await agent.service.revert(session, p.to_chat, agent.editor())
     except SessionBusy:
-        raise JsonRpcException(code=SESSION_BUSY, message=f"Session {session.id} is busy: a chat is running.")
-    try:
-        reverted, refused = await agent.sessions.revert(session, p.to_chat, agent.editor())
+        raise JsonRpcException(code=SESSION_BUSY, message=f"Session {session.id} is busy: a chat is running.") from None
     except NothingToRevert as e:
         field = "toChat" if p.to_chat is not None else "sessionId"
         raise JsonRpcInvalidParams(f"Invalid params: {field}: nothing to revert: {e}", data={"fields": [field]}) from None
-    finally:
-        agent.sessions.release(session)
     return RevertResult(reverted=[path.as_uri() for path in reverted],
                         refused=[RefusedRevert(uri=path.as_uri(), reason=why) for path, why in refused]).wire()
 

@@ -1,1 +1,1 @@
-"""Sessions: the runtime of each conversation (its chat task, confirmations, seq) and, later, its store."""
+"""Sessions: the chat service, each conversation (in memory and in the SQLite store), and how a chat is composed."""

@@ -30,7 +30,7 @@ from agent_lsp.sessions.images import BadImage, RawImage, check_images
 from agent_lsp.sessions.language import combined
 from agent_lsp.sessions.commands import Command, available_commands, expand, invocation
 from agent_lsp.sessions.mentions import BadMention, Mention, expand_mentions
-from agent_lsp.sessions.runtime import ChatRequest
+from agent_lsp.sessions.chat_run import ChatRequest
 from agent_lsp.sessions.shell_hooks import ShellHooks
 from agent_lsp.sessions.trust import Trust
 from agent_lsp.sessions.workspace_settings import AskTrust, workspace_file_layer

@@ -520,7 +520,7 @@ async def scripted_agent(data: Path, script: Path, replies: list, **handlers) ->
 
 def stored_history(data: Path, session_id: str) -> list[dict]:
     from agent_lsp.models.anthropic import api_messages
-    from agent_lsp.sessions.runtime import _MESSAGE
+    from agent_lsp.sessions.live import MESSAGE as _MESSAGE
 
     db = sqlite3.connect(data / "sessions.db")
     try:

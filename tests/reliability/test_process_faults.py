@@ -70,7 +70,7 @@ async def test_sigkill_mid_chat_twenty_times(start_server, tmp_path, workspace):
     db = sqlite3.connect(data / "sessions.db")
     for (session_id,) in db.execute("SELECT id FROM sessions"):
         from agent_lsp.models.anthropic import api_messages
-        from agent_lsp.sessions.runtime import _MESSAGE
+        from agent_lsp.sessions.live import MESSAGE as _MESSAGE
         history = [_MESSAGE.validate_json(b) for (b,) in db.execute(
             "SELECT body FROM messages WHERE session_id = ? ORDER BY position", (session_id,))]
         assert history_problems(api_messages(history)) == [], session_id

@@ -12,7 +12,8 @@ from agent_lsp.core.tool import ToolContext
 from agent_lsp.lsp.updates import UpdateStream
 from agent_lsp.models.anthropic import api_messages
 from agent_lsp.models.scripted import ScriptedModel
-from agent_lsp.sessions.runtime import ChatRequest, Sessions
+from agent_lsp.sessions.chat_run import ChatRequest, ChatRunner
+from agent_lsp.sessions.live import Sessions
 from agent_lsp.sessions.store import Store
 from agent_lsp.tools.list_files import ListFiles
 from tests.fakes.editor import FakeEditor
@@ -26,7 +27,8 @@ async def test_each_save_writes_as_many_rows_at_chat_30_as_at_chat_2(tmp_path):
     model = ScriptedModel([])
     sent: list = []
     store = Store(tmp_path / "sessions.db")
-    sessions = Sessions(lambda settings: model, lambda session, update: sent.append(update), store)
+    sessions = Sessions(store)
+    runner = ChatRunner(sessions, lambda settings: model)
     editor = FakeEditor(root=tmp_path.resolve())
     session = sessions.start()
     written = []
@@ -36,7 +38,7 @@ async def test_each_save_writes_as_many_rows_at_chat_30_as_at_chat_2(tmp_path):
         before = store._db.total_changes
         request = ChatRequest(message=UserMessage(text=f"chat {n}"), settings=Settings(), system="s",
                               tools=[ListFiles()], ctx=ToolContext(editor=editor))
-        outcome = await sessions.chat(sessions.reserve(session), request)
+        outcome = await runner.run(sessions.reserve(session), request, sent.append, ask=None)
         sessions.release(session)
         assert outcome.stop_reason == "end_turn"
         written.append(store._db.total_changes - before)

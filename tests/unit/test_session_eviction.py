@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from agent_lsp.sessions.runtime import MAX_IDLE_SESSIONS, Sessions
+from agent_lsp.sessions.live import MAX_IDLE_SESSIONS, Sessions
 from agent_lsp.sessions.store import Store
 
 
 def test_idle_sessions_are_evicted_and_reloaded_from_the_store(tmp_path):
-    sessions = Sessions(lambda settings: None, lambda session, update: None, Store(tmp_path / "s.db"))
+    sessions = Sessions(Store(tmp_path / "s.db"))
     started = [sessions.start("chat 0")]
     started[0].grants.allowed.add("run_command")
     started[0].seq = 7
@@ -19,7 +19,7 @@ def test_idle_sessions_are_evicted_and_reloaded_from_the_store(tmp_path):
     assert again is not started[0] and again.title == "chat 0"
     assert again.seq == 7 and again.grants.allowed == {"run_command"}
     assert sessions.get(started[0].id) is again  # the oldest, yet the one asked for stays
-    no_store = Sessions(lambda settings: None, lambda session, update: None)
+    no_store = Sessions()
     for n in range(MAX_IDLE_SESSIONS + 4):
         no_store.release(no_store.start(str(n)))
     assert len(no_store._sessions) == MAX_IDLE_SESSIONS + 4
