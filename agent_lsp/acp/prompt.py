@@ -31,8 +31,8 @@ class AcpPrompt(ChatFrontEnd):
         agent = self.agent
         self.opened.cancelled = False
         agent.prompting = self.session_id
-        if [c.name for c in await agent.assembly.commands([session.preferences.cwd])] != self.opened.commands:
-            await agent.send_commands(self.session_id)  # the project's commands were trusted just now
+        if [c.name for c in await agent.assembly.invocable([session.preferences.cwd])] != self.opened.commands:
+            await agent.send_commands(self.session_id)  # the project's commands or skills were trusted just now
 
     async def composed(self) -> None:
         self.agent.show_warnings(self.session_id)

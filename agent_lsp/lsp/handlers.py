@@ -43,6 +43,9 @@ from agent_lsp.protocol import (
     SessionParams,
     SessionsParams,
     SessionsResult,
+    SkillInfo,
+    SkillsParams,
+    SkillsResult,
     ToolInfo,
     ToolsParams,
     ToolsResult,
@@ -188,6 +191,14 @@ async def agent_commands(ls: Any, params: Any) -> dict:
     found = await agent.assembly.commands(agent.editor().roots, agent.ask_trust)  # the project's asked about first
     return CommandsResult(commands=[CommandInfo(name=c.name, description=c.description, argument_hint=c.argument_hint,
                                                 source=c.source) for c in found]).wire()
+
+
+async def agent_skills(ls: Any, params: Any) -> dict:
+    parse(SkillsParams, params)
+    agent = agent_of(ls)
+    found = await agent.assembly.skills(agent.editor().roots, agent.ask_trust)  # the project's asked about first
+    return SkillsResult(skills=[SkillInfo(name=s.name, description=s.description, source=s.source)
+                                for s in found]).wire()
 
 
 async def shutdown(ls: Any) -> None:

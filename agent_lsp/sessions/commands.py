@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Mapping, Optional
 
+from agent_lsp.config.user_file import config_dir
 from agent_lsp.sessions.trust import Trust
 from agent_lsp.sessions.workspace_settings import AskTrust
 
@@ -45,8 +46,7 @@ BUILTINS = [
 
 def user_commands_dir(env: Mapping[str, str] = os.environ) -> Path:
     """$XDG_CONFIG_HOME/agent-lsp/commands, else ~/.config/agent-lsp/commands."""
-    base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "agent-lsp" / "commands"
+    return config_dir(env) / "commands"
 
 
 def invocation(message: str) -> Optional[tuple[str, str]]:

@@ -49,14 +49,14 @@ class ReadFile(Tool):
         return file_location(ctx.editor.roots, input.path)
 
     async def run(self, ctx: ToolContext, input: ReadFileInput) -> ToolOutput:
-        path = resolve(ctx.editor.roots, input.path)
+        path = resolve(ctx.editor.roots, input.path, ctx.readable)
         name = display(ctx.editor.roots, path)
         doc = ctx.editor.open_document(path)
         start = (input.offset or 1) - 1
         # Asked for here, on the loop, so that the reads of one reply share `wc` processes.
         count = await COUNTER.count(path) if doc is None and _size(path) > BIG_FILE else None
         return ToolOutput(await asyncio.to_thread(_render, doc, path, name, start, input.limit or DEFAULT_LIMIT,
-                                                  input.offset, count))
+                                                  input.offset, count), folders=(path.parent,))
 
 
 def _size(path: Path) -> int:
