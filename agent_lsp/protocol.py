@@ -15,7 +15,24 @@ from pydantic import ConfigDict, Field
 from pydantic.json_schema import GenerateJsonSchema
 
 from agent_lsp.capabilities import PROTOCOL_VERSION
-from agent_lsp.core.events import AgentUpdate, Decision, PlanEntry, Range, ToolKind, WireModel
+from agent_lsp.core.events import (
+    DECISIONS,
+    Decision,
+    Notice,
+    Plan,
+    PlanEntry,
+    Range,
+    TextDelta,
+    ThinkingDelta,
+    ToolCall,
+    ToolCallUpdate,
+    ToolKind,
+    TurnStart,
+    Update,
+    Usage,
+    WireModel,
+)
+from agent_lsp.core.ports import PermissionRequest
 from agent_lsp.sessions.results import HistoryToolCall
 
 PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
@@ -287,12 +304,38 @@ class CommandArgument(Params):
     """What to do (agent.refactor); clients that can ask the user pass it, others get a sensible default."""
 
 
+class ConfirmationRequest(Update):
+    """The loop waits for the user to allow or reject a tool call."""
+
+    kind: Literal["confirmation_request"] = "confirmation_request"
+    tool_call_id: str
+    name: str
+    title: str
+    input: dict[str, Any]
+    diff: Optional[str] = None
+    command: Optional[str] = None
+    options: list[Decision] = Field(default_factory=lambda: list(DECISIONS))
+
+    @classmethod
+    def asking(cls, request: PermissionRequest) -> "ConfirmationRequest":
+        """The update that shows the user the permission question about `request`."""
+        return cls(tool_call_id=request.tool_call_id, name=request.name, title=request.title, input=request.input,
+                   diff=request.diff, command=request.command)
+
+
+WireUpdate = Annotated[
+    Union[TurnStart, TextDelta, ThinkingDelta, ToolCall, ToolCallUpdate, ConfirmationRequest, Usage, Notice, Plan],
+    Field(discriminator="kind"),
+]
+"""What agent/update carries: the chat's updates (core/events.py), and the question of a permission."""
+
+
 class UpdateParams(WireModel):
     """agent/update notification params."""
 
     session_id: str
     seq: int
-    update: AgentUpdate
+    update: WireUpdate
 
 
 class DiagnosticsParams(WireModel):

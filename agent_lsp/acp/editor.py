@@ -8,7 +8,7 @@ from typing import Any, Awaitable, Callable, Optional
 
 from agent_lsp.core.ports import Diagnostic, DiagnosticsReport, EditOutcome, FileEdit, OpenDocument
 from agent_lsp.core.syntax import python_syntax_errors
-from agent_lsp.core.tool import Preview, Tool, ToolContext, ToolError, ToolInput, ToolOutput
+from agent_lsp.core.tool import Preview, ToolAround, ToolContext, ToolError, ToolInput, ToolOutput
 from agent_lsp.tools.paths import resolve
 
 log = logging.getLogger(__name__)
@@ -127,18 +127,8 @@ class AcpEditor:
         return EditOutcome(applied=True)
 
 
-class ThroughClient(Tool):
+class ThroughClient(ToolAround):
     """A file tool whose file is fetched from the client (fs/read_text_file) for the length of each call."""
-
-    def __init__(self, inner: Tool) -> None:
-        self.inner = inner
-        self.name, self.kind, self.description, self.Input = inner.name, inner.kind, inner.description, inner.Input
-
-    def title(self, input: ToolInput) -> str:
-        return self.inner.title(input)
-
-    def locations(self, ctx: ToolContext, input: ToolInput):
-        return self.inner.locations(ctx, input)
 
     async def preview(self, ctx: ToolContext, input: ToolInput) -> Preview:
         if self.kind != "edit":  # only an edit's preview (its diff) reads the file

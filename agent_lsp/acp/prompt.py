@@ -3,11 +3,11 @@ session/request_permission, and the settings warnings at the start of the reply.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
-from agent_lsp.acp.questions import permission_asker
-from agent_lsp.core.events import AgentUpdate, Decision
-from agent_lsp.core.ports import PermissionRequest
+from agent_lsp.acp.questions import ask_permission
+from agent_lsp.core.events import AgentUpdate
+from agent_lsp.core.ports import Emit, Permission, PermissionRequest
 from agent_lsp.sessions.service import ChatFrontEnd
 from agent_lsp.sessions.session import Session
 
@@ -19,12 +19,6 @@ class AcpPrompt(ChatFrontEnd):
         self.agent = agent
         self.session_id = session_id
         self.opened = agent.opened[session_id]
-
-        def cancelled() -> None:  # an answer `cancelled` cancels the turn, as ACP means it
-            self.opened.cancelled = True
-            agent.service.abort(session_id)
-
-        self._ask = permission_asker(agent.conn, agent.outbox, session_id, cancelled)
 
     async def reserved(self, session: Session) -> None:
         self.session = session
@@ -42,5 +36,10 @@ class AcpPrompt(ChatFrontEnd):
         if converted is not None:
             self.agent.outbox.push(self.session_id, converted)
 
-    async def ask(self, request: PermissionRequest) -> tuple[Decision, Optional[str]]:
-        return await self._ask(request)
+    async def ask(self, request: PermissionRequest, emit: Emit) -> Permission:
+        return await ask_permission(self.agent.conn, self.agent.outbox, self.session_id, request, self._cancelled)
+
+    def _cancelled(self) -> None:
+        """A permission answered `cancelled`: the turn is cancelled, as ACP means it."""
+        self.opened.cancelled = True
+        self.agent.service.abort(self.session_id)

@@ -13,42 +13,41 @@ from acp.helpers import text_block, tool_content, tool_diff_content
 
 from agent_lsp.acp.convert import STATUSES, acp_permission_options
 from agent_lsp.acp.outbox import Outbox
+from agent_lsp.core.events import DECISIONS
+from agent_lsp.core.ports import Permission, PermissionRequest
+from agent_lsp.sessions.permissions import decided
 
 log = logging.getLogger(__name__)
 TRUST_TITLE = "Trust this workspace's settings?"
 TRUST_OPTIONS = {"trust": ("Trust", "allow_always", True), "dont_trust": ("Don't trust", "reject_always", False)}
 TRUST_OUTCOMES = {True: "Trusted.", False: "Not trusted: the workspace's hooks and servers stay off.",
                   None: "Not answered: asked again next time."}
-DECISIONS = ("allow_once", "allow_always", "reject_once", "reject_always")
 
 
-def permission_asker(conn: Any, outbox: Outbox, session_id: str, cancelled: Callable[[], None]):
-    """The sessions' Ask over session/request_permission; an answer `cancelled` calls `cancelled` and cancels the
-    turn, as ACP means it."""
-
-    async def ask(request: Any) -> tuple[str, Optional[str]]:
-        call = schema.ToolCallUpdate(tool_call_id=request.tool_call_id, title=request.title,
-                                     kind=request.kind, status=STATUSES["awaiting_confirmation"],
-                                     raw_input=request.input, content=asked_content(request),
-                                     locations=[schema.ToolCallLocation(path=str(c.path)) for c in request.changes]
-                                     or None)
-        await outbox.flush()
-        try:
-            answer = await conn.request_permission(session_id=session_id, tool_call=call,
-                                                   options=acp_permission_options())
-        except (RequestError, ConnectionError, ValueError) as e:  # ValueError: an answer of the wrong shape
-            log.info("session/request_permission failed: %s", str(e)[:300])
-            return "reject_once", f"the editor could not ask the user ({str(e)[:300]})"
-        outcome = answer.outcome
-        if outcome.outcome == "cancelled":
-            cancelled()
-            raise asyncio.CancelledError
-        if outcome.option_id not in DECISIONS:
-            log.info("session/request_permission: unknown optionId %r, taken as a rejection", outcome.option_id)
-            return "reject_once", None
-        return outcome.option_id, None
-
-    return ask
+async def ask_permission(conn: Any, outbox: Outbox, session_id: str, request: PermissionRequest,
+                         cancelled: Callable[[], None]) -> Permission:
+    """Whether a tool call runs, asked with session/request_permission; an answer `cancelled` calls `cancelled`
+    and cancels the turn, as ACP means it."""
+    call = schema.ToolCallUpdate(tool_call_id=request.tool_call_id, title=request.title,
+                                 kind=request.kind, status=STATUSES["awaiting_confirmation"],
+                                 raw_input=request.input, content=asked_content(request),
+                                 locations=[schema.ToolCallLocation(path=str(c.path)) for c in request.changes]
+                                 or None)
+    await outbox.flush()
+    try:
+        answer = await conn.request_permission(session_id=session_id, tool_call=call,
+                                               options=acp_permission_options())
+    except (RequestError, ConnectionError, ValueError) as e:  # ValueError: an answer of the wrong shape
+        log.info("session/request_permission failed: %s", str(e)[:300])
+        return decided("reject_once", f"the editor could not ask the user ({str(e)[:300]})")
+    outcome = answer.outcome
+    if outcome.outcome == "cancelled":
+        cancelled()
+        raise asyncio.CancelledError
+    if outcome.option_id not in DECISIONS:
+        log.info("session/request_permission: unknown optionId %r, taken as a rejection", outcome.option_id)
+        return decided("reject_once")
+    return decided(outcome.option_id)
 
 
 def asked_content(request: Any) -> Optional[list]:

@@ -7,16 +7,7 @@ import os
 import logging
 from typing import Any, Awaitable, Callable
 
-from agent_lsp.core.tool import (
-    MAX_OUTPUT_CHARS,
-    Preview,
-    Tool,
-    ToolContext,
-    ToolError,
-    ToolInput,
-    ToolOutput,
-    bound,
-)
+from agent_lsp.core.tool import MAX_OUTPUT_CHARS, Tool, ToolAround, ToolContext, ToolError, ToolInput, ToolOutput, bound
 from agent_lsp.tools.paths import resolve
 from agent_lsp.processes import command_env
 from agent_lsp.tools.run_command import RunCommand
@@ -24,23 +15,14 @@ from agent_lsp.tools.run_command import RunCommand
 log = logging.getLogger(__name__)
 
 
-class InClientTerminal(Tool):
+class InClientTerminal(ToolAround):
     """run_command, run by the client: terminal/create, wait_for_exit, output; terminal/kill on timeout or cancel,
     and terminal/release always. `started(terminal_id)` embeds the terminal in the running tool call."""
 
     def __init__(self, inner: Tool, conn: Any, session_id: str, flush: Callable[[], Awaitable[None]],
                  started: Callable[[str], None]) -> None:
-        self.inner, self._conn, self._session_id, self._flush, self._started = inner, conn, session_id, flush, started
-        self.name, self.kind, self.description, self.Input = inner.name, inner.kind, inner.description, inner.Input
-
-    def title(self, input: ToolInput) -> str:
-        return self.inner.title(input)
-
-    def locations(self, ctx: ToolContext, input: ToolInput):
-        return self.inner.locations(ctx, input)
-
-    async def preview(self, ctx: ToolContext, input: ToolInput) -> Preview:
-        return await self.inner.preview(ctx, input)
+        super().__init__(inner)
+        self._conn, self._session_id, self._flush, self._started = conn, session_id, flush, started
 
     async def run(self, ctx: ToolContext, input: ToolInput) -> ToolOutput:
         root = resolve(ctx.editor.roots, ".")

@@ -9,11 +9,11 @@ from typing import AsyncIterator, Optional
 
 from pydantic import ValidationError
 
-from agent_lsp.core.chat import ChatConfig, ChatState, Permit
+from agent_lsp.core.chat import ChatConfig, ChatState
 from agent_lsp.core.events import AgentUpdate, Notice, ToolCall, ToolCallUpdate
 from agent_lsp.core.hooks import Hook, HookEvent, run_hooks
 from agent_lsp.core.messages import ToolResult, ToolUsePart, wire_id
-from agent_lsp.core.ports import Deny, PermissionRequest
+from agent_lsp.core.ports import Approve, Deny, PermissionRequest
 from agent_lsp.core.tool import Tool, ToolContext, ToolError, ToolInput, bound
 
 PREVIEW_CHARS = 2000
@@ -97,7 +97,7 @@ def _groups(calls: list[_Prepared]) -> list[list[_Prepared]]:
 
 
 async def run_tool_calls(
-    uses: list[ToolUsePart], state: ChatState, config: ChatConfig, ctx: ToolContext, permit: Permit
+    uses: list[ToolUsePart], state: ChatState, config: ChatConfig, ctx: ToolContext, approve: Approve
 ) -> AsyncIterator[AgentUpdate]:
     """Announce every call, run them (reads concurrently), and yield terminal updates in call order."""
     calls = [_prepare(use, config) for use in uses]
@@ -121,7 +121,7 @@ async def run_tool_calls(
     async def work() -> None:
         try:
             for group in _groups(calls):
-                outcomes = await asyncio.gather(*(_run_one(c, state, ctx, permit, queue.put_nowait, config.hooks) for c in group))
+                outcomes = await asyncio.gather(*(_run_one(c, state, ctx, approve, queue.put_nowait, config.hooks) for c in group))
                 for outcome in outcomes:
                     queue.put_nowait(outcome)
         finally:
@@ -145,7 +145,7 @@ async def run_tool_calls(
 
 
 async def _run_one(
-    call: _Prepared, state: ChatState, ctx: ToolContext, permit: Permit, emit, hooks: list[Hook]
+    call: _Prepared, state: ChatState, ctx: ToolContext, approve: Approve, emit, hooks: list[Hook]
 ) -> tuple[ToolResult, ToolCallUpdate]:
     """Check the hooks and the permission, run one call; answer its result and its terminal update."""
     model_id, call_id = call.use.id, call.wire_id
@@ -184,7 +184,7 @@ async def _run_one(
         diff=preview.diff, command=preview.command, changes=preview.changes,
         sandbox_auto_allow=preview.sandbox_auto_allow,
     )
-    decision = await permit(request, emit)
+    decision = await approve(request, emit)
     if isinstance(decision, Deny):
         state.denied += 1
         return (

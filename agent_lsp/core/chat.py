@@ -1,23 +1,20 @@
-"""One chat as the loop sees it: what it may do (`ChatConfig`), how far it got (`ChatState`), and who allows its
-tool calls (`Permit`)."""
+"""One chat as the loop sees it: what it may do (`ChatConfig`) and how far it got (`ChatState`); who allows its
+tool calls is an `Approve` (core/ports.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Optional
+from typing import Any, Optional
 
-from agent_lsp.core.events import AgentUpdate, Usage
+from agent_lsp.core.events import Usage
 from agent_lsp.core.hooks import Hook
 from agent_lsp.core.messages import Message, ToolResult
-from agent_lsp.core.ports import Allow, ModelError, Permission, PermissionRequest
+from agent_lsp.core.ports import Allow, Emit, ModelError, Permission, PermissionRequest
 from agent_lsp.core.tool import Tool
-
-Emit = Callable[[AgentUpdate], None]
-Permit = Callable[[PermissionRequest, Emit], Awaitable[Permission]]
 
 
 async def allow_all(request: PermissionRequest, emit: Emit) -> Permission:
-    """A permit that allows every call (read-only tool sets, tests)."""
+    """An approval that allows every call (read-only tool sets, tests)."""
     return Allow()
 
 
@@ -54,10 +51,6 @@ class ChatState:
     partial: list[str] = field(default_factory=list)
     """The pieces of text streamed in the current model call and not yet in the history (joined when needed:
     appending to one string would copy it at every delta)."""
-    stream_to: Optional[Callable[[str, bool], None]] = None
-    """Where this chat's streamed text goes, as (text, is thinking), instead of up the loop's generators as
-    TextDelta/ThinkingDelta updates: a reply streams thousands of deltas, and building and passing each one on
-    was most of agent-lsp's own share of a stream. Everything else is still yielded, in order. None: yielded."""
     open_calls: dict[str, str] = field(default_factory=dict)
     """Tool calls announced without a terminal status: model id -> the id the editor knows them by."""
     results: dict[str, ToolResult] = field(default_factory=dict)

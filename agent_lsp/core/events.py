@@ -96,19 +96,6 @@ class ToolCallUpdate(Update):
     diff: Optional[str] = None
 
 
-class ConfirmationRequest(Update):
-    """The loop waits for the user to allow or reject a tool call."""
-
-    kind: Literal["confirmation_request"] = "confirmation_request"
-    tool_call_id: str
-    name: str
-    title: str
-    input: dict[str, Any]
-    diff: Optional[str] = None
-    command: Optional[str] = None
-    options: list[Decision] = Field(default_factory=lambda: list(DECISIONS))
-
-
 class Usage(Update):
     """Token usage, cumulative for the chat."""
 
@@ -154,6 +141,6 @@ class Plan(Update):
 
 
 AgentUpdate = Annotated[
-    Union[TurnStart, TextDelta, ThinkingDelta, ToolCall, ToolCallUpdate, ConfirmationRequest, Usage, Notice, Plan],
+    Union[TurnStart, TextDelta, ThinkingDelta, ToolCall, ToolCallUpdate, Usage, Notice, Plan],
     Field(discriminator="kind"),
 ]

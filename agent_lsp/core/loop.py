@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import AsyncIterator, Optional
 
 from agent_lsp.core.calls import run_tool_calls, unique_ids
-from agent_lsp.core.chat import ChatConfig, ChatState, Permit, allow_all
+from agent_lsp.core.chat import ChatConfig, ChatState, allow_all
 from agent_lsp.core.compaction import KEEP_SHARE, SUMMARY_SYSTEM, cut_point, size, transcript, view
 from agent_lsp.core.events import (
     AgentUpdate,
@@ -32,7 +32,7 @@ from agent_lsp.core.messages import (
     usable_part,
 )
 from agent_lsp.core.surrogates import usable
-from agent_lsp.core.ports import Model, ModelError, ModelReply, ModelRequest, TextChunk, ThinkingChunk
+from agent_lsp.core.ports import Approve, Model, ModelError, ModelReply, ModelRequest, TextChunk, ThinkingChunk
 from agent_lsp.core.subagent import Subagents, close_children
 from agent_lsp.core.tool import ToolContext
 
@@ -73,7 +73,7 @@ def needs_nudge(text: str) -> bool:
 
 async def run_chat(
     model: Model, message: UserMessage, state: ChatState, config: ChatConfig, ctx: ToolContext,
-    permit: Permit = allow_all,
+    approve: Approve = allow_all,
 ) -> AsyncIterator[AgentUpdate]:
     """Run one user message to completion, yielding updates; `state` records the outcome."""
     verdict = await run_hooks(config.hooks, HookEvent("UserPromptSubmit", prompt=message.text))
@@ -86,8 +86,8 @@ async def run_chat(
         state.final_message = f"The prompt was blocked by a hook: {verdict.block}"
         state.stop_reason = "end_turn"
         return
-    ctx = replace(ctx, subagents=Subagents(model, config, permit, state, _turns))
-    async for update in _turns(model, state, config, ctx, permit):
+    ctx = replace(ctx, subagents=Subagents(model, config, approve, state, _turns))
+    async for update in _turns(model, state, config, ctx, approve):
         yield update
     if config.hooks:
         stopped = await run_hooks(config.hooks, HookEvent("Stop", stop_reason=state.stop_reason))
@@ -96,7 +96,7 @@ async def run_chat(
 
 
 async def _turns(
-    model: Model, state: ChatState, config: ChatConfig, ctx: ToolContext, permit: Permit
+    model: Model, state: ChatState, config: ChatConfig, ctx: ToolContext, approve: Approve
 ) -> AsyncIterator[AgentUpdate]:
     """Model calls and tool calls until the model is done, a limit is reached, or a call fails."""
     nudges = 0
@@ -141,7 +141,7 @@ async def _turns(
             state.stop_reason = "end_turn"
             return
         nudges = 0
-        async for update in run_tool_calls(uses, state, config, ctx, permit):
+        async for update in run_tool_calls(uses, state, config, ctx, approve):
             yield update
         state.history.append(ToolResultsMessage(results=[state.results[u.id] for u in uses]))
         state.results.clear()
@@ -173,22 +173,14 @@ async def _call_model(
     )
     state.partial.clear()
     reply: Optional[ModelReply] = None
-    sink = state.stream_to
     try:
         async for event in model.stream(request):
-            kind = type(event)
-            if kind is TextChunk:  # once per delta: no update object when the sink takes the text
+            if isinstance(event, TextChunk):
                 chunk = usable(event.text)
                 state.partial.append(chunk)
-                if sink is not None:
-                    sink(chunk, False)
-                else:
-                    yield TextDelta.model_construct(text=chunk)
-            elif kind is ThinkingChunk:
-                if sink is not None:
-                    sink(usable(event.text), True)
-                else:
-                    yield ThinkingDelta.model_construct(text=usable(event.text))
+                yield TextDelta(text=chunk)
+            elif isinstance(event, ThinkingChunk):
+                yield ThinkingDelta(text=usable(event.text))
             elif isinstance(event, Usage):
                 state.streaming_usage = event
             elif isinstance(event, ModelReply):

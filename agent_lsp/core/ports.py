@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Literal, Optional, Protocol, Union
+from typing import Any, AsyncIterator, Awaitable, Callable, Literal, Optional, Protocol, Union
 
-from agent_lsp.core.events import Decision, Usage
+from agent_lsp.core.events import AgentUpdate, Usage
 from agent_lsp.core.messages import AssistantPart, Message
 
 # ---- model -----------------------------------------------------------------------------------------------
@@ -271,15 +271,19 @@ class LanguageFeatures(Protocol):
 
 @dataclass(frozen=True)
 class Allow:
-    """Run the tool call."""
+    """Run the tool call; `always`: the user allowed calls like it for the rest of the session."""
+
+    always: bool = False
 
 
 @dataclass(frozen=True)
 class Deny:
-    """Do not run the tool call; `message` tells the model why."""
+    """Do not run the tool call; `message` tells the model why. `always`: the user refused the tool for the rest
+    of the session."""
 
     message: str
     status: Literal["rejected", "cancelled"] = "rejected"
+    always: bool = False
 
 
 Permission = Union[Allow, Deny]
@@ -311,7 +315,8 @@ class PermissionRequest:
     """A command that runs in the OS sandbox, whose `autoAllow` lets it run without a question (not in plan mode)."""
 
 
-class Confirm(Protocol):
-    """Ask the user about a tool call; answers the decision."""
-
-    async def __call__(self, request: PermissionRequest) -> Decision: ...
+Emit = Callable[[AgentUpdate], None]
+"""Sends an update of the chat, in order with the tool call's own."""
+Approve = Callable[[PermissionRequest, Emit], Awaitable[Permission]]
+"""Decides whether a tool call runs: the chat's rules (mode, standing answers), and the user where they must be
+asked (a front end's question, sent with `emit`)."""

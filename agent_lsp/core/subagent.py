@@ -1,5 +1,5 @@
 """Subagents: a `task` call runs the loop again with a fresh context and the read-only tools, the same model and
-permit; its updates reach the chat tagged with the call's id, its usage adds to the chat's (PROTOCOL §9)."""
+approval; its updates reach the chat tagged with the call's id, its usage adds to the chat's (PROTOCOL §9)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import asyncio
 from dataclasses import dataclass, replace
 from typing import Any, AsyncIterator, Callable
 
-from agent_lsp.core.chat import ChatConfig, ChatState, Permit
+from agent_lsp.core.chat import ChatConfig, ChatState
 from agent_lsp.core.events import AgentUpdate, ToolCallUpdate, Usage
 from agent_lsp.core.messages import UserMessage
-from agent_lsp.core.ports import Model
+from agent_lsp.core.ports import Approve, Model
 from agent_lsp.core.tool import Tool, ToolContext, ToolError
 
 SUBAGENT_KINDS = frozenset({"read", "search"})
@@ -21,7 +21,7 @@ SUBAGENT_SYSTEM = (
     "with file paths and line numbers); that report is all the other agent will see."
 )
 CANCELLED = "Cancelled by the user before this tool call finished."
-Turns = Callable[[Model, ChatState, ChatConfig, ToolContext, Permit], AsyncIterator[AgentUpdate]]
+Turns = Callable[[Model, ChatState, ChatConfig, ToolContext, Approve], AsyncIterator[AgentUpdate]]
 
 
 def subagent_tools(tools: list[Tool]) -> list[Tool]:
@@ -31,11 +31,11 @@ def subagent_tools(tools: list[Tool]) -> list[Tool]:
 
 @dataclass
 class Subagents:
-    """What a chat's `task` calls share: its model, configuration, permit and state (for usage and abort)."""
+    """What a chat's `task` calls share: its model, configuration, approval and state (for usage and abort)."""
 
     model: Model
     config: ChatConfig
-    permit: Permit
+    approve: Approve
     parent: ChatState
     turns: Turns
     """The loop's model-and-tools cycle (core/loop.py), run again for each subagent."""
@@ -50,7 +50,7 @@ class Subagents:
         # a fresh context: the subfolders' instructions are added again for the subagent's own reads
         child_ctx = replace(ctx, subagents=None, instructions=ctx.instructions.fresh() if ctx.instructions else None)
         try:
-            async for update in self.turns(self.model, state, config, child_ctx, self.permit):
+            async for update in self.turns(self.model, state, config, child_ctx, self.approve):
                 if not isinstance(update, Usage):  # the chat's usage is sent once the subagent's is added to it
                     ctx.emit(update.model_copy(update={"parent_tool_call_id": parent_id}))
         except asyncio.CancelledError:

@@ -124,6 +124,27 @@ class Tool:
         raise NotImplementedError
 
 
+class ToolAround(Tool):
+    """Another tool (`inner`) run a front end's own way: the same name, kind, description, input, title, locations
+    and preview; a subclass overrides what it does differently (ACP: files through the client, its terminal)."""
+
+    def __init__(self, inner: Tool) -> None:
+        self.inner = inner
+        self.name, self.kind, self.description, self.Input = inner.name, inner.kind, inner.description, inner.Input
+
+    def title(self, input: ToolInput) -> str:
+        return self.inner.title(input)
+
+    def locations(self, ctx: ToolContext, input: ToolInput) -> Optional[list[Location]]:
+        return self.inner.locations(ctx, input)
+
+    async def preview(self, ctx: ToolContext, input: ToolInput) -> Preview:
+        return await self.inner.preview(ctx, input)
+
+    async def run(self, ctx: ToolContext, input: ToolInput) -> ToolOutput:
+        return await self.inner.run(ctx, input)
+
+
 def bound(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
     """Cut `text` to `limit` characters, plus a one-line note saying what was cut."""
     if len(text) <= limit:

@@ -10,16 +10,17 @@ from typing import Any, Optional
 from lsprotocol import types
 
 from agent_lsp.core.events import AgentUpdate, Decision
-from agent_lsp.core.ports import PermissionRequest
+from agent_lsp.core.ports import Emit, Permission, PermissionRequest
 from agent_lsp.lsp import plain
 from agent_lsp.lsp.editor import LspEditor
 from agent_lsp.lsp.language import EditorLanguageFeatures
 from agent_lsp.lsp.progress import ChatProgress, Token
 from agent_lsp.lsp.updates import UpdateStream
 from agent_lsp.models.resolver import build_model
-from agent_lsp.protocol import UpdateParams
+from agent_lsp.protocol import ConfirmationRequest, UpdateParams
 from agent_lsp.sessions.assembly import ChatAssembly
 from agent_lsp.sessions.chat_run import confirmation
+from agent_lsp.sessions.permissions import decided
 from agent_lsp.sessions.live import Sessions
 from agent_lsp.sessions.service import ChatFrontEnd, ChatService
 from agent_lsp.sessions.session import Session
@@ -124,14 +125,11 @@ class LspChat(ChatFrontEnd):
         if self.progress:
             self.progress.report(update)
 
-    def text(self, text: str, thinking: bool) -> None:
-        """Send streamed text (coalesced; it moves no progress along)."""
-        self.stream.push_text(text, thinking)
-
-    async def ask(self, request: PermissionRequest) -> tuple[Decision, Optional[str]]:
+    async def ask(self, request: PermissionRequest, emit: Emit) -> Permission:
+        emit(ConfirmationRequest.asking(request))
         if self.agent.server.agent_caps["confirmTool"]:
-            return await confirmation(self.session, request.tool_call_id)
-        return await self.agent.ask_by_message(self.session.id, request)
+            return decided(*await confirmation(self.session, request.tool_call_id))
+        return decided(*await self.agent.ask_by_message(self.session.id, request))
 
     def flush(self) -> None:
         """The chat is over: send the text still coalescing."""

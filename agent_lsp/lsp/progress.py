@@ -9,7 +9,8 @@ from typing import Callable, Optional, Union
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from agent_lsp.core.events import AgentUpdate, ConfirmationRequest, ToolCall, TurnStart
+from agent_lsp.core.events import AgentUpdate, ToolCall, TurnStart
+from agent_lsp.protocol import ConfirmationRequest
 
 log = logging.getLogger(__name__)
 Token = Union[int, str]

@@ -29,10 +29,6 @@ class UpdateStream:
         self.flush()
         self._send(update)
 
-    def push_text(self, text: str, thinking: bool) -> None:
-        """Streamed text of the chat's own agent, without an update object per delta."""
-        self._text(ThinkingDelta if thinking else TextDelta, None, text)
-
     def _text(self, kind: type[TextDelta] | type[ThinkingDelta], parent: Optional[str], text: str) -> None:
         if self._kind is kind and self._parent == parent:
             self._pieces.append(text)

@@ -10,15 +10,15 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
 from agent_lsp.config import Settings, effective_max_turns
-from agent_lsp.core.events import AgentUpdate, Decision, Notice, Plan, TextDelta, ThinkingDelta, ToolCall, ToolCallUpdate, Usage
+from agent_lsp.core.events import AgentUpdate, Decision, Notice, Plan, TextDelta, ToolCall, ToolCallUpdate, Usage
 from agent_lsp.core.hooks import Hook
 from agent_lsp.core.loop import ChatConfig, ChatState, close_aborted, compact_now, run_chat
 from agent_lsp.core.messages import UserMessage
-from agent_lsp.core.ports import Model, ModelError
+from agent_lsp.core.ports import Approve, Model, ModelError
 from agent_lsp.core.tool import Tool, ToolContext
 from agent_lsp.sessions.checkpoints import Checkpoint, RecordingEditor, plan_revert, revert_files, revert_note, to_rows
 from agent_lsp.sessions.live import Sessions
-from agent_lsp.sessions.permissions import Ask, make_permit, offered
+from agent_lsp.sessions.permissions import chat_approval, offered
 from agent_lsp.sessions.results import ChatFailure, ChatOutcome
 from agent_lsp.sessions.session import Session, now, title_of
 from agent_lsp.sessions.store import ChatRecord
@@ -27,8 +27,6 @@ from agent_lsp.tools.paths import display
 log = logging.getLogger(__name__)
 NOT_SAVED = "This chat could not be saved to the session store (see the log); it is kept in memory only."
 Publish = Callable[[AgentUpdate], None]
-Text = Callable[[str, bool], None]
-"""Sends streamed text of a chat: (text, is thinking)."""
 BuildModel = Callable[[Settings], Model]
 
 
@@ -90,19 +88,14 @@ class ChatRunner:
         self._sessions = sessions
         self._build_model = build_model
 
-    async def run(self, session: Session, request: ChatRequest, publish: Publish, ask: Ask,
-                  text: Optional[Text] = None) -> ChatOutcome:
-        """Run one chat to its end; cancelling the caller aborts the chat, and a result is answered all the same.
-        `text` sends streamed text without an update object per delta (an edge that coalesces text); without it
-        each delta is published as a TextDelta or ThinkingDelta."""
+    async def run(self, session: Session, request: ChatRequest, publish: Publish, ask: Approve) -> ChatOutcome:
+        """Run one chat to its end, publishing its updates as they happen; `ask` is the front end's question where
+        the user must decide. Cancelling the caller aborts the chat, and a result is answered all the same."""
         started = time.monotonic()
         if request.builtin is not None:
             return await self._builtin(session, request, publish, started)
         record = self._recorder(session, publish)
-        send_text = text or (lambda chunk, thinking: publish(
-            (ThinkingDelta if thinking else TextDelta).model_construct(text=chunk)))
-        # Text straight to the edge: nothing is recorded of it, and a reply streams thousands of deltas.
-        state = ChatState(history=session.history, stream_to=send_text)
+        state = ChatState(history=session.history)
         settings = request.settings
         if settings.max_turns == 0:
             return _result(session, state, "disabled", started)
@@ -126,12 +119,12 @@ class ChatRunner:
             hooks=request.hooks,
         )
         state.compaction = session.compaction
-        permit = make_permit(mode, session.grants, ask)
+        approve = chat_approval(mode, session.grants, ask)
         checkpoint = Checkpoint(chat=session.chat_count, message=request.message.text)
         ctx = replace(request.ctx, editor=RecordingEditor(request.ctx.editor, checkpoint))
 
         async def drive() -> None:
-            async for update in run_chat(model, request.message, state, config, ctx, permit):
+            async for update in run_chat(model, request.message, state, config, ctx, approve):
                 record(update)
 
         task = asyncio.create_task(drive())

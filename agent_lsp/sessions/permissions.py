@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
-from typing import Awaitable, Callable, Optional
+from typing import Optional
 
-from agent_lsp.core.events import ConfirmationRequest, Decision, ToolCallUpdate
-from agent_lsp.core.chat import Emit
-from agent_lsp.core.ports import Allow, Deny, Permission, PermissionRequest
+from agent_lsp.core.events import Decision, ToolCallUpdate
+from agent_lsp.core.ports import Allow, Approve, Deny, Emit, Permission, PermissionRequest
 
 ASKING_KINDS = frozenset({"edit", "execute", "fetch"})
-Ask = Callable[[PermissionRequest], Awaitable[tuple[Decision, Optional[str]]]]
 
 
 def offered(kind: str, mode: str) -> bool:
@@ -43,10 +41,18 @@ def declined(message: Optional[str]) -> str:
     return "The user declined this tool call." + (f" Their reason: {message}" if message else "")
 
 
-def make_permit(mode: str, grants: Grants, ask: Ask):
-    """The loop's permit callback for one chat."""
+def decided(decision: Decision, message: Optional[str] = None) -> Permission:
+    """What the user's answer to a permission question means for the call (`message`: their reason)."""
+    if decision.startswith("allow"):
+        return Allow(always=decision == "allow_always")
+    return Deny(declined(message), always=decision == "reject_always")
 
-    async def permit(request: PermissionRequest, emit: Emit) -> Permission:
+
+def chat_approval(mode: str, grants: Grants, ask: Approve) -> Approve:
+    """The approval of one chat's tool calls: the permission mode and the session's standing answers decide, and
+    `ask` (the front end's question) where the user must; an answer for always becomes a standing answer."""
+
+    async def approve(request: PermissionRequest, emit: Emit) -> Permission:
         if request.kind not in ASKING_KINDS or mode == "bypassPermissions":
             return Allow()
         if mode == "acceptEdits" and request.kind == "edit":
@@ -59,13 +65,11 @@ def make_permit(mode: str, grants: Grants, ask: Ask):
         if key in grants.allowed or request.sandbox_auto_allow:  # the OS sandbox confines it (sandbox.autoAllow)
             return Allow()
         emit(ToolCallUpdate(tool_call_id=request.tool_call_id, status="awaiting_confirmation"))
-        emit(ConfirmationRequest(tool_call_id=request.tool_call_id, name=request.name, title=request.title,
-                                 input=request.input, diff=request.diff, command=request.command))
-        decision, message = await ask(request)
-        if decision == "allow_always":
+        answer = await ask(request, emit)
+        if isinstance(answer, Allow) and answer.always:
             grants.allowed.add(key)
-        if decision == "reject_always":
+        elif isinstance(answer, Deny) and answer.always:
             grants.refused.add(request.name)
-        return Allow() if decision.startswith("allow") else Deny(declined(message))
+        return answer
 
-    return permit
+    return approve

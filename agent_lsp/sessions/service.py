@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from agent_lsp.core.events import AgentUpdate, Decision, TextDelta, ThinkingDelta
-from agent_lsp.core.ports import PermissionRequest
+from agent_lsp.core.events import AgentUpdate, Decision
+from agent_lsp.core.ports import Emit, Permission, PermissionRequest
 from agent_lsp.sessions.assembly import ChatAssembly, ChatInputs
 from agent_lsp.sessions.chat_run import BuildModel, ChatRunner, abort, confirm
 from agent_lsp.sessions.live import Sessions
@@ -34,12 +34,9 @@ class ChatFrontEnd:
         """Render one update of the chat."""
         raise NotImplementedError
 
-    def text(self, text: str, thinking: bool) -> None:
-        """Render streamed text (or thinking) of the chat's own agent."""
-        self.publish((ThinkingDelta if thinking else TextDelta).model_construct(text=text))
-
-    async def ask(self, request: PermissionRequest) -> tuple[Decision, Optional[str]]:
-        """The user's decision about a tool call, and their reason if they gave one."""
+    async def ask(self, request: PermissionRequest, emit: Emit) -> Permission:
+        """Whether a tool call the chat's rules leave to the user runs (an `Approve`; `emit` sends updates in
+        order with the call's own, such as the question itself)."""
         raise NotImplementedError
 
 
@@ -69,7 +66,7 @@ class ChatService:
             inputs.chat_settings = {**session.preferences.chat_settings(), **chosen}
             request = await self.assembly.compose(checked)
             await front.composed()
-            return await self._runner.run(session, request, front.publish, front.ask, front.text)
+            return await self._runner.run(session, request, front.publish, front.ask)
         finally:
             self.sessions.release(session)
 

@@ -1,5 +1,5 @@
 """What a chat costs must not grow with its session: each save writes only what the chat added, each message's
-derived forms are worked out once, and streamed text reaches the edge as plain strings, coalesced."""
+derived forms are worked out once, and streamed text is coalesced at the edge."""
 
 from __future__ import annotations
 
@@ -77,16 +77,16 @@ def test_the_wire_form_and_size_of_a_history_stay_as_they_were_when_asked_twice(
     assert size(history) == size(history) > 0
 
 
-async def test_plain_text_is_coalesced_like_text_deltas_and_flushed_before_anything_else():
+async def test_text_deltas_are_coalesced_and_flushed_before_anything_else():
     sent: list = []
     stream = UpdateStream(sent.append)
-    stream.push_text("Hel", False)
-    stream.push_text("lo", False)
+    stream.push(TextDelta(text="Hel"))
+    stream.push(TextDelta(text="lo"))
     stream.push(TextDelta(text=" there"))
-    stream.push_text("hmm", True)
+    stream.push(ThinkingDelta(text="hmm"))
     call = ToolCall(tool_call_id="t", name="read_file", title="read", tool_kind="read", input={})
     stream.push(call)
-    stream.push_text("late", False)
+    stream.push(TextDelta(text="late"))
     stream.flush()  # as the chat's end does
     assert [(type(u), u.wire()) for u in sent] == [
         (TextDelta, {"kind": "text_delta", "text": "Hello there"}),
