@@ -1,7 +1,7 @@
 """One chat, composed once for every front end: the settings in force, the system prompt (environment, project
-instructions, memory), the tools (built-in with the workflow's `todo_write` and `task`, web_fetch, memory, MCP,
-language, `finish`), the slash commands, the hooks, `secretEnv` and the sandbox of its commands
-(PROTOCOL §9 "Settings and one chat for every front end").
+instructions, memory, skills), the tools (built-in with the workflow's `todo_write` and `task`, web_fetch, `skill`,
+memory, MCP, language, `finish`), the slash commands (and skills run as `/name`), the subfolders' instructions, the
+hooks, `secretEnv` and the sandbox of its commands (PROTOCOL §9 "Settings and one chat for every front end", §10).
 
 A front end parses its wire into `ChatInputs` (plain values) and hands over its ports and its substitutions (ACP's
 file tools through the client, its terminal); what a chat is told and may use is decided here, so a new tool or
