@@ -138,14 +138,10 @@ async def project_trusted(root: Path, trust: Trust, ask: AskTrust) -> bool:
     if not names:
         return False
     content = await asyncio.to_thread(_digest, folder)
-    trusted = trust.answer(folder, content)
-    if trusted is None:
-        shown = ", ".join(f"/{n}" for n in names[:10]) + (", …" if len(names) > 10 else "")
-        trusted = await ask(f"agent-lsp: {folder} holds commands ({shown}) whose prompts the agent would follow. "
-                            "Trust this workspace's commands? Until you do, they are not listed or run.")
-        if trusted is not None:
-            trust.record(folder, content, trusted)
-    return bool(trusted)
+    shown = ", ".join(f"/{n}" for n in names[:10]) + (", …" if len(names) > 10 else "")
+    return await trust.decide(folder, content, ask, f"agent-lsp: {folder} holds commands ({shown}) whose prompts the "
+                              "agent would follow. Trust this workspace's commands? Until you do, they are not listed "
+                              "or run.")
 
 
 async def available_commands(roots: list[Path], trust: Trust, ask: AskTrust,

@@ -148,15 +148,11 @@ async def project_trusted(folder: Path, entries: list[Path], trust: Trust, ask: 
     """Whether the skills of a workspace's folder of skills may be listed and used: trusted once for this content
     (asked with `ask`, which may not ask and answer None: then asked again next time)."""
     content = await asyncio.to_thread(_digest, entries)
-    trusted = trust.answer(folder, content)
-    if trusted is None:
-        names = [e.name for e in entries]
-        shown = ", ".join(names[:10]) + (f", and {len(names) - 10} more" if len(names) > 10 else "")
-        trusted = await ask(f"agent-lsp: {folder} holds skills ({shown}) whose instructions the agent would follow. "
-                            "Trust this workspace's skills? Until you do, they are not listed or used.")
-        if trusted is not None:
-            trust.record(folder, content, trusted)
-    return bool(trusted)
+    names = [e.name for e in entries]
+    shown = ", ".join(names[:10]) + (f", and {len(names) - 10} more" if len(names) > 10 else "")
+    return await trust.decide(folder, content, ask, f"agent-lsp: {folder} holds skills ({shown}) whose instructions "
+                              "the agent would follow. Trust this workspace's skills? Until you do, they are not "
+                              "listed or used.")
 
 
 async def available_skills(roots: list[Path], trust: Trust, ask: AskTrust,
