@@ -94,7 +94,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     from agent_lsp.config import default_data_dir, environment_layer
 
     if args.acp:  # the ACP SDK is imported on this path only: LSP start-up does not pay for it
-        from agent_lsp.acp.server import serve
+        from agent_lsp.acp.serve import serve
 
         serve(environment_layer(args.model), args.data_dir or default_data_dir())
         return

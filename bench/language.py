@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_lsp.demo.client import LspClient
-from agent_lsp.tools.language import uri_path
+from agent_lsp.tools.language_tool import uri_path
 from bench.figures import DONE, Driven, Row, env_for, median, ratio_row, tool_use
 from tests.fakes.messages_api import FakeMessagesAPI
 

@@ -90,7 +90,7 @@ class AcpAgent:
         self.client = client_capabilities or schema.ClientCapabilities()
         for warning in self.warnings:
             log.warning(warning)
-        from agent_lsp.acp.early import initialize_result
+        from agent_lsp.acp.initialize import initialize_result
 
         return schema.InitializeResponse.model_validate(initialize_result(protocol_version))
 
@@ -289,7 +289,8 @@ class AcpAgent:
         self._session(session_id)
         if session_id not in self.opened:
             raise invalid("sessionId", f"session {session_id} is not loaded in this connection: session/load it first")
-        chat = asyncio.ensure_future(self.service.chat(self._inputs(session_id, prompt), AcpPrompt(self, session_id)))
+        inputs = self._inputs(session_id, prompt)
+        chat = asyncio.ensure_future(self.service.chat(inputs, AcpPrompt(self, session_id)))
         try:
             outcome = await asyncio.shield(chat)
         except asyncio.CancelledError:  # the connection is closing: stop the turn, keep its history, answer nothing

@@ -13,8 +13,8 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from agent_lsp import tools
 from agent_lsp.core.events import Usage
-from agent_lsp.lsp import plain
-from agent_lsp.lsp.agent import Agent, LspChat, agent_of
+from agent_lsp.lsp import plain_clients
+from agent_lsp.lsp.connection import Connection, LspChat, connection_of
 from agent_lsp.lsp.convert import lsp_folder_uri, lsp_uri_to_path
 from agent_lsp.lsp.editor import LspEditor
 from agent_lsp.models.catalog import catalog
@@ -73,10 +73,10 @@ def parse(model: type[BaseModel], params: Any) -> Any:
         raise JsonRpcInvalidParams(f"Invalid params: {problems}", data={"fields": fields}) from None
 
 
-def session_of(agent: Agent, session_id: str) -> Session:
+def session_of(connection: Connection, session_id: str) -> Session:
     """The session, or -32602 naming sessionId."""
     try:
-        return agent.sessions.get(session_id)
+        return connection.sessions.get(session_id)
     except UnknownSession:
         raise unknown_session(session_id) from None
 
@@ -136,7 +136,7 @@ def invalid(field: str, message: str) -> JsonRpcInvalidParams:
     return JsonRpcInvalidParams(f"Invalid params: {field}: {message}", data={"fields": [field]})
 
 
-def chat_inputs(agent: Agent, editor: LspEditor, p: ChatParams, session_id: str) -> ChatInputs:
+def chat_inputs(connection: Connection, editor: LspEditor, p: ChatParams, session_id: str) -> ChatInputs:
     """An agent/chat in plain terms, for the chat assembly."""
     context = p.context
     mentions = [Mention(kind=m.kind, path=lsp_uri_to_path(m.uri) if m.uri else None, name=m.name,
@@ -149,17 +149,18 @@ def chat_inputs(agent: Agent, editor: LspEditor, p: ChatParams, session_id: str)
         message=p.message, editor=editor, session_id=session_id, mentions=mentions, output_schema=p.output_schema,
         chat_settings={"permission_mode": p.permission_mode, "max_turns": p.max_turns, "model": p.model},
         active_path=active_path, active_label=active if active and active_path is None else None,
-        selection=(selection.start.line, selection.end.line) if selection else None, ask_trust=agent.ask_trust,
-        language=agent.language(editor),
+        selection=(selection.start.line, selection.end.line) if selection else None, ask_trust=connection.ask_trust,
+        language=connection.language(editor),
         images=[RawImage(i.mime_type, i.data, f"images.{n}") for n, i in enumerate(p.images or [])])
 
 
 async def agent_chat(ls: Any, params: Any) -> dict:
     p = parse(ChatParams, params)
-    agent = agent_of(ls)
-    chat = LspChat(agent, p.work_done_token)
+    connection = connection_of(ls)
+    chat = LspChat(connection, p.work_done_token)
     try:
-        outcome = await agent.service.chat(chat_inputs(agent, agent.editor(), p, p.session_id or ""), chat)
+        inputs = chat_inputs(connection, connection.editor(), p, p.session_id or "")
+        outcome = await connection.service.chat(inputs, chat)
     except UnknownSession:
         raise unknown_session(p.session_id) from None
     except BadInput as e:
@@ -175,11 +176,11 @@ async def agent_chat(ls: Any, params: Any) -> dict:
 
 async def agent_tools(ls: Any, params: Any) -> dict:
     parse(ToolsParams, params)
-    agent = agent_of(ls)
-    editor = agent.editor()
-    settings = await agent.assembly.settings(editor.roots, agent.ask_trust)
-    language = await agent.assembly.language(settings, editor.roots, agent.language(editor))
-    offered = await agent.assembly.tools(settings, editor.roots, language=language)
+    connection = connection_of(ls)
+    editor = connection.editor()
+    settings = await connection.assembly.settings(editor.roots, connection.ask_trust)
+    language = await connection.assembly.language(settings, editor.roots, connection.language(editor))
+    offered = await connection.assembly.tools(settings, editor.roots, language=language)
     return ToolsResult(tools=[ToolInfo(name=t.name, kind=t.kind, origin=getattr(t, "origin", "builtin"),
                                        read_only=t.kind in ("read", "search"), description=t.description)
                               for t in offered]).wire()
@@ -187,48 +188,50 @@ async def agent_tools(ls: Any, params: Any) -> dict:
 
 async def agent_commands(ls: Any, params: Any) -> dict:
     parse(CommandsParams, params)
-    agent = agent_of(ls)
-    found = await agent.assembly.commands(agent.editor().roots, agent.ask_trust)  # the project's asked about first
+    connection = connection_of(ls)
+    # the project's commands asked about first
+    found = await connection.assembly.commands(connection.editor().roots, connection.ask_trust)
     return CommandsResult(commands=[CommandInfo(name=c.name, description=c.description, argument_hint=c.argument_hint,
                                                 source=c.source) for c in found]).wire()
 
 
 async def agent_skills(ls: Any, params: Any) -> dict:
     parse(SkillsParams, params)
-    agent = agent_of(ls)
-    found = await agent.assembly.skills(agent.editor().roots, agent.ask_trust)  # the project's asked about first
+    connection = connection_of(ls)
+    # the project's skills asked about first
+    found = await connection.assembly.skills(connection.editor().roots, connection.ask_trust)
     return SkillsResult(skills=[SkillInfo(name=s.name, description=s.description, source=s.source)
                                 for s in found]).wire()
 
 
 async def shutdown(ls: Any) -> None:
     """Stop what the agent started (MCP servers) before the process ends."""
-    await agent_of(ls).service.close()
+    await connection_of(ls).service.close()
 
 
 def new_session(ls: Any, title: str) -> Session:
     """A session of this window: it records the window's workspace folders."""
-    return agent_of(ls).sessions.start(title, [root.as_uri() for root in agent_of(ls).editor().roots])
+    return connection_of(ls).sessions.start(title, [root.as_uri() for root in connection_of(ls).editor().roots])
 
 
 def agent_new_session(ls: Any, params: Any) -> dict:
     session = new_session(ls, parse(NewSessionParams, params).title or "")
-    agent_of(ls).current = session.id  # the window's current session: code actions continue it
+    connection_of(ls).current = session.id  # the window's current session: code actions continue it
     return NewSessionResult(session_id=session.id).wire()
 
 
 def agent_abort(ls: Any, params: Any) -> dict:
-    agent = agent_of(ls)
-    session = session_of(agent, parse(SessionParams, params).session_id)
-    return AbortResult(aborted=agent.service.abort(session.id)).wire()
+    connection = connection_of(ls)
+    session = session_of(connection, parse(SessionParams, params).session_id)
+    return AbortResult(aborted=connection.service.abort(session.id)).wire()
 
 
 def agent_confirm_tool(ls: Any, params: Any) -> dict:
     p = parse(ConfirmToolParams, params)
-    agent = agent_of(ls)
-    session_of(agent, p.session_id)
+    connection = connection_of(ls)
+    session_of(connection, p.session_id)
     try:
-        agent.service.confirm(p.session_id, p.tool_call_id, p.decision, p.message)
+        connection.service.confirm(p.session_id, p.tool_call_id, p.decision, p.message)
     except UnknownToolCall:
         raise JsonRpcInvalidParams(f"Invalid params: toolCallId: no confirmation is pending for {p.tool_call_id!r}",
                                    data={"fields": ["toolCallId"]}) from None
@@ -237,7 +240,7 @@ def agent_confirm_tool(ls: Any, params: Any) -> dict:
 
 def agent_sessions(ls: Any, params: Any) -> dict:
     workspace = parse(SessionsParams, params).workspace
-    rows = agent_of(ls).sessions.all(lsp_folder_uri(workspace) if workspace is not None else None)
+    rows = connection_of(ls).sessions.all(lsp_folder_uri(workspace) if workspace is not None else None)
     return SessionsResult(sessions=[
         SessionInfo(session_id=s.id, title=s.title, created_at=s.created_at, updated_at=s.updated_at,
                     turns_count=s.turns_count, workspace=s.workspace_folders[0] if s.workspace_folders else None,
@@ -245,22 +248,22 @@ def agent_sessions(ls: Any, params: Any) -> dict:
 
 
 def agent_history(ls: Any, params: Any) -> dict:
-    session = session_of(agent_of(ls), parse(SessionParams, params).session_id)
+    session = session_of(connection_of(ls), parse(SessionParams, params).session_id)
     entries = render_history(session.history, tools.BY_NAME, session.tool_calls, session.chats)
     return HistoryResult(messages=[history_message(e) for e in entries], plan=session.plan).wire()
 
 
 def agent_delete_session(ls: Any, params: Any) -> dict:
-    agent = agent_of(ls)
-    session = session_of(agent, parse(SessionParams, params).session_id)
-    agent.sessions.delete(session.id)
-    plain.forget(ls, session.id)
+    connection = connection_of(ls)
+    session = session_of(connection, parse(SessionParams, params).session_id)
+    connection.sessions.delete(session.id)
+    plain_clients.forget(ls, session.id)
     return DeleteSessionResult().wire()
 
 
 async def agent_models(ls: Any, params: Any) -> dict:
     parse(ModelsParams, params)
-    agent_of(ls).assembly.refresh_user_file()
+    connection_of(ls).assembly.refresh_user_file()
     found = await catalog(ls.layers.resolve())  # the settings in force now: listing models asks no question
     return ModelsResult(models=[ModelEntry(id=m.id, display_name=m.display_name, provider=m.provider,
                                            context_window=m.context_window) for m in found.models],

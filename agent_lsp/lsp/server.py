@@ -1,6 +1,6 @@
 """The language server: the single place with @server.feature. Each handler is thin; the agent/* bodies live in
-`handlers.py` and `in_editor.py`, named in one table (AGENT_METHODS) and imported on the first agent request, so
-that start-up (once per editor window) stays light and nothing here depends on them."""
+`handlers.py`, `chat_edits.py` and `code_action_commands.py`, named in one table (AGENT_METHODS) and imported on
+the first agent request, so that start-up (once per editor window) stays light and nothing here depends on them."""
 
 from __future__ import annotations
 
@@ -163,7 +163,7 @@ class AgentProtocol(LanguageServerProtocol):
         if params.command not in COMMANDS:
             return (yield from super().lsp_workspace__execute_command(params))
         # the agent's commands need the whole params (the work-done token), not just their arguments
-        return (yield _body("in_editor", "execute_command"), (self._server, params), None)
+        return (yield _body("code_action_commands", "execute_command"), (self._server, params), None)
 
     def _handle_response(self, msg_id, result=None, error=None):
         future = self._request_futures.get(msg_id)
@@ -188,13 +188,16 @@ class AgentServer(LanguageServer):
         """Where the session store lives; None keeps sessions in memory."""
         layer, self.pending_warnings = clean(launch_settings, "the environment")
         self.user_file = UserSettingsFile()
-        self.pending_warnings += self.user_file.refresh()
-        self.layers = Layers(environment=layer, user_file=self.user_file.layer)
+        """The user's settings file, first read at `initialized`: checking settings loads pydantic, which the answer
+        to `initialize` does not wait for."""
+        self.initialization_options: Any = None
+        """As the client sent them; checked at `initialized` too."""
+        self.layers = Layers(environment=layer)
         self.warm_modules: tuple[str, ...] = ()
         """What the SDK warm-up imports (set at `initialized`; () when the settings use no SDK)."""
         self.agent_caps = {"confirmTool": False, "diagnostics": False, "languageFeatures": [], "updates": False}
-        self.agent: Any = None
-        """The agent state (`lsp/agent.py` Agent), made on the first agent/* request."""
+        self.connection: Any = None
+        """The connection's agent side (`lsp/connection.py` Connection), made on the first agent/* request."""
 
     def start_io(self, stdin=None, stdout=None) -> None:
         """Serve on stdio through the hardened reader (lsp/wire.py); when the client goes away, running chats
@@ -266,7 +269,7 @@ AGENT_METHODS: dict[str, tuple[str, str, bool]] = {
     "agent/sessions": ("handlers", "agent_sessions", False),
     "agent/history": ("handlers", "agent_history", False),
     "agent/deleteSession": ("handlers", "agent_delete_session", False),
-    "agent/revert": ("in_editor", "agent_revert", True),
+    "agent/revert": ("chat_edits", "agent_revert", True),
 }
 """The agent/* requests and the body that answers each, imported on first use."""
 
@@ -315,12 +318,14 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
         ls.agent_caps, well_formed = client_agent_capabilities(params.capabilities.experimental)
         if not well_formed:
             ls.pending_warnings.append("agent-lsp: capabilities.experimental.agent is malformed; it is ignored.")
-        ls.layers.initialization_options, warnings = clean(params.initialization_options, "initializationOptions")
-        ls.pending_warnings += warnings
+        ls.initialization_options = params.initialization_options
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: AgentServer, params: types.InitializedParams) -> None:
-        ls.warn(ls.pending_warnings)
+        ls.pending_warnings += ls.user_file.refresh()
+        ls.layers.user_file = ls.user_file.layer
+        ls.layers.initialization_options, warnings = clean(ls.initialization_options, "initializationOptions")
+        ls.warn(ls.pending_warnings + warnings)
         ls.pending_warnings = []
         await pull_configuration(ls)
         from agent_lsp.lsp.warmup import schedule_warmup
@@ -346,7 +351,7 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: AgentServer, params: types.HoverParams) -> Optional[types.Hover]:
-        return _body("in_editor", "hover")(ls, params) if ls.agent is not None else None
+        return _body("chat_edits", "hover")(ls, params) if ls.connection is not None else None
 
     if os.environ.get("AGENT_LSP_DEBUG") == "1":  # for tests: what this process has loaded, without timing it
 
@@ -358,7 +363,7 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: AgentServer, params: Any) -> None:
-        if ls.agent is not None:  # nothing to stop when no agent request came
+        if ls.connection is not None:  # nothing to stop when no agent request came
             await _body("handlers", "shutdown")(ls)
 
     if os.environ.get("AGENT_LSP_DEBUG") == "1":  # tests' leak checks only; never offered otherwise

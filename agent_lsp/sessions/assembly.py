@@ -28,7 +28,7 @@ from agent_lsp.core.tool import Tool, ToolContext
 from agent_lsp.mcp.servers import McpServers
 from agent_lsp.processes import Sandbox, dying_with_us, open_sandbox
 from agent_lsp.sessions.images import BadImage, RawImage, check_images
-from agent_lsp.sessions.language import combined
+from agent_lsp.sessions.combined_language import combined
 from agent_lsp.sessions.commands import Command, available_commands, expand, invocation
 from agent_lsp.sessions.mentions import BadMention, Mention, expand_mentions
 from agent_lsp.sessions.chat_run import ChatRequest

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from agent_lsp.core.tool import ToolContext, ToolOutput, bound
-from agent_lsp.tools.language import LanguageTool, Places, PositionInput, ask, nothing_at, target
+from agent_lsp.tools.language_tool import LanguageTool, Places, PositionInput, ask, nothing_at, target
 
 
 class CallHierarchyInput(PositionInput):

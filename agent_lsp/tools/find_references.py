@@ -6,7 +6,7 @@ import asyncio
 
 from agent_lsp.core.ports import LanguageFeatureError
 from agent_lsp.core.tool import ToolContext, ToolError, ToolOutput, bound
-from agent_lsp.tools.language import (
+from agent_lsp.tools.language_tool import (
     MAX_LINE_CHARS,
     LanguageTool,
     Places,

@@ -7,7 +7,7 @@ from typing import Optional
 from pydantic import Field
 
 from agent_lsp.core.tool import ToolContext, ToolError, ToolInput, ToolOutput, bound
-from agent_lsp.tools.language import SYMBOL_KINDS, LanguageTool, Places, ask, kind_name
+from agent_lsp.tools.language_tool import SYMBOL_KINDS, LanguageTool, Places, ask, kind_name
 
 MAX_SYMBOLS = 200
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent_lsp.core.tool import ToolContext, ToolOutput, bound
-from agent_lsp.tools.language import LanguageTool, Places, PositionInput, ask, locations, nothing_at, target
+from agent_lsp.tools.language_tool import LanguageTool, Places, PositionInput, ask, locations, nothing_at, target
 
 
 class GoToDefinition(LanguageTool):

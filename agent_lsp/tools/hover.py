@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_lsp.core.tool import ToolContext, ToolOutput, bound
-from agent_lsp.tools.language import LanguageTool, PositionInput, ask, nothing_at, target
+from agent_lsp.tools.language_tool import LanguageTool, PositionInput, ask, nothing_at, target
 
 
 def hover_text(contents: Any) -> str:

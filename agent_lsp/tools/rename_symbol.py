@@ -16,7 +16,7 @@ from agent_lsp.core.ports import FileEdit, TextEdit
 from agent_lsp.core.tool import Preview, ToolContext, ToolError, ToolOutput, bound
 from agent_lsp.tools.editing import Current, current, unified_diff
 from agent_lsp.tools.get_diagnostics import format_diagnostics
-from agent_lsp.tools.language import (
+from agent_lsp.tools.language_tool import (
     LanguageTool,
     PositionInput,
     Target,

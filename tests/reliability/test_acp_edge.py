@@ -349,8 +349,8 @@ def test_named_frames(fuzzed):
 
 
 async def test_a_first_line_over_the_early_readers_limit(tmp_path):
-    """The line `initialize` is looked for in has a limit (acp/early.py): past it the agent ended at once."""
-    from agent_lsp.acp.early import LINE_LIMIT
+    """The line `initialize` is looked for in has a limit (acp/initialize.py): past it the agent ended at once."""
+    from agent_lsp.acp.initialize import LINE_LIMIT
 
     agent = await RawAcp.start("--data-dir", str(tmp_path / "state"), env=server_env(None))
     agent.send_raw(b"x" * (LINE_LIMIT + 1024) + b"\n")

@@ -9,7 +9,7 @@ from agent_lsp.config import GATED, Layers, clean
 from agent_lsp.config.language_servers import LanguageServerConfig, parse_language_servers
 from agent_lsp.config.mcp_servers import PartlyValid
 from agent_lsp.core.ports import LanguageFeatureError
-from agent_lsp.sessions.language import combined
+from agent_lsp.sessions.combined_language import combined
 from agent_lsp.sidecar.positions import Texts, convert, to_chars, to_units
 
 PYRIGHT = {"command": ["pyright-langserver", "--stdio"], "languages": ["python", ".pyi"],

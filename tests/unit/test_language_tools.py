@@ -14,7 +14,7 @@ from agent_lsp.tools.find_references import FindReferences, FindReferencesInput
 from agent_lsp.tools.find_symbol import FindSymbol, FindSymbolInput
 from agent_lsp.tools.go_to_definition import GoToDefinition
 from agent_lsp.tools.hover import Hover
-from agent_lsp.tools.language import PositionInput
+from agent_lsp.tools.language_tool import PositionInput
 from agent_lsp.tools.rename_symbol import RenameSymbol, RenameSymbolInput
 from tests.fakes.editor import FakeEditor
 from tests.fakes.language import FakeLanguageFeatures

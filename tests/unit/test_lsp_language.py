@@ -14,7 +14,7 @@ from agent_lsp.config import Layers
 from agent_lsp.core import ports
 from agent_lsp.core.ports import LanguageFeatureError, OpenDocument
 from agent_lsp.lsp.convert import lsp_character, lsp_column
-from agent_lsp.lsp.language import EditorLanguageFeatures
+from agent_lsp.lsp.language_features import EditorLanguageFeatures
 
 LINE = "a😀é=x"  # 😀: 2 UTF-16 units, 4 UTF-8 bytes; é: 1 and 2
 

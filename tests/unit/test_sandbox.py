@@ -16,7 +16,8 @@ from agent_lsp.core.hooks import HookEvent
 from agent_lsp.core.ports import Allow, Deny, PermissionRequest
 from agent_lsp.core.tool import ToolContext, ToolError
 from agent_lsp.processes import Sandbox, bwrap_args, open_sandbox
-from agent_lsp.sessions.permissions import Grants, make_permit
+from agent_lsp.protocol import ConfirmationRequest
+from agent_lsp.sessions.permissions import Grants, chat_approval, decided
 from agent_lsp.sessions.shell_hooks import ShellHooks
 from agent_lsp.tools.run_command import RunCommand, RunCommandInput
 from tests.fakes.editor import FakeEditor
@@ -181,12 +182,13 @@ def request(sandbox_auto_allow: bool) -> PermissionRequest:
 async def test_auto_allow_by_permission_mode(mode, sandboxed, expected):
     asked = []
 
-    async def ask(req):
+    async def ask(req, emit):  # as the LSP edge asks: the question shown, then the answer
         asked.append(req.tool_call_id)
-        return "allow_once", None
+        emit(ConfirmationRequest.asking(req))
+        return decided("allow_once")
 
     emitted = []
-    decision = await make_permit(mode, Grants(), ask)(request(sandboxed), emitted.append)
+    decision = await chat_approval(mode, Grants(), ask)(request(sandboxed), emitted.append)
     outcome = {(Allow, False): "allowed unasked", (Allow, True): "asked", (Deny, False): "refused"}[
         (type(decision), bool(asked))]
     assert outcome == expected
@@ -196,10 +198,10 @@ async def test_auto_allow_by_permission_mode(mode, sandboxed, expected):
 
 
 async def test_a_refusal_for_the_session_wins_over_auto_allow():
-    async def ask(req):
+    async def ask(req, emit):
         raise AssertionError("not asked")
 
-    decision = await make_permit("default", Grants(refused={"run_command"}), ask)(request(True), lambda e: None)
+    decision = await chat_approval("default", Grants(refused={"run_command"}), ask)(request(True), lambda e: None)
     assert decision == Deny("The user refused run_command for the rest of this session.")
 
 

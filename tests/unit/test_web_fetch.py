@@ -179,7 +179,7 @@ def test_allow_always_covers_the_host_and_plan_mode_hides_fetches():
 
 def test_the_plain_client_question_names_the_url():
     from agent_lsp.core.ports import PermissionRequest
-    from agent_lsp.lsp.plain import question
+    from agent_lsp.lsp.plain_clients import question
 
     url = "https://example.com/docs"
     asked = question(PermissionRequest("t", "web_fetch", "fetch", f"Fetch {url}", {"url": url}, command=url))

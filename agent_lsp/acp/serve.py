@@ -1,6 +1,6 @@
 """`agent-lsp --acp`: the ACP agent on stdio, through the SDK's own connection (newline-delimited JSON-RPC).
 
-`initialize` is answered before the SDK has loaded (acp/early.py), while `import acp` runs in a thread; the SDK's
+`initialize` is answered before the SDK has loaded (acp/initialize.py), while `import acp` runs in a thread; the SDK's
 connection then serves the same streams through acp/wire.py (every message checked before the SDK sees it), and
 the model SDK loads in the background (models/preload.py).
 """
@@ -12,7 +12,7 @@ import logging
 from pathlib import Path
 from typing import Any, Optional
 
-from agent_lsp.acp.early import answer_initialize, stdio
+from agent_lsp.acp.initialize import answer_initialize, stdio
 from agent_lsp.models import preload
 from agent_lsp.models.resolver import resolve
 

@@ -1,6 +1,6 @@
-"""The agent side of one LSP connection: its chat service (sessions, chat assembly), and how a chat's updates,
-progress and questions reach the client. Made on the first agent request (`agent_of`), with everything the agent
-needs behind it."""
+"""The state of one LSP connection's agent side: its chat service (sessions, chat assembly), the window's current
+session, and how a chat's updates, progress and questions reach the client (`LspChat`). Made on the first agent
+request (`connection_of`), with everything the agent needs behind it."""
 
 from __future__ import annotations
 
@@ -9,19 +9,19 @@ from typing import Any, Optional
 
 from lsprotocol import types
 
-from agent_lsp.core.events import AgentUpdate, Decision
+from agent_lsp.core.events import AgentUpdate
 from agent_lsp.core.ports import Emit, Permission, PermissionRequest
-from agent_lsp.lsp import plain
+from agent_lsp.lsp import plain_clients
 from agent_lsp.lsp.editor import LspEditor
-from agent_lsp.lsp.language import EditorLanguageFeatures
+from agent_lsp.lsp.language_features import EditorLanguageFeatures
 from agent_lsp.lsp.progress import ChatProgress, Token
 from agent_lsp.lsp.updates import UpdateStream
 from agent_lsp.models.resolver import build_model
 from agent_lsp.protocol import ConfirmationRequest, UpdateParams
 from agent_lsp.sessions.assembly import ChatAssembly
 from agent_lsp.sessions.chat_run import confirmation
-from agent_lsp.sessions.permissions import decided
 from agent_lsp.sessions.live import Sessions
+from agent_lsp.sessions.permissions import decided
 from agent_lsp.sessions.service import ChatFrontEnd, ChatService
 from agent_lsp.sessions.session import Session
 from agent_lsp.sessions.store import open_store
@@ -31,8 +31,8 @@ CONFIRM_ACTIONS = {"Allow once": "allow_once", "Allow always": "allow_always", "
 TRUST_ACTIONS = {"Trust": True, "Don't trust": False}
 
 
-class Agent:
-    """The agent side of the server: sessions, and how their updates and progress reach the client."""
+class Connection:
+    """The agent side of the connection: its chat service and sessions, and the client's questions."""
 
     def __init__(self, server: Any) -> None:
         self.server = server
@@ -70,17 +70,17 @@ class Agent:
             type=types.MessageType.Warning, message=message, actions=[types.MessageActionItem(title=t) for t in titles]))
         return answer.get("title") if isinstance(answer, dict) else getattr(answer, "title", None)
 
-    async def ask_by_message(self, session_id: str, request: PermissionRequest) -> tuple[Decision, Optional[str]]:
+    async def ask_by_message(self, session_id: str, request: PermissionRequest) -> Permission:
         """Confirmation through window/showMessageRequest, for clients without agent/confirmTool: the question
-        shows the change (lsp/plain.py), opened first as a whole where the client can show documents. "Allow once"
-        stays first: some clients (vim-lsp) answer null to any other choice, and null rejects."""
-        await plain.show_change(self.server, session_id, request)
+        shows the change (lsp/plain_clients.py), opened first as a whole where the client can show documents.
+        "Allow once" stays first: some clients (vim-lsp) answer null to any other choice, and null rejects."""
+        await plain_clients.show_change(self.server, session_id, request)
         try:
-            title = await self._choose(plain.question(request), list(CONFIRM_ACTIONS))
+            title = await self._choose(plain_clients.question(request), list(CONFIRM_ACTIONS))
         except Exception as e:  # a client that cannot ask (no showMessageRequest): nothing runs unasked
             log.info("window/showMessageRequest failed: %r; the call is rejected", e)
             title = None
-        return CONFIRM_ACTIONS.get(title, "reject_once"), None
+        return decided(CONFIRM_ACTIONS.get(title, "reject_once"))
 
     async def ask_trust(self, question: str) -> Optional[bool]:
         """Whether the user trusts the workspace's settings files (window/showMessageRequest); None if dismissed."""
@@ -91,11 +91,11 @@ class Agent:
             return None
 
 
-def agent_of(server: Any) -> Agent:
-    """The connection's agent, made on first use."""
-    if server.agent is None:
-        server.agent = Agent(server)
-    return server.agent
+def connection_of(server: Any) -> Connection:
+    """The connection's agent side, made on first use."""
+    if server.connection is None:
+        server.connection = Connection(server)
+    return server.connection
 
 
 class LspChat(ChatFrontEnd):
@@ -103,21 +103,21 @@ class LspChat(ChatFrontEnd):
     work-done progress (`token`: the client's, else one the server creates), and each confirmation asked through
     agent/confirmTool, or window/showMessageRequest for a client without it."""
 
-    def __init__(self, agent: Agent, token: Optional[Token]) -> None:
-        self.agent = agent
+    def __init__(self, connection: Connection, token: Optional[Token]) -> None:
+        self.connection = connection
         self.token = token
         self.stream: Optional[UpdateStream] = None
         self.progress: Optional[ChatProgress] = None
 
     async def reserved(self, session: Session) -> None:
         self.session = session
-        self.stream = UpdateStream(lambda update: self.agent.notify(session, update))
-        self.agent.current = session.id
+        self.stream = UpdateStream(lambda update: self.connection.notify(session, update))
+        self.connection.current = session.id
 
     async def composed(self) -> None:
         session_id = self.session.id
-        self.progress = await ChatProgress.open(self.agent.server, self.token,
-                                                lambda: self.agent.service.abort(session_id))
+        self.progress = await ChatProgress.open(self.connection.server, self.token,
+                                                lambda: self.connection.service.abort(session_id))
 
     def publish(self, update: AgentUpdate) -> None:
         """Send an update (coalescing text) and move the progress along."""
@@ -127,9 +127,9 @@ class LspChat(ChatFrontEnd):
 
     async def ask(self, request: PermissionRequest, emit: Emit) -> Permission:
         emit(ConfirmationRequest.asking(request))
-        if self.agent.server.agent_caps["confirmTool"]:
+        if self.connection.server.agent_caps["confirmTool"]:
             return decided(*await confirmation(self.session, request.tool_call_id))
-        return decided(*await self.agent.ask_by_message(self.session.id, request))
+        return await self.connection.ask_by_message(self.session.id, request)
 
     def flush(self) -> None:
         """The chat is over: send the text still coalescing."""

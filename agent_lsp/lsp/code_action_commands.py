@@ -1,5 +1,5 @@
-"""What agent-lsp offers in the editor beside the chat panel: the commands its code actions run, `agent/revert`,
-and the hover that names the chat that wrote a line (PROTOCOL §8)."""
+"""The commands agent-lsp's code actions run (agent.fix / agent.explain / agent.refactor): a chat in the window's
+current session, asked in the user's words (PROTOCOL §8)."""
 
 from __future__ import annotations
 
@@ -7,33 +7,17 @@ from typing import Any, Optional
 
 from lsprotocol import types
 from pydantic import ValidationError
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInvalidParams
 
 from agent_lsp.core.ports import DiagnosticsReport
-from agent_lsp.lsp import plain
+from agent_lsp.lsp import plain_clients
 from agent_lsp.lsp.code_actions import EXPLAIN, FIX
+from agent_lsp.lsp.connection import connection_of
 from agent_lsp.lsp.convert import lsp_uri_to_path
-from agent_lsp.lsp.agent import agent_of
-from agent_lsp.lsp.handlers import SESSION_BUSY, agent_chat, parse, session_of
-from agent_lsp.protocol import CommandArgument, RefusedRevert, RevertParams, RevertResult
-from agent_lsp.sessions.chat_run import NothingToRevert
-from agent_lsp.sessions.live import SessionBusy, UnknownSession
+from agent_lsp.lsp.handlers import agent_chat
+from agent_lsp.protocol import CommandArgument
+from agent_lsp.sessions.live import UnknownSession
 from agent_lsp.tools.paths import display, is_inside
-
-
-async def agent_revert(ls: Any, params: Any) -> dict:
-    p = parse(RevertParams, params)
-    agent = agent_of(ls)
-    session = session_of(agent, p.session_id)
-    try:
-        reverted, refused = await agent.service.revert(session, p.to_chat, agent.editor())
-    except SessionBusy:
-        raise JsonRpcException(code=SESSION_BUSY, message=f"Session {session.id} is busy: a chat is running.") from None
-    except NothingToRevert as e:
-        field = "toChat" if p.to_chat is not None else "sessionId"
-        raise JsonRpcInvalidParams(f"Invalid params: {field}: nothing to revert: {e}", data={"fields": [field]}) from None
-    return RevertResult(reverted=[path.as_uri() for path in reverted],
-                        refused=[RefusedRevert(uri=path.as_uri(), reason=why) for path, why in refused]).wire()
 
 
 def command_message(command: str, argument: CommandArgument, name: str,
@@ -61,7 +45,7 @@ def command_message(command: str, argument: CommandArgument, name: str,
 
 
 async def execute_command(ls: Any, params: types.ExecuteCommandParams) -> dict:
-    """agent.fix / agent.explain / agent.refactor: a chat in the window's current session (a new one when there
+    """connection.fix / connection.explain / connection.refactor: a chat in the window's current session (a new one when there
     is none or it is busy), answered with the agent/chat result when the chat ends."""
     arguments = list(params.arguments or [])
     if len(arguments) != 1 or not isinstance(arguments[0], dict):
@@ -73,18 +57,18 @@ async def execute_command(ls: Any, params: types.ExecuteCommandParams) -> dict:
         fields = [".".join(map(str, ("arguments", 0, *err["loc"]))) for err in e.errors()]
         raise JsonRpcInvalidParams(f"Invalid params: {', '.join(fields)}: "
                                    f"{'; '.join(err['msg'] for err in e.errors())}", data={"fields": fields}) from None
-    agent = agent_of(ls)
-    editor = agent.editor()
+    connection = connection_of(ls)
+    editor = connection.editor()
     path = lsp_uri_to_path(argument.uri)
     path = path.resolve() if path is not None else None
     known = path is not None and (editor.open_document(path) is not None or path.is_file())
     if not known or not any(is_inside(path, root) for root in editor.roots):
         raise JsonRpcInvalidParams(f"Invalid params: arguments.0.uri: {argument.uri} is not a document of this "
                                    "workspace", data={"fields": ["arguments.0.uri"]})
-    session_id = agent.current
+    session_id = connection.current
     if session_id is not None:
         try:
-            if agent.sessions.get(session_id).busy:
+            if connection.sessions.get(session_id).busy:
                 session_id = None
         except UnknownSession:
             session_id = None
@@ -102,36 +86,6 @@ async def execute_command(ls: Any, params: types.ExecuteCommandParams) -> dict:
         chat["workDoneToken"] = params.work_done_token
     result = await agent_chat(ls, chat)
     if not ls.agent_caps["updates"]:  # a plain client draws no agent/update and drops this result: show it
-        await plain.show_answer(ls, agent.sessions.get(result["sessionId"]), result,
-                                {row.id for row in agent.sessions.all()})
+        await plain_clients.show_answer(ls, connection.sessions.get(result["sessionId"]), result,
+                                {row.id for row in connection.sessions.all()})
     return result
-
-
-def hover(ls: Any, params: types.HoverParams) -> Optional[types.Hover]:
-    """On a line the agent wrote in a chat of the window's current session (and that still reads as it wrote it):
-    which chat, what it was asked, and which edit wrote the line."""
-    agent = ls.agent
-    path = lsp_uri_to_path(params.text_document.uri)
-    if agent is None or agent.current is None or path is None:
-        return None
-    try:
-        session = agent.sessions.get(agent.current)
-    except UnknownSession:
-        return None
-    line = params.position.line
-    document = ls.workspace.text_documents.get(params.text_document.uri)
-    now = document.lines[line].rstrip("\r\n") if document and line < len(document.lines) else None
-    for checkpoint in reversed(session.checkpoints):
-        change = checkpoint.files.get(path.resolve())
-        if change is None:
-            continue
-        written = change.after.splitlines()
-        if line < len(written) and written[line] == now and line in change.changed_lines():
-            asked = " ".join(checkpoint.message.split())
-            asked = asked if len(asked) <= 120 else asked[:119] + "…"
-            what = change.label.removeprefix("agent-lsp: ")
-            text = f"**agent-lsp** wrote this line in chat {checkpoint.chat + 1} of this session ({what}).\n\n> {asked}"
-            return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
-                               range=types.Range(types.Position(line, 0), types.Position(line + 1, 0)))
-        return None
-    return None

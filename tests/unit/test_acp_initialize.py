@@ -6,7 +6,7 @@ import acp
 from acp import schema
 from acp.utils import normalize_result
 
-from agent_lsp.acp.early import PROTOCOL_VERSION, initialize_request, initialize_result
+from agent_lsp.acp.initialize import PROTOCOL_VERSION, initialize_request, initialize_result
 
 
 def test_the_early_answer_is_what_the_sdk_would_serialise():
