@@ -152,3 +152,25 @@ async def test_over_acp_the_skills_are_available_commands(agents, fake_api, work
         "Run ./deploy.sh staging, then check the logs.")
     assert fake_api.requests[-1]["system"][0]["text"].endswith(
         "- deploy: Deploy the service to staging.\n- notes: Write release notes from the git log.")
+
+
+async def test_500_skills_are_all_listed_and_the_prompt_stays_bounded(lsp, tmp_path):
+    config = tmp_path / "config"
+    for n in range(500):
+        folder = config / "agent-lsp" / "skills" / f"skill-{n:03}"
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").write_text(f"---\nname: skill-{n:03}\ndescription: Does task {n}. {'More words. ' * 20}"
+                                         f"\n---\nBody {n}.\n")
+    lsp.fake_api.add(text("Fine."))
+    client = await lsp.start(env=server_env(lsp.fake_api.base_url, XDG_CONFIG_HOME=str(config)))
+    listed = await skills(client)
+    assert [s["name"] for s in listed] == [f"skill-{n:03}" for n in range(500)]
+    assert (await chat(client, "hi"))["finalMessage"] == "Fine."
+    system = lsp.fake_api.requests[0]["system"][0]["text"]
+    listing = system[system.index(SKILLS_INTRO):]
+    assert len(listing) < 12_000 + 4_000 + 400
+    described = [line for line in listing.splitlines() if line.startswith("- skill-")]
+    last = listing.splitlines()[-1]
+    assert last.startswith(f"- {500 - len(described)} more skills, named only (`skill` names them all): "
+                           f"skill-{len(described):03}, ") and last.endswith(" more")
+    assert "Body 0." not in system
