@@ -215,6 +215,23 @@ class CommandsResult(WireModel):
     commands: list[CommandInfo]
 
 
+class SkillsParams(Params):
+    """agent/skills params (none yet)."""
+
+
+class SkillInfo(WireModel):
+    """A skill (PROTOCOL §10): every chat is told its name and description; `/<name>` runs it in agent/chat when
+    no command has that name."""
+
+    name: str
+    description: str
+    source: Literal["project", "user"]
+
+
+class SkillsResult(WireModel):
+    skills: list[SkillInfo]
+
+
 class DeleteSessionResult(WireModel):
     deleted: Literal[True] = True
 
@@ -411,6 +428,8 @@ SCHEMAS: dict[str, type[WireModel]] = {
     "agent-deleteSession.result": DeleteSessionResult,
     "agent-commands.params": CommandsParams,
     "agent-commands.result": CommandsResult,
+    "agent-skills.params": SkillsParams,
+    "agent-skills.result": SkillsResult,
     "agent-tools.params": ToolsParams,
     "agent-tools.result": ToolsResult,
     "agent-models.params": ModelsParams,

@@ -14,14 +14,14 @@
 ;;   M-x agent-lsp-new-session  the next message starts a new session
 ;;   M-x agent-lsp-revert       undo the last chat's edits (C-u N: those of the chats after the first N)
 ;;   M-x agent-lsp-memory       open the project memory (AGENTS.md, or the private memory file)
-;;   M-x agent-lsp-command-run  run one of the server's /commands (completing-read over agent/commands)
+;;   M-x agent-lsp-command-run  run one of the server's /commands or skills (completing-read over both)
 ;;   M-x agent-lsp-attach-image attach an image (png, jpg, gif, webp; at most 5 MiB) to the next message
 ;;
 ;; While you type, `agent-lsp-suggestion-mode' (on in the buffers agent-lsp manages) shows the server's
 ;; suggestion as ghost text after point; TAB accepts it, M-<right> a word, M-n / M-p cycle, C-g dismisses.
 ;;
 ;; The agent's plan (its todo list) is a checklist at the top of *agent-lsp*; a subagent's tool calls are
-;; indented under its task.  In the message prompt, TAB after a leading / completes the commands.
+;; indented under its task.  In the message prompt, TAB after a leading / completes the commands and skills.
 ;;
 ;; Before an edit or a command the agent asks once: an edit's diff is shown in a diff-mode buffer, then
 ;; Allow once / Allow always / Reject.  C-g at the question rejects, and the chat goes on.
@@ -538,12 +538,18 @@ AGENTS.md at the project root, or with `\"memoryFile\": \"private\"' in
 ;;; Slash commands
 
 (defun agent-lsp--commands (&optional server)
-  "The commands of SERVER (agent/commands).
-A list of plists :name :description :argumentHint :source."
-  (append (plist-get (jsonrpc-request (or server (agent-lsp--current-server)) :agent/commands
-                                      (make-hash-table))
-                     :commands)
-          nil))
+  "The commands of SERVER (agent/commands), then its skills (agent/skills).
+A skill whose name a command takes is left out.  A list of plists
+:name :description :argumentHint :source (and :skill t for a skill)."
+  (let* ((server (or server (agent-lsp--current-server)))
+         (commands (append (plist-get (jsonrpc-request server :agent/commands (make-hash-table)) :commands) nil))
+         (features (plist-get (plist-get (plist-get (eglot--capabilities server) :experimental) :agent) :features)))
+    (append commands
+            (when (cl-find "skills" features :test #'equal)
+              (cl-loop for skill across (plist-get (jsonrpc-request server :agent/skills (make-hash-table)) :skills)
+                       unless (cl-find (plist-get skill :name) commands
+                                       :key (lambda (c) (plist-get c :name)) :test #'equal)
+                       collect (append skill (list :skill t)))))))
 
 (defun agent-lsp--annotation (commands)
   "An annotation function for the /names of COMMANDS: hint and description."
@@ -552,12 +558,13 @@ A list of plists :name :description :argumentHint :source."
                       :key (lambda (c) (plist-get c :name)) :test #'equal)))
       (when c
         (concat (let ((hint (plist-get c :argumentHint))) (if (stringp hint) (concat " " hint) ""))
-                "  " (or (plist-get c :description) "") " [" (or (plist-get c :source) "") "]")))))
+                "  " (or (plist-get c :description) "") " [" (or (plist-get c :source) "")
+                (if (plist-get c :skill) " skill" "") "]")))))
 
 (defun agent-lsp-completion-at-point ()
-  "Complete a /command at the start of the message.
+  "Complete a /command (or a skill) at the start of the message.
 For `completion-at-point-functions'.
-Its candidates are the server's agent/commands."
+Its candidates are the server's agent/commands and agent/skills."
   (let ((here (point))
         (start (if (minibufferp) (minibuffer-prompt-end) (point-min))))
     (when (save-excursion (goto-char start) (looking-at "/[^ \t\n]*"))

@@ -212,7 +212,7 @@ class AcpAgent:
         from agent_lsp.acp.convert import acp_commands
 
         try:
-            found = await self.assembly.commands([self.sessions.get(session_id).preferences.cwd])
+            found = await self.assembly.invocable([self.sessions.get(session_id).preferences.cwd])
         except Exception as e:  # never a reason to fail the session
             log.warning("the slash commands could not be listed: %r", e)
             return

@@ -13,10 +13,15 @@ from typing import Any, Mapping, Optional
 from agent_lsp.config import clean
 
 
+def config_dir(env: Mapping[str, str] = os.environ) -> Path:
+    """agent-lsp's folder of the user's own files: $XDG_CONFIG_HOME/agent-lsp, else ~/.config/agent-lsp."""
+    base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "agent-lsp"
+
+
 def user_settings_path(env: Mapping[str, str] = os.environ) -> Path:
     """Where the user's settings file is: $XDG_CONFIG_HOME/agent-lsp/settings.json, else ~/.config/..."""
-    base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "agent-lsp" / "settings.json"
+    return config_dir(env) / "settings.json"
 
 
 class UserSettingsFile:

@@ -211,6 +211,8 @@ async def _run_one(
             emit(Notice(level="warning", message=warning))
         text = text if post.output is None else post.output
     text = bound(text)
+    if output.folders and ctx.instructions is not None:  # a subfolder's AGENTS.md, once per chat, after the cut
+        text += await ctx.instructions.note(output.folders)
     return (
         ToolResult(tool_use_id=model_id, content=text),
         ToolCallUpdate(tool_call_id=call_id, status="completed", output=bound(text, PREVIEW_CHARS), diff=output.diff),

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 BASE = """You are agent-lsp, a coding agent working inside the user's editor through its language server protocol.
 You see the workspace as the editor sees it: open buffers with their unsaved text, and the diagnostics of the \
@@ -20,6 +22,11 @@ How to work:
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
 MAX_INSTRUCTIONS = 20_000
 MAX_SELECTION = 4_000
+MAX_SKILL_LISTING = 12_000
+"""Characters of the skills' names and descriptions in the system prompt; past them, skills are named only."""
+MAX_SKILL_NAMES = 4_000
+SKILLS_INTRO = ("Skills are procedures for particular tasks. When a task matches a skill's description, call `skill` "
+                "with its name first and follow what it says.")
 
 
 @dataclass
@@ -40,25 +47,101 @@ class Environment:
 def project_instructions(roots: list[Path]) -> list[tuple[str, str]]:
     """The AGENTS.md and CLAUDE.md of the first workspace folder that has either: [(file name, text)], bounded."""
     for root in roots:
-        found = []
-        budget = MAX_INSTRUCTIONS
-        for name in INSTRUCTION_FILES:
-            try:
-                text = (root / name).read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            found.append((name, text[:budget]))
-            budget = max(0, budget - len(text))
+        found = folder_instructions(root)
         if found:
-            return found
+            return [(path.name, text) for path, text in found]
     return []
 
 
+def folder_instructions(folder: Path, inside: Optional[str] = None) -> list[tuple[Path, str]]:
+    """A folder's AGENTS.md and CLAUDE.md: [(file, text)], MAX_INSTRUCTIONS characters together. With `inside` (a
+    real path), a file whose link leads out of it is left out, and so is one that is a link to the other."""
+    found: list[tuple[Path, str]] = []
+    taken: set[str] = set()
+    budget = MAX_INSTRUCTIONS
+    for name in INSTRUCTION_FILES:
+        path = folder / name
+        if inside is not None:
+            real = os.path.realpath(path)
+            if real in taken or not _under(real, inside):
+                continue
+            taken.add(real)
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        found.append((path, text[:budget]))
+        budget = max(0, budget - len(text))
+    return found
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+class SubfolderInstructions:
+    """The AGENTS.md / CLAUDE.md of a workspace's subfolders (PROTOCOL §10 "Project instructions where they live"),
+    each added to one chat once: the first time one of its calls reads, edits or lists a path under that folder.
+    The folder whose files the system prompt holds is never added again; another workspace folder's are, as a
+    subfolder's."""
+
+    def __init__(self, roots: list[Path]) -> None:
+        self.roots = [os.path.realpath(root) for root in roots]
+        given = next((root for root in self.roots if any(os.path.isfile(os.path.join(root, name))
+                                                          for name in INSTRUCTION_FILES)), None)
+        self._given = {given} if given else set()
+        self._seen = set(self._given)
+
+    def fresh(self) -> "SubfolderInstructions":
+        """The same workspace for another context (a subagent's): nothing added yet."""
+        other = SubfolderInstructions.__new__(SubfolderInstructions)
+        other.roots, other._given, other._seen = self.roots, self._given, set(self._given)
+        return other
+
+    def _unseen(self, folders: tuple[Path, ...]) -> list[tuple[str, str]]:
+        """(workspace folder, folder) of each folder from a workspace folder down to each of `folders` not looked
+        at yet in this chat, now marked as looked at (on the loop: concurrent calls never add one twice)."""
+        new = []
+        for folder in map(str, folders):
+            root = next((r for r in self.roots if _under(folder, r)), None)
+            if root is None:
+                continue
+            chain = [root]
+            for part in Path(os.path.relpath(folder, root)).parts if folder != root else ():
+                chain.append(os.path.join(chain[-1], part))
+            for each in chain:
+                if each not in self._seen:
+                    self._seen.add(each)
+                    new.append((root, each))
+        return new
+
+    async def note(self, folders: tuple[Path, ...]) -> str:
+        """What a call's result gains for the folders it touched: the instructions of those not seen yet, each
+        naming its file; "" when there are none."""
+        new = self._unseen(folders)
+        if not new:
+            return ""
+        found = await asyncio.to_thread(lambda: [(root, path, text) for root, folder in new
+                                                 for path, text in folder_instructions(Path(folder), root)])
+        several = len(self.roots) > 1
+        parts = []
+        for root, path, text in found:
+            if not text.strip():
+                continue
+            shown = os.path.relpath(path, root).replace(os.sep, "/")
+            shown = f"{os.path.basename(root)}/{shown}" if several else shown
+            where = shown.rsplit("/", 1)[0] + "/" if "/" in shown else "the workspace folder"
+            parts.append(f"\n\nInstructions of {shown} (they apply to the files under {where}; given once in this "
+                         f"chat):\n{text.strip()}")
+        return "".join(parts)
+
+
 def system_prompt(env: Environment, instructions: Optional[list[tuple[str, str]]] = None,
-                  memory: Optional[list[str]] = None) -> str:
+                  memory: Optional[list[str]] = None, skills: Sequence[tuple[str, str]] = ()) -> str:
     """The system prompt: only what holds for the whole session, so consecutive requests share their prefix.
 
-    `memory` is the project memory kept outside the workspace; memory in AGENTS.md comes with the instructions."""
+    `memory` is the project memory kept outside the workspace; memory in AGENTS.md comes with the instructions.
+    `skills`: (name, description) of each skill, never its body (the `skill` tool answers that)."""
     lines = [BASE, "", "# Environment", f"Operating system: {env.os_name}"]
     lines += [f"Workspace folder: {root}" for root in env.roots] or ["Workspace folder: (none)"]
     for name, text in instructions or []:
@@ -66,7 +149,31 @@ def system_prompt(env: Environment, instructions: Optional[list[tuple[str, str]]
             lines += ["", f"# Project instructions ({name})", text.strip()]
     if memory:
         lines += ["", "# Project memory (facts remembered in earlier chats)", *(f"- {fact}" for fact in memory)]
+    if skills:
+        lines += ["", "# Skills", SKILLS_INTRO, *skill_listing(skills)]
     return "\n".join(lines)
+
+
+def skill_listing(skills: Sequence[tuple[str, str]]) -> list[str]:
+    """A line per skill, `- name: description`, MAX_SKILL_LISTING characters in all; the skills past them named
+    only (MAX_SKILL_NAMES characters), then counted."""
+    lines, size = [], 0
+    for i, (name, description) in enumerate(skills):
+        line = f"- {name}: {description}"
+        if size + len(line) > MAX_SKILL_LISTING:
+            rest = [n for n, _ in skills[i:]]
+            shown, length = [], 0
+            for n in rest:
+                if length + len(n) + 2 > MAX_SKILL_NAMES:
+                    break
+                shown.append(n)
+                length += len(n) + 2
+            more = f", and {len(rest) - len(shown)} more" if len(shown) < len(rest) else ""
+            lines.append(f"- {len(rest)} more skills, named only (`skill` names them all): {', '.join(shown)}{more}")
+            break
+        lines.append(line)
+        size += len(line) + 1
+    return lines
 
 
 def editor_context(env: Environment) -> Optional[str]:

@@ -47,8 +47,10 @@ class Subagents:
         config = replace(self.config, system=f"{self.config.system}\n\n{SUBAGENT_SYSTEM}",
                          tools=subagent_tools(self.config.tools), ends_with=None)
         self.parent.children[parent_id] = state
+        # a fresh context: the subfolders' instructions are added again for the subagent's own reads
+        child_ctx = replace(ctx, subagents=None, instructions=ctx.instructions.fresh() if ctx.instructions else None)
         try:
-            async for update in self.turns(self.model, state, config, replace(ctx, subagents=None), self.approve):
+            async for update in self.turns(self.model, state, config, child_ctx, self.approve):
                 if not isinstance(update, Usage):  # the chat's usage is sent once the subagent's is added to it
                     ctx.emit(update.model_copy(update={"parent_tool_call_id": parent_id}))
         except asyncio.CancelledError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional, Protocol
 
 from pydantic import BaseModel, ConfigDict
@@ -12,6 +13,7 @@ from agent_lsp.core.ports import Editor, FileChange, LanguageFeatures, ToolSpec
 
 if TYPE_CHECKING:
     from agent_lsp.core.events import AgentUpdate
+    from agent_lsp.core.prompt import SubfolderInstructions
 
 MAX_OUTPUT_CHARS = 30_000
 
@@ -36,6 +38,9 @@ class ToolOutput:
     """The chat is done once this turn's results are recorded (a `finish` call with valid input)."""
     value: Any = None
     """With `ends_chat`: the chat's structured output."""
+    folders: tuple[Path, ...] = ()
+    """The folders (real paths) of what the call read, edited or listed: the AGENTS.md of a subfolder among them
+    joins the chat's context once (core/calls.py, core/prompt.py SubfolderInstructions)."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,10 @@ class ToolContext:
     """The id of the call being run."""
     subagents: Optional["Subagents"] = None
     """Runs sub-chats for `task` (set by the loop; None inside a subagent)."""
+    readable: tuple[Path, ...] = ()
+    """Folders outside the workspace that read_file may read (the user's skills)."""
+    instructions: Optional["SubfolderInstructions"] = None
+    """The subfolders' AGENTS.md / CLAUDE.md this chat was given so far (None: none are added)."""
 
 
 _SCHEMAS: dict[type, dict[str, Any]] = {}

@@ -43,6 +43,9 @@ from agent_lsp.protocol import (
     SessionParams,
     SessionsParams,
     SessionsResult,
+    SkillInfo,
+    SkillsParams,
+    SkillsResult,
     ToolInfo,
     ToolsParams,
     ToolsResult,
@@ -190,6 +193,15 @@ async def agent_commands(ls: Any, params: Any) -> dict:
     found = await connection.assembly.commands(connection.editor().roots, connection.ask_trust)
     return CommandsResult(commands=[CommandInfo(name=c.name, description=c.description, argument_hint=c.argument_hint,
                                                 source=c.source) for c in found]).wire()
+
+
+async def agent_skills(ls: Any, params: Any) -> dict:
+    parse(SkillsParams, params)
+    connection = connection_of(ls)
+    # the project's skills asked about first
+    found = await connection.assembly.skills(connection.editor().roots, connection.ask_trust)
+    return SkillsResult(skills=[SkillInfo(name=s.name, description=s.description, source=s.source)
+                                for s in found]).wire()
 
 
 async def shutdown(ls: Any) -> None:

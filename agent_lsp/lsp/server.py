@@ -228,6 +228,7 @@ AGENT_METHODS: dict[str, tuple[str, str, bool]] = {
     "agent/chat": ("handlers", "agent_chat", True),
     "agent/tools": ("handlers", "agent_tools", True),
     "agent/commands": ("handlers", "agent_commands", True),
+    "agent/skills": ("handlers", "agent_skills", True),
     "agent/models": ("handlers", "agent_models", True),
     "agent/newSession": ("handlers", "agent_new_session", False),
     "agent/abort": ("handlers", "agent_abort", False),

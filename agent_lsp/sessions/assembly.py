@@ -1,7 +1,7 @@
 """One chat, composed once for every front end: the settings in force, the system prompt (environment, project
-instructions, memory), the tools (built-in with the workflow's `todo_write` and `task`, web_fetch, memory, MCP,
-language, `finish`), the slash commands, the hooks, `secretEnv` and the sandbox of its commands
-(PROTOCOL §9 "Settings and one chat for every front end").
+instructions, memory, skills), the tools (built-in with the workflow's `todo_write` and `task`, web_fetch, `skill`,
+memory, MCP, language, `finish`), the slash commands (and skills run as `/name`), the subfolders' instructions, the
+hooks, `secretEnv` and the sandbox of its commands (PROTOCOL §9 "Settings and one chat for every front end", §10).
 
 A front end parses its wire into `ChatInputs` (plain values) and hands over its ports and its substitutions (ACP's
 file tools through the client, its terminal); what a chat is told and may use is decided here, so a new tool or
@@ -22,7 +22,8 @@ from agent_lsp.config import Layers, Settings
 from agent_lsp.config.user_file import UserSettingsFile
 from agent_lsp.core.messages import ImagePart, UserMessage
 from agent_lsp.core.ports import Editor, LanguageFeatures
-from agent_lsp.core.prompt import Environment, editor_context, project_instructions, system_prompt
+from agent_lsp.core.prompt import (Environment, SubfolderInstructions, editor_context, project_instructions,
+                                   system_prompt)
 from agent_lsp.core.tool import Tool, ToolContext
 from agent_lsp.mcp.servers import McpServers
 from agent_lsp.processes import Sandbox, dying_with_us, open_sandbox
@@ -32,6 +33,7 @@ from agent_lsp.sessions.commands import Command, available_commands, expand, inv
 from agent_lsp.sessions.mentions import BadMention, Mention, expand_mentions
 from agent_lsp.sessions.chat_run import ChatRequest
 from agent_lsp.sessions.shell_hooks import ShellHooks
+from agent_lsp.sessions.skills import available_skills
 from agent_lsp.sessions.trust import Trust
 from agent_lsp.sessions.workspace_settings import AskTrust, workspace_file_layer
 from agent_lsp.tools.forget import Forget
@@ -39,6 +41,7 @@ from agent_lsp.tools.memory import MemoryFile, memory_file, read_memory
 from agent_lsp.tools.paths import display
 from agent_lsp.tools.remember import Remember
 from agent_lsp.tools.run_command import RunCommand
+from agent_lsp.tools.skill import Skill, SkillTool, readable_folders
 from agent_lsp.tools.web_fetch import FetchPolicy, WebFetch
 
 MAX_LISTED_BUFFERS = 20
@@ -104,6 +107,10 @@ class CheckedChat:
     builtin: Optional[tuple[str, str]] = None
     """A builtin command the message runs (name, arguments); a file command's prompt replaced the message."""
     images: list[ImagePart] = field(default_factory=list)
+    skills: list[Skill] = field(default_factory=list)
+    """The skills the chat is told about (PROTOCOL §10)."""
+    skill: Optional[Skill] = None
+    """The skill the message runs (`/name`): its body replaced the message."""
 
 
 class ChatAssembly:
@@ -124,6 +131,8 @@ class ChatAssembly:
         self.mcp = McpServers(lambda message: warn([message]), dying_with_us)
         self.user_commands: Optional[Path] = None
         """Where the user's command files are (None: the config dir's agent-lsp/commands)."""
+        self.user_skills: Optional[Path] = None
+        """Where the user's skills are (None: the config dir's agent-lsp/skills)."""
         self._warned: set[str] = set()
         self.refresh_user_file()
 
@@ -168,14 +177,17 @@ class ChatAssembly:
         return sandbox
 
     async def tools(self, settings: Settings, roots: list[Path], substitute: Substitute = lambda tool: tool,
-                    language: Optional[LanguageFeatures] = None, sandbox: Optional[Sandbox] = None) -> list[Tool]:
+                    language: Optional[LanguageFeatures] = None, sandbox: Optional[Sandbox] = None,
+                    skills: Optional[list[Skill]] = None) -> list[Tool]:
         """Every tool a chat with these settings is offered: built-in (as the front end reaches them; run_command
-        in `sandbox`), web_fetch (within the `webFetch` setting), language tools (what `language` can answer),
-        memory, MCP (each server started on first need)."""
+        in `sandbox`), web_fetch (within the `webFetch` setting), `skill` when there are skills (None: those
+        listed without asking), language tools (what `language` can answer), memory, MCP (each server started on
+        first need)."""
         memory = memory_file(settings.memory_file, roots, self.data_dir)
         mcp = await self.mcp.tools(settings.mcp_servers) if settings.mcp_servers else []
+        skills = await self.skills(roots) if skills is None else skills
         builtin = [*(substitute(RunCommand(sandbox) if t.name == RunCommand.name else t) for t in tools.ALL),
-                   web_fetch_tool(settings)]
+                   web_fetch_tool(settings), *([SkillTool(skills)] if skills else [])]
         return [*builtin, *tools.language_tools(language), *_memory_tools(memory), *mcp]
 
     async def commands(self, roots: list[Path], ask_trust: AskTrust = _never_trusted) -> list[Command]:
@@ -186,31 +198,52 @@ class ChatAssembly:
         self._warned.update(warnings)
         return found
 
-    async def _command(self, inputs: ChatInputs) -> Optional[tuple[str, str]]:
-        """Run the command the message names, if any: a file's prompt replaces the message; a builtin is answered
-        (name, arguments). BadInput naming `message` for an unknown command."""
+    async def skills(self, roots: list[Path], ask_trust: AskTrust = _never_trusted) -> list[Skill]:
+        """The skills: the project's once trusted (asked with `ask_trust`), the user's. A skill skipped is warned
+        about once per process."""
+        found, warnings = await available_skills(roots, self.trust, ask_trust, self.user_skills)
+        self.warn([w for w in warnings if w not in self._warned])
+        self._warned.update(warnings)
+        return found
+
+    async def invocable(self, roots: list[Path], ask_trust: AskTrust = _never_trusted) -> list[Command]:
+        """What `/name` runs: the slash commands, then the skills no command's name takes (ACP lists them all as
+        its available commands)."""
+        found = await self.commands(roots, ask_trust)
+        taken = {c.name for c in found}
+        return [*found, *(Command(s.name, s.description, s.source, body=s.body)
+                          for s in await self.skills(roots, ask_trust) if s.name not in taken)]
+
+    async def _command(self, inputs: ChatInputs, skills: list[Skill]) -> tuple[Optional[tuple[str, str]],
+                                                                                Optional[Skill]]:
+        """Run the command (or else the skill) the message names, if any: a file's prompt or a skill's body
+        replaces the message; a builtin is answered (name, arguments); the skill run is answered. BadInput naming
+        `message` for an unknown name."""
         # every chat asks about the project's command files, as about its settings files: then they are listed
         known = {c.name: c for c in await self.commands(inputs.editor.roots, inputs.ask_trust)}
         called = invocation(inputs.message)
         if called is None:
-            return None
+            return None, None
         name, arguments = called
         command = known.get(name)
-        if command is None:
-            raise BadInput("message", f"unknown command /{name} (known: {', '.join('/' + n for n in known)})")
-        if command.source == "builtin":
-            return name, arguments
-        inputs.message = expand(command, arguments)
+        skill = next((s for s in skills if s.name == name), None) if command is None else None
+        if command is None and skill is None:
+            names = [*known, *(s.name for s in skills if s.name not in known)]
+            raise BadInput("message", f"unknown command /{name} (known: {', '.join('/' + n for n in names)})")
+        if command is not None and command.source == "builtin":
+            return (name, arguments), None
+        inputs.message = expand(command or Command(name, "", "user", body=skill.body), arguments)
         if not inputs.message.strip():
-            raise BadInput("message", f"the command /{name} has an empty prompt")
-        return None
+            raise BadInput("message", f"the {'command' if command else 'skill'} /{name} has an empty prompt")
+        return None, skill
 
     async def check(self, inputs: ChatInputs) -> CheckedChat:
         """BadInput naming the field when the chat cannot start: an unknown command, an invalid outputSchema, a
         mention that cannot be read, an image that cannot be sent, a message with neither words nor an image."""
         if not inputs.message.strip() and not inputs.images:  # images alone are a message: a pasted screenshot
             raise BadInput("message", "must not be empty (a message needs words or an image)")
-        builtin = await self._command(inputs)
+        skills = await self.skills(inputs.editor.roots, inputs.ask_trust)
+        builtin, skill = await self._command(inputs, skills)
         finish = []
         if inputs.output_schema is not None:
             from agent_lsp.tools.finish import InvalidSchema, finish_tool
@@ -224,7 +257,7 @@ class ChatAssembly:
             mentioned = await expand_mentions(ToolContext(editor=inputs.editor), inputs.mentions, images)
         except (BadMention, BadImage) as e:
             raise BadInput(e.field, str(e)) from None
-        return CheckedChat(inputs, finish, mentioned, builtin=builtin, images=images)
+        return CheckedChat(inputs, finish, mentioned, builtin=builtin, images=images, skills=skills, skill=skill)
 
     async def compose(self, checked: CheckedChat) -> ChatRequest:
         """What the chat is told and may use."""
@@ -233,10 +266,11 @@ class ChatAssembly:
         settings = await self.settings(roots, inputs.ask_trust, inputs.chat_settings)
         env = await environment(inputs)
         memory = memory_file(settings.memory_file, roots, self.data_dir)
-        context = "\n\n".join(part for part in (editor_context(env), inputs.attached, checked.mentioned) if part)
+        ran = skill_run_note(checked.skill, roots) if checked.skill else None
+        context = "\n\n".join(part for part in (editor_context(env), inputs.attached, checked.mentioned, ran) if part)
         language = await self.language(settings, roots, inputs.language)
         sandbox = await self.sandbox(settings, roots)
-        offered = await self.tools(settings, roots, inputs.substitute, language, sandbox)
+        offered = await self.tools(settings, roots, inputs.substitute, language, sandbox, checked.skills)
         builtin = checked.builtin
         if builtin and builtin[0] == "memory":
             builtin = ("memory", memory_text_for_user(memory))
@@ -244,9 +278,11 @@ class ChatAssembly:
             message=UserMessage(text=inputs.message, context=context or None, images=checked.images),
             settings=settings,
             system=system_prompt(env, project_instructions(roots),
-                                 read_memory(memory) if memory and not memory.in_workspace else None),
+                                 read_memory(memory) if memory and not memory.in_workspace else None,
+                                 [(s.name, s.description) for s in checked.skills]),
             tools=[*offered, *checked.finish],
-            ctx=ToolContext(editor=inputs.editor, secret_env=settings.secret_env, language=language),
+            ctx=ToolContext(editor=inputs.editor, secret_env=settings.secret_env, language=language,
+                            readable=readable_folders(checked.skills), instructions=SubfolderInstructions(roots)),
             ends_with="finish" if inputs.output_schema is not None else None,
             hooks=[ShellHooks(settings.hooks, inputs.session_id, roots[0] if roots else None, sandbox)]
             if settings.hooks else [],
@@ -268,6 +304,12 @@ def memory_text_for_user(memory: Optional[MemoryFile]) -> str:
     if not facts:
         return f"The project memory ({memory.path}) is empty. Ask the agent to remember a fact, or edit the file."
     return f"Project memory ({memory.path}):\n" + "\n".join(f"- {fact}" for fact in facts)
+
+
+def skill_run_note(skill: Skill, roots: list[Path]) -> str:
+    """What a chat run by `/name` of a skill is told besides the skill's body: where the skill's files are."""
+    folder = display(roots, skill.folder) if skill.source == "project" else str(skill.folder)
+    return f"The message is the skill {skill.name} (its folder: {folder}; `skill` lists its files)."
 
 
 def web_fetch_tool(settings: Settings) -> Tool:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Mapping, Optional
 
+from agent_lsp.config.user_file import config_dir
 from agent_lsp.sessions.trust import Trust
 from agent_lsp.sessions.workspace_settings import AskTrust
 
@@ -45,8 +46,7 @@ BUILTINS = [
 
 def user_commands_dir(env: Mapping[str, str] = os.environ) -> Path:
     """$XDG_CONFIG_HOME/agent-lsp/commands, else ~/.config/agent-lsp/commands."""
-    base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "agent-lsp" / "commands"
+    return config_dir(env) / "commands"
 
 
 def invocation(message: str) -> Optional[tuple[str, str]]:
@@ -138,14 +138,10 @@ async def project_trusted(root: Path, trust: Trust, ask: AskTrust) -> bool:
     if not names:
         return False
     content = await asyncio.to_thread(_digest, folder)
-    trusted = trust.answer(folder, content)
-    if trusted is None:
-        shown = ", ".join(f"/{n}" for n in names[:10]) + (", …" if len(names) > 10 else "")
-        trusted = await ask(f"agent-lsp: {folder} holds commands ({shown}) whose prompts the agent would follow. "
-                            "Trust this workspace's commands? Until you do, they are not listed or run.")
-        if trusted is not None:
-            trust.record(folder, content, trusted)
-    return bool(trusted)
+    shown = ", ".join(f"/{n}" for n in names[:10]) + (", …" if len(names) > 10 else "")
+    return await trust.decide(folder, content, ask, f"agent-lsp: {folder} holds commands ({shown}) whose prompts the "
+                              "agent would follow. Trust this workspace's commands? Until you do, they are not listed "
+                              "or run.")
 
 
 async def available_commands(roots: list[Path], trust: Trust, ask: AskTrust,

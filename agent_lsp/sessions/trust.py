@@ -9,7 +9,7 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Awaitable, Callable, Optional
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +35,17 @@ class Trust:
         """True/False when the user answered for this folder and content; None when never asked."""
         entry = self._answers.get(str(root))
         return entry["trusted"] if entry and entry.get("digest") == content else None
+
+    async def decide(self, root: Path, content: str, ask: Callable[[str], Awaitable[Optional[bool]]],
+                     question: str) -> bool:
+        """Whether this content of `root` is trusted: the answer kept, else `ask(question)`'s, kept unless the
+        question was dismissed (None: asked again next time)."""
+        trusted = self.answer(root, content)
+        if trusted is None:
+            trusted = await ask(question)
+            if trusted is not None:
+                self.record(root, content, trusted)
+        return bool(trusted)
 
     def record(self, root: Path, content: str, trusted: bool) -> None:
         self._answers[str(root)] = {"digest": content, "trusted": trusted}

@@ -27,13 +27,7 @@ async def workspace_file_layer(root: Optional[Path], trust: Trust, ask: AskTrust
     if servers is not None:
         gated[MCP_JSON] = servers
     if gated:
-        content = digest(gated)
-        trusted = trust.answer(root, content)
-        if trusted is None:
-            trusted = await ask(trust_question(root, gated))
-            if trusted is not None:
-                trust.record(root, content, trusted)
-        if not trusted:
+        if not await trust.decide(root, digest(gated), ask, trust_question(root, gated)):
             raw = {key: value for key, value in raw.items() if key not in GATED}
             servers = None
     layer, problems = clean(raw, str(root / WORKSPACE_FILE))

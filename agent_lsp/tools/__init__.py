@@ -1,5 +1,5 @@
 """The model-facing tools, one file each; `ALL` lists the built-in ones in the order the model sees them,
-`language_tools` those a language server answers (web_fetch is made per chat by sessions/assembly.py)."""
+`language_tools` those a language server answers (web_fetch and skill are made per chat by sessions/assembly.py)."""
 
 from typing import Optional
 
@@ -20,6 +20,7 @@ from agent_lsp.tools import (
     rename_symbol,
     run_command,
     search,
+    skill,
     task,
     todo_write,
     web_fetch,
@@ -38,8 +39,8 @@ ALL: list[Tool] = [
     todo_write.TOOL,
     task.TOOL,
 ]
-BY_NAME: dict[str, Tool] = {t.name: t for t in [*ALL, web_fetch.WebFetch()]}
-"""Every built-in tool by name, web_fetch (made per chat with its settings) included: for describing past calls."""
+BY_NAME: dict[str, Tool] = {t.name: t for t in [*ALL, web_fetch.WebFetch(), skill.SkillTool(())]}
+"""Every built-in tool by name, web_fetch and skill (made per chat) included: for describing past calls."""
 
 LANGUAGE_TOOLS = (
     find_symbol.FindSymbol,

@@ -84,4 +84,4 @@ async def apply(ctx: ToolContext, edit: FileEdit, summary: str, diff: str) -> To
     if report.from_editor or edit.path.suffix in (".py", ".pyi"):
         found = format_diagnostics(ctx.editor.roots, report.items)
         text += f"\nDiagnostics after the edit:\n{found}" if found else "\nNo diagnostics after the edit."
-    return ToolOutput(bound(text), diff=diff)
+    return ToolOutput(bound(text), diff=diff, folders=(edit.path.parent,))

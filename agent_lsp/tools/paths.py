@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 from urllib.parse import unquote, urlparse
 
 from agent_lsp.core.events import Location
 from agent_lsp.core.tool import ToolError
 
 
-def resolve(roots: list[Path], raw: str | None) -> Path:
+def resolve(roots: list[Path], raw: str | None, also: Sequence[Path] = ()) -> Path:
     """The real path of `raw` (workspace-relative, absolute, or a file:// URI), refused when it leaves every
-    workspace folder."""
+    workspace folder (and every folder of `also`, real paths outside the workspace that may be reached too)."""
     if not roots:
         raise ToolError("There is no workspace folder open, so no file can be reached.")
     raw = (raw or ".").strip() or "."
@@ -26,7 +26,7 @@ def resolve(roots: list[Path], raw: str | None) -> Path:
     if not candidate.is_absolute():
         candidate = roots[0] / candidate
     real = Path(os.path.realpath(candidate))
-    for root in roots:
+    for root in [*roots, *also]:
         if is_inside(real, root):
             return real
     raise ToolError(f"{raw} is outside the workspace folders ({', '.join(str(r) for r in roots)}); refused.")

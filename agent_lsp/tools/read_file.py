@@ -39,12 +39,12 @@ class ReadFile(Tool):
         return file_location(ctx.editor.roots, input.path)
 
     async def run(self, ctx: ToolContext, input: ReadFileInput) -> ToolOutput:
-        path = resolve(ctx.editor.roots, input.path)
+        path = resolve(ctx.editor.roots, input.path, ctx.readable)
         name = display(ctx.editor.roots, path)
         doc = ctx.editor.open_document(path)
         start = (input.offset or 1) - 1
         return ToolOutput(await asyncio.to_thread(_render, doc, path, name, start, input.limit or DEFAULT_LIMIT,
-                                                  input.offset))
+                                                  input.offset), folders=(path.parent,))
 
 
 def _render(doc: Optional[OpenDocument], path: Path, name: str, start: int, limit: int, offset: Optional[int]) -> str:

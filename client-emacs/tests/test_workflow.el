@@ -29,7 +29,10 @@
         (make-directory (concat test-dir ".config/agent-lsp/commands") t)
         (with-temp-file (concat test-dir ".config/agent-lsp/commands/review.md")
           (insert "---\ndescription: Review a file\nargument-hint: <file>\n---\nReview $ARGUMENTS carefully.\n"))
-        (setenv "XDG_CONFIG_HOME" (concat test-dir ".config"))  ; the server's user command files
+        (make-directory (concat test-dir ".config/agent-lsp/skills/notes") t)
+        (with-temp-file (concat test-dir ".config/agent-lsp/skills/notes/SKILL.md")
+          (insert "---\nname: notes\ndescription: Write release notes\n---\nWrite the notes.\n"))
+        (setenv "XDG_CONFIG_HOME" (concat test-dir ".config"))  ; the server's user command files and skills
         (test-write (concat test-dir "shot.png") 1001)
         (with-temp-file (concat test-dir "big.gif") (insert (make-string (1+ (* 5 1024 1024)) ?G)))
         (test-fake-api
@@ -72,7 +75,11 @@
                                                             "/review")
                      "its hint, description and source")
             (dolist (builtin '("/compact" "/memory"))
-              (unless (member builtin (nth 2 capf)) (error "%s is not offered: %S" builtin (nth 2 capf))))))
+              (unless (member builtin (nth 2 capf)) (error "%s is not offered: %S" builtin (nth 2 capf))))
+            (test-eq '("/notes") (all-completions "/no" (nth 2 capf)) "the user's skill, beside the commands")
+            (test-eq "  Write release notes [user skill]"
+                     (funcall (plist-get (nthcdr 3 capf) :annotation-function) "/notes")
+                     "a skill's description and source")))
         (with-temp-buffer
           (insert "see /re")
           (test-eq nil (agent-lsp-completion-at-point) "a / inside the message completes nothing"))

@@ -1,8 +1,9 @@
 -- The workflow: todo_write's plan is a checklist at the top of the chat buffer, redrawn at each plan update
 -- and when the session is reopened (agent/history's plan); a `task` subagent's tool calls are indented under
 -- the task's line, in its fold, while the chat's own lines go on under them; `/` at the start of the input
--- area completes the server's commands (agent/commands: builtins and the user's command files), and a
--- `/name args` message is sent as typed (the server expands the command, or answers a builtin).
+-- area completes the server's commands (agent/commands: builtins and the user's command files) and skills
+-- (agent/skills), and a `/name args` message is sent as typed (the server expands the command, or answers a
+-- builtin).
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/helpers.lua')
 
 H.run('plan, subagents and slash commands', function()
@@ -10,6 +11,8 @@ H.run('plan, subagents and slash commands', function()
     ['a.py'] = 'x = 1\n',
     ['.config/agent-lsp/commands/review.md'] = '---\ndescription: Review a file\nargument-hint: <file>\n---\n'
       .. 'Review $ARGUMENTS carefully.\n',
+    ['.config/agent-lsp/skills/notes/SKILL.md'] = '---\nname: notes\ndescription: Write release notes\n---\n'
+      .. 'Write the notes.\n',
   })
   vim.env.XDG_CONFIG_HOME = H.dir .. '/.config'  -- the server's user command files are here
   local function todos(a, b)
@@ -102,6 +105,9 @@ H.run('plan, subagents and slash commands', function()
   local all = vim.tbl_map(function(i) return i.word end, omni(0, '/'))
   H.truthy(vim.tbl_contains(all, '/compact') and vim.tbl_contains(all, '/memory') and vim.tbl_contains(all, '/review'),
     'every command for a bare /: ' .. vim.inspect(all))
+  H.eq({ { word = '/notes', abbr = '/notes', menu = '[user skill]', info = 'Write release notes' } },
+    vim.tbl_map(function(i) return { word = i.word, abbr = i.abbr, menu = i.menu, info = i.info } end,
+      omni(0, '/no')), 'the user\'s skill, beside the commands')
   vim.api.nvim_buf_set_lines(chat.input, 0, -1, false, { 'see /re' })
   vim.api.nvim_win_set_cursor(0, { 1, 7 })
   H.eq(-3, omni(1, ''), 'a / inside the message completes nothing')

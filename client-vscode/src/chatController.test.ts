@@ -442,6 +442,25 @@ describe('ChatController', () => {
     expect(server.requests.filter(([m]) => m === 'agent/commands')).toEqual([['agent/commands', {}]]);
   });
 
+  it('lists the skills of agent/skills after the commands, but not one a command\'s name takes', async () => {
+    const COMMANDS = [{ name: 'review', description: 'Review a file', argumentHint: '<path>', source: 'project' }];
+    const SKILLS = [
+      { name: 'deploy', description: 'Deploy to staging', source: 'project' },
+      { name: 'review', description: 'A skill the command shadows', source: 'user' },
+      { name: 'notes', description: 'Write release notes', source: 'user' },
+    ];
+    const { posted, server, controller } = setup({
+      'agent/commands': () => ({ commands: COMMANDS }), 'agent/skills': () => ({ skills: SKILLS }), 'agent/sessions': SESSIONS });
+    controller.attach(server.connection, { state: 'ready', features: ['commands', 'skills'] });
+    await controller.handle({ type: 'listCommands' });
+    controller.attach(server.connection, { state: 'ready', features: ['commands'] });  // a server without skills
+    await controller.handle({ type: 'listCommands' });
+    expect(posted.filter((m) => m.type === 'commands')).toEqual([
+      { type: 'commands', commands: [...COMMANDS, { ...SKILLS[0], skill: true }, { ...SKILLS[2], skill: true }] },
+      { type: 'commands', commands: COMMANDS }]);
+    expect(server.requests.filter(([m]) => m === 'agent/skills')).toEqual([['agent/skills', {}]]);
+  });
+
   it('opens a session with its plan from agent/history', async () => {
     const PLAN = [{ content: 'Read app.py', status: 'completed' }, { content: 'Fix greet', status: 'in_progress' }];
     const { posted, server, controller } = setup({ 'agent/history': () => ({ messages: [], plan: PLAN }), 'agent/sessions': SESSIONS });

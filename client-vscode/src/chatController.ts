@@ -5,12 +5,13 @@
  * unit tests drive it with plain fakes.
  */
 import {
-  type FromWebview, MAX_MESSAGE_CHARS, type MentionChoice, type PanelCommand, type ServerState, type ToWebview, tooLong,
+  type FromWebview, MAX_MESSAGE_CHARS, type MentionChoice, type PanelCommand, type ServerState, type SlashChoice,
+  type ToWebview, tooLong,
 } from './messages';
 import {
   AbortRequest, type ChatContext, type ChatImage, ChatRequest, CommandsRequest, ConfirmToolRequest, type Decision, DeleteSessionRequest,
   HistoryRequest, InvalidParams, type Mention, MethodNotFound, type RevertResult, RevertRequest, ModelsRequest, NewSessionRequest, PERMISSION_MODES, type PermissionMode, SessionsRequest,
-  UpdateNotification, type UpdateParams,
+  SkillsRequest, UpdateNotification, type UpdateParams,
 } from './protocol';
 import type { NotificationType, RequestType } from 'vscode-jsonrpc';
 import { type Attachment, decodedBytes, imageProblem } from './images';
@@ -134,16 +135,21 @@ export class ChatController {
     this.host.post({ type: 'mentionChoices', choices });
   }
 
-  /** Posts the `/` list's choices: agent/commands when the server lists "commands" in its features, else
-   * `null` (the panel offers no list). Asked each time the list opens: the project's command files change. */
+  /** Posts the `/` list's choices: agent/commands when the server lists "commands" in its features, then the
+   * skills of agent/skills (when it lists "skills") that no command's name takes, else `null` (the panel offers no
+   * list). Asked each time the list opens: the project's command files and skills change. */
   private async listCommands(): Promise<void> {
     const connection = this.connection;
     if (!connection || this.server.state !== 'ready' || !this.server.features.includes('commands')) {
       return this.host.post({ type: 'commands', commands: null });
     }
     try {
-      const { commands } = await connection.sendRequest(CommandsRequest, {});
-      this.host.post({ type: 'commands', commands });
+      const [{ commands }, skills] = await Promise.all([connection.sendRequest(CommandsRequest, {}),
+        this.server.features.includes('skills') ? connection.sendRequest(SkillsRequest, {}) : { skills: [] }]);
+      const taken = new Set(commands.map((c) => c.name));
+      const choices: SlashChoice[] = [...commands,
+        ...skills.skills.filter((s) => !taken.has(s.name)).map((s) => ({ ...s, skill: true }))];
+      this.host.post({ type: 'commands', commands: choices });
     } catch (e) {
       this.error(`The slash commands could not be listed: ${describe(e)}`);
       this.host.post({ type: 'commands', commands: null });

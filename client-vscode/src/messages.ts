@@ -28,6 +28,9 @@ export function tooLong(chars: number): string {
     + `${MAX_MESSAGE_CHARS.toLocaleString('en')}. Save the text to a file and ask the agent to read it.`;
 }
 
+/** A choice of the `/` list: a slash command, or a skill (`skill`: `/name` runs it when no command has that name). */
+export type SlashChoice = CommandInfo & { skill?: boolean };
+
 /** A model the picker offers (agent/models). */
 export interface ModelChoice { id: string; displayName?: string }
 
@@ -65,8 +68,9 @@ export type ToWebview =
   | { type: 'external'; text: string }
   /** The `@` list's choices: the active editor's selection and diagnostics, then open editors, then files. */
   | { type: 'mentionChoices'; choices: MentionChoice[] }
-  /** The `/` list's choices (agent/commands); `null`: the server has no slash commands. */
-  | { type: 'commands'; commands: CommandInfo[] | null }
+  /** The `/` list's choices (agent/commands, then the skills of agent/skills no command's name takes); `null`: the
+   * server has no slash commands. */
+  | { type: 'commands'; commands: SlashChoice[] | null }
   /** Images the attach command read (already checked), for the message being written. */
   | { type: 'attach'; images: Attachment[] };
 

@@ -547,6 +547,33 @@ test('/ at the start of the input completes commands from agent/commands (name, 
   await page.close();
 });
 
+test('/ lists the skills beside the commands, marked as skills, and a pick puts /name in the input', async () => {
+  const { page, errors, toPage, posted } = await open(undefined);
+  await toPage({ type: 'init', mode: 'default', server: { state: 'ready', features: ['commands', 'skills'] }, busy: false });
+  await page.type('#prompt', '/');
+  await page.waitForFunction(() => window.__posted.some((m) => m.type === 'listCommands'));
+  await toPage({ type: 'commands', commands: [
+    { name: 'compact', description: 'Compact the conversation now', source: 'builtin' },
+    { name: 'deploy', description: 'Deploy the service to staging', source: 'project', skill: true },
+  ] });
+  await page.waitForFunction(() => document.querySelectorAll('#command-list li').length === 2);
+  const items = await page.$$eval('#command-list li', (ns) => ns.map((n) => [[...n.children].map((c) => c.textContent), n.title]));
+  assert.deepEqual(items, [
+    [['/compact', 'Compact the conversation now'], 'Compact the conversation now (builtin)'],
+    [['/deploy', 'skill', 'Deploy the service to staging'], 'Deploy the service to staging (project skill)'],
+  ]);
+  await page.type('#prompt', 'dep');
+  await page.waitForFunction(() => document.querySelectorAll('#command-list li').length === 1);
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('#command-list', { state: 'hidden' });
+  await page.type('#prompt', 'now');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => window.__posted.some((m) => m.type === 'send'));
+  assert.deepEqual((await posted()).filter((m) => m.type === 'send'), [{ type: 'send', text: '/deploy now' }]);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test('a server without images: no attach button, and a pasted image is refused saying why', async () => {
   const { page, errors, toPage, posted } = await open(undefined);
   await toPage({ type: 'init', mode: 'default', server: { state: 'ready', features: [] }, busy: false });

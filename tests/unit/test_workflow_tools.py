@@ -13,13 +13,15 @@ from agent_lsp.tools.finish import finish_tool
 from agent_lsp.tools.forget import Forget
 from agent_lsp.tools.memory import MemoryFile
 from agent_lsp.tools.remember import Remember
+from agent_lsp.tools.skill import Skill, SkillTool
 
 MAX_DEFINITIONS = 12_000
 
 
 def test_the_whole_tool_set_stays_under_12k_characters_of_definitions():
     memory = MemoryFile(Path("/w/AGENTS.md"), in_workspace=True)
-    offered = [*tools.ALL, Remember(memory), Forget(memory), finish_tool({"type": "object"})]
+    skill = SkillTool([Skill("review", "Review.", "user", Path("/s"), "Body.")])
+    offered = [*tools.ALL, Remember(memory), Forget(memory), finish_tool({"type": "object"}), skill]
     size = sum(len(json.dumps({"name": s.name, "description": s.description, "input_schema": s.input_schema}))
                for s in (t.spec() for t in offered))
     assert size < MAX_DEFINITIONS, size

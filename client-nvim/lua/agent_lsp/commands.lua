@@ -1,6 +1,7 @@
 -- Slash commands in the input area: the input buffer's 'omnifunc' (<C-x><C-o>) completes `/name` at the start of
--- the message from the server's agent/commands, and `@path` elsewhere (mentions.lua). A message starting with
--- `/name args` is sent as typed: the server runs the command.
+-- the message from the server's agent/commands and its skills (agent/skills; a skill a command's name takes is
+-- left out), and `@path` elsewhere (mentions.lua). A message starting with `/name args` is sent as typed: the
+-- server runs the command, or else the skill.
 local client = require('agent_lsp.client')
 local mentions = require('agent_lsp.mentions')
 
@@ -8,8 +9,24 @@ local M = {}
 
 M.TIMEOUT = 5000  -- ms: a completion menu waits for agent/commands at most this long
 
--- The server's commands ({name, description, argumentHint?, source}), asked now and waited for (the server
--- started first when it is not running yet); {} when it cannot start or fails (the user is told why).
+-- The answer's `key` list of one agent/* request, waited for; {} when it fails (the user is told why).
+local function ask(c, method, key)
+  local done, found = false, {}
+  client.request(c, method, vim.empty_dict(), function(err, result)
+    done = true
+    if err then
+      vim.notify('agent-lsp: ' .. method .. ' failed: ' .. err.message, vim.log.levels.WARN)
+    elseif type(result) == 'table' and type(result[key]) == 'table' then
+      found = result[key]
+    end
+  end)
+  vim.wait(M.TIMEOUT, function() return done end, 10)
+  return found
+end
+
+-- The server's commands ({name, description, argumentHint?, source}), then its skills ({name, description,
+-- source, skill = true}) that no command's name takes, asked now and waited for (the server started first when
+-- it is not running yet); {} when it cannot start or fails (the user is told why).
 function M.list()
   if not client.get() and client.when_ready(function() end) then
     vim.wait(M.TIMEOUT, function() return client.get() ~= nil or not client.running() end, 10)
@@ -21,16 +38,18 @@ function M.list()
     end
     return {}
   end
-  local done, commands = false, {}
-  client.request(c, 'agent/commands', vim.empty_dict(), function(err, result)
-    done = true
-    if err then
-      vim.notify('agent-lsp: agent/commands failed: ' .. err.message, vim.log.levels.WARN)
-    elseif type(result) == 'table' and type(result.commands) == 'table' then
-      commands = result.commands
+  local commands = ask(c, 'agent/commands', 'commands')
+  if client.has('skills') then
+    local taken = {}
+    for _, command in ipairs(commands) do
+      taken[command.name] = true
     end
-  end)
-  vim.wait(M.TIMEOUT, function() return done end, 10)
+    for _, skill in ipairs(ask(c, 'agent/skills', 'skills')) do
+      if type(skill) == 'table' and not taken[skill.name] then
+        table.insert(commands, vim.tbl_extend('force', skill, { skill = true }))
+      end
+    end
+  end
   return commands
 end
 
@@ -60,8 +79,9 @@ function M.omnifunc(findstart, base)
     local name = text(command.name)
     if name then
       local hint = text(command.argumentHint)
+      local source = text(command.source) or 'command'
       local item = { word = '/' .. name, abbr = '/' .. name .. (hint and ' ' .. hint or ''),
-        menu = '[' .. (text(command.source) or 'command') .. ']', info = text(command.description) or '' }
+        menu = '[' .. (command.skill and source .. ' skill' or source) .. ']', info = text(command.description) or '' }
       if name:sub(1, #word) == word then
         table.insert(first, item)
       elseif name:find(word, 1, true) then

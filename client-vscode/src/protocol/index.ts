@@ -25,9 +25,11 @@ import type { RevertParams } from './generated/agent-revert.params';
 import type { RevertResult } from './generated/agent-revert.result';
 import type { CommandsResult } from './generated/agent-commands.result';
 import type { CompletionStatsResult } from './generated/agent-completionStats.result';
+import type { SkillsResult } from './generated/agent-skills.result';
 
 export type { ChatContext, ChatParams, Mention } from './generated/agent-chat.params';
 export type { CommandInfo, CommandsResult } from './generated/agent-commands.result';
+export type { SkillInfo, SkillsResult } from './generated/agent-skills.result';
 export type { PlanEntry } from './generated/agent-update.params';
 export type { RevertResult } from './generated/agent-revert.result';
 export type { ChatResult } from './generated/agent-chat.result';
@@ -72,6 +74,8 @@ export const ModelsRequest = new RequestType<Record<string, never>, ModelsResult
 export const NewSessionRequest = new RequestType<NewSessionParams, NewSessionResult, void>('agent/newSession');
 /** agent/commands (§9; the server lists "commands" in `features`). */
 export const CommandsRequest = new RequestType<Record<string, never>, CommandsResult, void>('agent/commands');
+/** agent/skills (§10; the server lists "skills" in `features`). */
+export const SkillsRequest = new RequestType<Record<string, never>, SkillsResult, void>('agent/skills');
 /** agent/revert (§8; the server lists "revert" in `features`). */
 export const RevertRequest = new RequestType<RevertParams, RevertResult, void>('agent/revert');
 /** agent/completionStats (protocol 1.3, §10; the server lists "inlineCompletion" in `features`). */

@@ -1,15 +1,15 @@
 /**
- * The input's slash commands: `/` at the start of the message opens the list of agent/commands (name, argument
- * hint, description; typing filters by name, arrows and Enter or Tab pick, Escape closes); a pick puts
- * `/name ` in the input, ready for its arguments. The server runs the command when the message is sent.
+ * The input's slash commands: `/` at the start of the message opens the list of agent/commands and the skills
+ * (name, argument hint or `skill`, description; typing filters by name, arrows and Enter or Tab pick, Escape
+ * closes); a pick puts `/name ` in the input, ready for its arguments. The server runs the command (or the skill)
+ * when the message is sent.
  */
-import type { FromWebview } from '../messages';
-import type { CommandInfo } from '../protocol';
+import type { FromWebview, SlashChoice } from '../messages';
 import { el } from './render';
 
 export class CommandInput {
   /** The commands as the extension last sent them; `null`: the server has none (no list opens). */
-  private commands: CommandInfo[] | null = [];
+  private commands: SlashChoice[] | null = [];
   /** The name being typed after the `/`, and the highlighted choice; undefined while the list is closed. */
   private picking?: { query: string; active: number };
 
@@ -19,7 +19,7 @@ export class CommandInput {
     prompt.addEventListener('blur', () => this.close());
   }
 
-  setCommands(commands: CommandInfo[] | null): void {
+  setCommands(commands: SlashChoice[] | null): void {
     this.commands = commands;
     this.draw();
   }
@@ -59,7 +59,7 @@ export class CommandInput {
   }
 
   /** The commands whose name starts with what follows the `/` (then those that contain it). */
-  private matching(): CommandInfo[] {
+  private matching(): SlashChoice[] {
     const q = this.picking?.query.toLowerCase() ?? '';
     const all = this.commands ?? [];
     return [...all.filter((c) => c.name.toLowerCase().startsWith(q)),
@@ -67,7 +67,7 @@ export class CommandInput {
   }
 
   /** Replaces the `/word` with `/name ` (what follows it in the input stays). */
-  private pick(c: CommandInfo): void {
+  private pick(c: SlashChoice): void {
     const p = this.prompt;
     const rest = p.value.slice(p.selectionStart).replace(/^\S*/, '').replace(/^ /, '');
     const head = `/${c.name} `;
@@ -87,9 +87,10 @@ export class CommandInput {
       const item = el('li', 'command-choice');
       item.setAttribute('role', 'option');
       item.setAttribute('aria-selected', String(i === picking.active));
-      item.title = `${c.description} (${c.source})`;
+      item.title = `${c.description} (${c.skill ? `${c.source} skill` : c.source})`;
       item.append(el('span', 'command-name', `/${c.name}`));
       if (c.argumentHint) item.append(el('span', 'command-hint', c.argumentHint));
+      if (c.skill) item.append(el('span', 'command-hint', 'skill'));
       item.append(el('span', 'command-description', c.description));
       item.addEventListener('mousedown', (e) => { e.preventDefault(); this.pick(c); });  // keeps the focus in the input
       return item;
