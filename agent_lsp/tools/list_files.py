@@ -40,9 +40,9 @@ class ListFiles(Tool):
                 if len(found) > MAX_FILES:
                     break
         if not found:
-            return ToolOutput("No files found.", folders=(cwd,))
+            return ToolOutput("No files found.", folders=(at.cwd,))
         more = f"\n[more than {MAX_FILES} files; narrow the path or pattern]" if len(found) > MAX_FILES else ""
-        return ToolOutput(bound("\n".join(found[:MAX_FILES]) + more), folders=(cwd,))
+        return ToolOutput(bound("\n".join(found[:MAX_FILES]) + more), folders=(at.cwd,))
 
 
 TOOL = ListFiles()
