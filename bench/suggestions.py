@@ -11,6 +11,7 @@ cancelled first).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import os
 import random
@@ -19,7 +20,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, AsyncIterator, Optional
 
 from bench.figures import AGENT, Row, env_for, p99
 from bench.oracle_model import OracleModel
@@ -74,6 +75,23 @@ def _utf16(text: str) -> int:
 def _position(text: str, offset: int) -> dict[str, int]:
     line_start = text.rfind("\n", 0, offset) + 1
     return {"line": text.count("\n", 0, offset), "character": _utf16(text[line_start:offset])}
+
+
+@contextlib.asynccontextmanager
+async def _serving(server: str, model: OracleModel, root: Path) -> AsyncIterator[tuple[Client, OracleModel]]:
+    """`server` started against its own copy of the fake `model`; shut down (else killed) at the end."""
+    model.start()
+    try:
+        client = await _spawn(server, model, root)
+        try:
+            yield client, model
+            await client.close()
+        finally:
+            if client.process.returncode is None:
+                client.process.kill()
+                await client.process.wait()
+    finally:
+        model.stop()
 
 
 async def _spawn(server: str, model: OracleModel, root: Path) -> Client:
@@ -163,8 +181,17 @@ async def _type(client: Client, model: OracleModel, edit: Edit, pattern: str, ro
         timer.cancel()
     futures = [f for _, f in pending.values()]
     cancel_all()
-    await asyncio.wait(futures or [asyncio.sleep(0)], timeout=30)
+    await _settle(*futures)
     client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+
+
+async def _settle(*futures: asyncio.Future) -> None:
+    """Wait for the answers of requests that were cancelled or superseded; their errors are expected."""
+    if futures:
+        await asyncio.wait(futures, timeout=30)
+    for future in futures:
+        if future.done() and not future.cancelled():
+            future.exception()
 
 
 def _judge(item: dict[str, Any], text: str, cursor: int, edit: Edit, out: Replay) -> None:
@@ -183,19 +210,11 @@ def _judge(item: dict[str, Any], text: str, cursor: int, edit: Edit, out: Replay
 
 
 async def replay_once(server: str, pattern: str, chosen: list[Edit], seed: int, root: Path) -> Replay:
-    model = OracleModel(latency=LATENCY).start()
     out = Replay()
-    client = await _spawn(server, model, root)
-    try:
+    async with _serving(server, OracleModel(latency=LATENCY), root) as (client, model):
         rng = random.Random(seed)
         for edit in chosen:
             await _type(client, model, edit, pattern, root, rng, out)
-        await client.close()
-    finally:
-        if client.process.returncode is None:
-            client.process.kill()
-            await client.process.wait()
-        model.stop()
     out.calls = len(model.calls)
     return out
 
@@ -252,51 +271,43 @@ async def _closing_once(server: str, rounds: int, root: Path) -> tuple[list[floa
     """Seconds from a `$/cancelRequest`, and from a newer request elsewhere in the document (which cannot use the
     older suggestion), to the older request's model stream closed, as the fake model sees it; inf when it stays open
     for as long as the model takes."""
-    model = OracleModel(latency=2.0, fixed="value = compute(items)").start()
-    client = await _spawn(server, model, root)
-    text = "".join(f"def f{n}(items):\n    return items\n\n" for n in range(20))
-    uri = (root / "closing.py").as_uri()
-    client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
-                                                            "text": text}})
-    cancelled: list[float] = []
-    superseded: list[float] = []
+    async with _serving(server, OracleModel(latency=2.0, fixed="value = compute(items)"), root) as (client, model):
+        text = "".join(f"def f{n}(items):\n    return items\n\n" for n in range(20))
+        uri = (root / "closing.py").as_uri()
+        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                                                                "text": text}})
+        cancelled: list[float] = []
+        superseded: list[float] = []
 
-    async def closed_after(call_number: int, since: float) -> float:
-        try:
-            await until(lambda: model.calls[call_number].closed or model.calls[call_number].finished, timeout=5)
-        except TimeoutError:
-            return float("inf")
-        closed = model.calls[call_number].closed
-        return closed - since if closed is not None else float("inf")
+        async def closed_after(call_number: int, since: float) -> float:
+            try:
+                await until(lambda: model.calls[call_number].closed or model.calls[call_number].finished, timeout=5)
+            except TimeoutError:
+                return float("inf")
+            closed = model.calls[call_number].closed
+            return closed - since if closed is not None else float("inf")
 
-    try:
         for n in range(rounds):
             here = {"line": 3 * (n % 20) + 1, "character": 4}
             ask = {"textDocument": {"uri": uri}, "position": here, "context": {"triggerKind": 2}}
             calls = len(model.calls)
             msg_id, future = client.send("textDocument/inlineCompletion", ask)
-            await until(lambda: len(model.calls) > calls, timeout=10)
+            await until(lambda: len(model.calls) > calls)
             sent = time.perf_counter()
             client.notify("$/cancelRequest", {"id": msg_id})
             cancelled.append(await closed_after(calls, sent))
-            await asyncio.wait([future], timeout=10)
+            await _settle(future)
 
             calls = len(model.calls)
             _, first = client.send("textDocument/inlineCompletion", ask)
-            await until(lambda: len(model.calls) > calls, timeout=10)
+            await until(lambda: len(model.calls) > calls)
             there = {"textDocument": {"uri": uri}, "position": {"line": 3 * ((n + 7) % 20) + 1, "character": 4},
                      "context": {"triggerKind": 2}}
             sent = time.perf_counter()
             newer_id, newer = client.send("textDocument/inlineCompletion", there)
             superseded.append(await closed_after(calls, sent))
             client.notify("$/cancelRequest", {"id": newer_id})
-            await asyncio.wait([first, newer], timeout=10)
-        await client.close()
-    finally:
-        if client.process.returncode is None:
-            client.process.kill()
-            await client.process.wait()
-        model.stop()
+            await _settle(first, newer)
     return cancelled, superseded
 
 
@@ -322,13 +333,11 @@ async def closing(quick: bool, root: Path) -> list[Row]:
 async def _scale_once(server: str, buffers: int, requests: int, root: Path) -> tuple[list[float], int, int]:
     """`requests` suggestions one after another at random places of `buffers` open buffers, each after a keystroke;
     the overhead of each (answer time less the model's) and the RSS before and after, in KiB."""
-    model = OracleModel(latency=0.0, fixed="value = compute(items)").start()
-    client = await _spawn(server, model, root)
-    rng = random.Random(5)
-    body = "".join(f"def f{n}(items):\n    total = 0\n    for x in items:\n        total += x\n    return total\n\n"
-                   for n in range(40))
-    docs = []
-    try:
+    async with _serving(server, OracleModel(latency=0.0, fixed="value = compute(items)"), root) as (client, model):
+        rng = random.Random(5)
+        body = "".join(f"def f{n}(items):\n    total = 0\n    for x in items:\n        total += x\n    return total\n\n"
+                       for n in range(40))
+        docs = []
         for n in range(buffers):
             uri = (root / f"scale_{n}.py").as_uri()
             client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
@@ -358,12 +367,6 @@ async def _scale_once(server: str, buffers: int, requests: int, root: Path) -> t
                 took -= served[-1].finished - served[-1].arrived
             overheads.append(took)
         rss_after = rss_kib(client.process.pid)
-        await client.close()
-    finally:
-        if client.process.returncode is None:
-            client.process.kill()
-            await client.process.wait()
-        model.stop()
     return overheads[200:], rss_before, rss_after
 
 
