@@ -171,7 +171,7 @@ class LspEditor:
         protocol = self._server.protocol
         typed = protocol.get_message_type(method)
         if typed is not None:  # an LSP method: pygls serialises only its lsprotocol params type
-            params = protocol._converter.structure(params, attrs.fields(typed).params.type)
+            params = protocol.fm.converter.structure(params, attrs.fields(typed).params.type)
         future = protocol.send_request_async(method, params, msg_id=msg_id)
         try:
             async with asyncio.timeout(CLIENT_REQUEST_TIMEOUT):  # not wait_for (models/retry.py says why)

@@ -41,12 +41,15 @@ def _dict_converter():
 
 
 class _Writer:
-    """The transport's writer; once the client has gone, writes are dropped with one log line, no traceback."""
+    """The transport's writer; once the client has gone (exit, a broken pipe), writes are dropped: one log line
+    when the pipe breaks, no traceback."""
 
     def __init__(self, writer: Any, protocol: "AgentProtocol") -> None:
         self._writer, self._protocol = writer, protocol
 
     def write(self, data: bytes) -> Any:
+        if self._protocol.closed:
+            return None
         try:
             return self._writer.write(data)
         except (OSError, ValueError) as e:  # a broken pipe, a closed stdout: the editor is gone
@@ -73,10 +76,6 @@ class AgentProtocol(LanguageServerProtocol):
     def set_writer(self, writer: Any, *args: Any, **kwargs: Any) -> None:
         super().set_writer(_Writer(writer, self), *args, **kwargs)
 
-    def _send_data(self, data: Any) -> None:
-        if not self.closed:
-            super()._send_data(data)
-
     def client_gone(self, why: str) -> None:
         """Stop sending: the client cannot read any more."""
         if not self.closed:
@@ -87,6 +86,7 @@ class AgentProtocol(LanguageServerProtocol):
     def lsp_exit(self, *args: Any) -> None:
         """Stop every request still running and send nothing more; leave the message loop as pygls does (the
         running chats are cancelled as the loop closes, and cli.py ends the process without a slow teardown)."""
+        # pygls 2.1 has no public shutdown flag nor list of the requests running (_shutdown, _request_futures)
         self.exit_code = 0 if self._shutdown else 1
         self.closed = True
         for future in list(self._request_futures.values()):
@@ -94,12 +94,14 @@ class AgentProtocol(LanguageServerProtocol):
                 future.cancel()
         sys.exit(self.exit_code)
 
+    # pygls 2.1 has no public hook on an answer; it logs expected errors with a traceback (_send_handler_result)
     def _handle_request(self, msg_id, method_name, params):
         self._methods[msg_id] = method_name
         super()._handle_request(msg_id, method_name, params)
         if msg_id not in self._request_futures:  # answered already (a sync handler, an unknown method)
             self._methods.pop(msg_id, None)
 
+    # pygls 2.1 has no public hook for $/cancelRequest: it warns for every id already answered
     def _handle_cancel_notification(self, msg_id):
         if msg_id not in self._request_futures:  # answered already: clients send these routinely (no warning)
             log.debug("$/cancelRequest for %s, which is no longer running", msg_id)
@@ -131,8 +133,9 @@ class AgentProtocol(LanguageServerProtocol):
         if params.command not in COMMANDS:
             return (yield from super().lsp_workspace__execute_command(params))
         # the agent's commands need the whole params (the work-done token), not just their arguments
-        return (yield _body("code_action_commands", "execute_command"), (self._server, params), None)
+        return (yield _body("code_action_commands", "execute_command"), (self.fm.server, params), None)
 
+    # pygls 2.1 has no public hook for a reply to a request cancelled here: it fails setting the result
     def _handle_response(self, msg_id, result=None, error=None):
         future = self._request_futures.get(msg_id)
         if future is not None and future.cancelled():  # a reply to a request an abort gave up on (pygls#621)
@@ -140,6 +143,7 @@ class AgentProtocol(LanguageServerProtocol):
             return
         super()._handle_response(msg_id, result, error)
 
+    # pygls 2.1 has no public hook on an error response: it sends the traceback in data
     def _send_response(self, msg_id, result=None, error=None):
         if error is not None and error.data is not None and error.code == -32603:
             # pygls ships the traceback (with the install's file paths) in data: the log has it, the client not
@@ -172,7 +176,6 @@ class AgentServer(LanguageServer):
         are stopped and saved before the process exits."""
         from agent_lsp.lsp.wire import serve_stdio
 
-        self._stop_event = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         try:
             asyncio.run(serve_stdio(self.protocol, stdin or sys.stdin.buffer, self._client_gone))
@@ -185,21 +188,18 @@ class AgentServer(LanguageServer):
         """Serve one TCP client at a time on host:port through the hardened reader."""
         from agent_lsp.lsp.wire import serve_stream
 
-        self._stop_event = threading.Event()
-
-        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            self.protocol.set_writer(writer)
-            await serve_stream(self.protocol, reader)
-            await self._client_gone()
-            self.shutdown()
-
         async def main() -> None:
-            self._server = await asyncio.start_server(connection, host, port)
-            async with self._server:
-                try:
-                    await self._server.serve_forever()
-                except asyncio.CancelledError:
-                    pass
+            ended = asyncio.Event()
+
+            async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+                self.protocol.set_writer(writer)
+                await serve_stream(self.protocol, reader)
+                await self._client_gone()
+                self.shutdown()
+                ended.set()  # the client has gone: stop listening too
+
+            async with await asyncio.start_server(connection, host, port):
+                await ended.wait()
 
         try:
             asyncio.run(main())
@@ -210,6 +210,7 @@ class AgentServer(LanguageServer):
 
     async def _client_gone(self) -> None:
         """Stop what the client can no longer see (chats answer a result and save their session)."""
+        # pygls 2.1 has no public list of the requests still running (_request_futures)
         tasks = [f for f in self.protocol._request_futures.values() if isinstance(f, asyncio.Task) and not f.done()]
         for task in tasks:
             if not task.cancelling():  # `exit` cancelled it already: a second cancel would stop it saving
@@ -311,7 +312,7 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.Refactor]))
     def code_action(ls: AgentServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-        return code_actions(params, ls.protocol._converter.unstructure)
+        return code_actions(params, ls.protocol.fm.converter.unstructure)
 
     for command in COMMANDS:  # listed in executeCommandProvider; AgentProtocol runs them
         server.command(command)(lambda ls, *args: None)
@@ -337,6 +338,7 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
 
         @server.feature("agent/_debugCounts")
         def agent_debug_counts(ls: AgentServer, params: Any) -> dict:
+            # pygls 2.1 has no public count of the requests still running (_request_futures)
             return {"tasks": len(asyncio.all_tasks()), "threads": threading.active_count(),
                     "requests": len(ls.protocol._request_futures)}
 

@@ -95,6 +95,7 @@ class Dispatcher:
             self._notification(message, method)
 
     def _request(self, message: dict, msg_id: Any, method: str) -> None:
+        # pygls 2.1 has no public flag for a shutdown received (_shutdown); it leaves later requests unanswered
         if self.protocol._shutdown and method != "exit":
             return self.error(msg_id, INVALID_REQUEST, "Invalid Request: the server is shutting down.")
         if not self._offered(method):
@@ -180,6 +181,7 @@ class Dispatcher:
         error: dict[str, Any] = {"code": code, "message": message}
         if data is not None:
             error["data"] = data
+        # pygls 2.1 has no public call to send a response outside a handler (_send_data)
         self.protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})
 
 

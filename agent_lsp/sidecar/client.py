@@ -36,6 +36,7 @@ class PlainProtocol(JsonRPCProtocol):
         super().__init__(*args)
         self._abandoned: set[Any] = set()
 
+    # pygls 2.1 has no public hook for a server's $/cancelRequest, unhandled notifications or late replies
     def _handle_notification(self, method_name: str, params: Any) -> None:
         if method_name == CANCEL_REQUEST:  # the server gives up on a request it sent us
             future = self._request_futures.pop(params.get("id") if isinstance(params, dict) else None, None)
@@ -53,12 +54,14 @@ class PlainProtocol(JsonRPCProtocol):
 
     def abandon(self, msg_id: Any) -> None:
         """Give up on a request: forget it and tell the server ($/cancelRequest)."""
+        # pygls 2.1 has no public way to forget a request sent (_request_futures)
         if self._request_futures.pop(msg_id, None) is not None:
             self._abandoned.add(msg_id)
             self.notify(CANCEL_REQUEST, {"id": msg_id})
 
     def pending(self) -> int:
         """Requests sent and not yet answered nor given up on."""
+        # pygls 2.1 has no public list of the requests awaiting an answer (_request_futures)
         return sum(1 for f in self._request_futures.values() if not f.done())
 
 
@@ -76,7 +79,7 @@ class SidecarClient(LanguageClient):
     @property
     def process(self) -> Optional[asyncio.subprocess.Process]:
         """The server process, once started."""
-        return self._server
+        return self._server  # pygls 2.1's LanguageClient keeps the process it started private (_server)
 
     async def server_exit(self, server: asyncio.subprocess.Process) -> None:
         self._on_exit(server.returncode)
@@ -86,4 +89,5 @@ class SidecarClient(LanguageClient):
 
     async def finished(self) -> None:
         """Wait for the reading tasks to end (the process has exited)."""
+        # pygls 2.1 keeps its reading tasks private (_async_tasks); stop() re-raises a read cut short by exit
         await asyncio.gather(*self._async_tasks, return_exceptions=True)

@@ -1,4 +1,5 @@
-"""The transport's writer: each message goes out as written, in order; once the client has gone, nothing raises."""
+"""The transport's writer: each message goes out as written, in order; once the client has gone, nothing raises
+and nothing more is written."""
 
 from __future__ import annotations
 
@@ -25,9 +26,11 @@ class Stdout:
 class Protocol:
     def __init__(self) -> None:
         self.gone: list[str] = []
+        self.closed = False
 
     def client_gone(self, why: str) -> None:
         self.gone.append(why)
+        self.closed = True
 
 
 def test_writes_go_out_in_order_and_close_closes():
@@ -43,3 +46,12 @@ def test_a_broken_pipe_is_the_client_gone():
     protocol = Protocol()
     assert _Writer(Stdout(broken=True), protocol).write(b"x") is None
     assert len(protocol.gone) == 1 and "BrokenPipeError" in protocol.gone[0]
+
+
+def test_once_the_client_has_gone_nothing_more_is_written():
+    stdout, protocol = Stdout(), Protocol()
+    writer = _Writer(stdout, protocol)
+    writer.write(b"m0;")
+    protocol.client_gone("exit")
+    assert writer.write(b"m1;") is None
+    assert (stdout.writes, protocol.gone) == ([b"m0;"], ["exit"])
