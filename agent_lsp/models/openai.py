@@ -82,9 +82,10 @@ class OpenAIModel:
 
         kwargs = api_request(self.name, request, self.base_url)
         reply = ReplyBuilder()
+        completions = self.client().chat.completions  # made before the wait that readTimeout bounds
         try:
             try:
-                stream = await open_with_retries(lambda: self.client().chat.completions.create(**kwargs),
+                stream = await open_with_retries(lambda: completions.create(**kwargs),
                                                  self.read_timeout, lambda e, retry: sdk_delay(openai, e, retry))
             except NoAnswer as e:
                 raise ModelError("llm_error", no_answer(self._url(), e.waited, e.attempts)) from None
