@@ -27,6 +27,7 @@ H.run(':AgentInstall from the release archive', function()
   H.eq(tmp .. '/data/nvim', vim.fn.stdpath('data'), 'stdpath data follows XDG_DATA_HOME')
   vim.g.agent_lsp_python = python
   vim.env.ANTHROPIC_API_KEY = 'sk-ant-install-secret'
+  vim.env.AGENT_LSP_OFFLINE = nil  -- tests/run.sh's: with it, the health check's `agent-lsp model` refuses the real API
   vim.opt.runtimepath:prepend(plugin)
   vim.cmd('runtime plugin/agent_lsp.lua')
   H.eq(plugin .. '/lua/agent_lsp/install.lua', vim.api.nvim_get_runtime_file('lua/agent_lsp/install.lua', false)[1],

@@ -15,8 +15,10 @@ end
 
 H.run('health checks identity', function()
   H.workspace()
+  -- AGENT_LSP_OFFLINE too: tests/run.sh sets it for the suites, and with it the answer of `agent-lsp model` (what
+  -- the health check reads; it asks no API) refuses the real API a user's key would reach
   for _, name in ipairs({ 'ANTHROPIC_API_KEY', 'AGENT_LSP_MODEL', 'AGENT_LSP_PROVIDER', 'OPENAI_API_KEY',
-                          'OPENAI_BASE_URL' }) do
+                          'OPENAI_BASE_URL', 'AGENT_LSP_OFFLINE' }) do
     vim.env[name] = nil
   end
   local version = vim.trim(vim.fn.system({ 'agent-lsp', '--version' }))
