@@ -1,0 +1,410 @@
+"""Suggestions as you type under fire (PROTOCOL §10), on one long-lived server with a chat running beside it all
+the while (tests/reliability/suggesting.py's lane: every update, answer and history of each chat checked).
+
+- requests fuzzed: hypothesis params for `textDocument/inlineCompletion` (positions past the end of a line and of
+  the document, documents unopened and closed, 10 MB lines, binary text and lone surrogates before the cursor, every
+  trigger kind, hostile members) among didOpen/didChange/didClose/$/cancelRequest of any shape; the named cases
+  spelled out;
+- a thousand requests a second with a didChange between each two (typing, backspace, an edit elsewhere): every
+  item is the one for its request's version;
+- cancel in every state a request can be in, and storms of them: every request answered, every model request
+  closed once no request waits for it;
+- the model failing in every way of the fault matrix mid-suggestion, over the Messages API (`anthropic` SDK) and
+  the legacy completions shape with `suffix` (`openai` SDK, FIM): `items: []`, one warning per cause, no retry,
+  the next suggestion given.
+
+Counts: crashes (the server died), hangs (a suggestion unanswered past `completions.timeout` + 30 s, a chat past
+60 s), wrong (an answer §10 does not allow, an item for an older version, a failure shown twice), lost (a chat's
+update or history lost).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from tests.fakes.legacy_completions import FakeLegacyCompletions
+from tests.fakes.messages_api import FakeMessagesAPI, reply_events
+from tests.reliability import strategies as S
+from tests.reliability.conftest import server_env, tally
+from tests.reliability.rawlsp import NO_ANSWER, RawServer, frame
+from tests.reliability.suggesting import (
+    BOUND_SLACK, OTHER, TARGET, ChatLane, Typist, answer_for, answer_problems, answered, completions_settings,
+    configure, expected_item_text, fim_prefix, fim_says, items_of, messages_prefix, messages_says, warnings)
+
+LONG = "--long" in sys.argv
+AREA_FUZZ = "suggestions: requests fuzzed"
+AREA_RATE = "suggestions: 1,000 a second, edits between"
+AREA_CANCEL = "suggestions: cancel in every state"
+AREA_FAULTS = "suggestions: model faults"
+AREA_CHATS = "suggestions: chats beside"
+TIMEOUT = 30.0
+"""completions.timeout where no cell needs it to fire (a ceiling on a loaded machine)."""
+SHORT_TIMEOUT = 1.0
+"""completions.timeout for the cells where the model stalls."""
+FUZZ = settings(deadline=None, database=None, derandomize=not LONG, suppress_health_check=list(HealthCheck),
+                print_blob=False, phases=[Phase.explicit, Phase.generate])
+
+
+def scaled(ci: int, long: int) -> int:
+    return long if LONG else ci
+
+
+class Bench:
+    """One server on a loop of its own (hypothesis drives plain functions): a chat model, the two suggestion
+    models, the typist, and the chat lane running from start to end."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.chat = FakeMessagesAPI().start()
+        self.models: dict[str, Any] = {"anthropic": FakeMessagesAPI().start(), "fim": FakeLegacyCompletions().start()}
+        self.models["anthropic"].default = lambda body: messages_says(answer_for(messages_prefix(body)))
+        self.models["fim"].default = lambda body: fim_says(answer_for(fim_prefix(body)))
+        self.root = tmp / "ws"
+        self.root.mkdir()
+        (self.root / "a.py").write_text("x = 1\n")
+        self.tmp = tmp
+        self.kind = "anthropic"
+        self.server: RawServer = self.run(self._start())
+        self.typist = Typist(self.server, self.root)
+        self.lane = ChatLane(self.server, self.chat, AREA_CHATS)
+        self.run(self._start_lane())
+
+    async def _start(self) -> RawServer:
+        server = await RawServer.start("--data-dir", str(self.tmp / "state"), env=server_env(
+            self.chat.base_url, OPENAI_API_KEY="test-key", AGENT_LSP_DEBUG="1"))
+        server.handlers["workspace/applyEdit"] = lambda params: {"applied": True}
+        server.handlers["agent/languageFeature"] = lambda params: []
+        await server.initialize(self.root, agent={"languageFeatures": ["textDocument/definition"]}, init_options={
+            "completions": completions_settings("anthropic", self.models["anthropic"], timeout=TIMEOUT)})
+        return server
+
+    async def _start_lane(self) -> None:
+        self.lane.start()
+        await self.lane.until_chats(3)  # a few alone first: the figures' baseline
+        self.lane.phase = "beside suggestions"
+
+    def run(self, coroutine, timeout: float = 1800):
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
+
+    def use(self, kind: str, **extra: Any) -> Any:
+        """Suggestions from the `kind` model from now on; its fake."""
+        self.kind = kind
+        configure(self.server, completions_settings(kind, self.models[kind], **{"timeout": TIMEOUT, **extra}))
+        return self.models[kind]
+
+    def alive(self) -> bool:
+        return self.server.proc.returncode is None
+
+    def close(self) -> None:
+        try:
+            self.run(self.lane.stop())
+            stats = self.run(self.server.request("agent/completionStats", {}))["result"]
+            print(f"suggestions: stats {stats}; chats beside (count, median ms) {self.lane.figures()}")
+            print("\n".join(dict.fromkeys(warnings(self.server))))
+            self.run(self.server.stop())
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(10)
+            for fake in (self.chat, *self.models.values()):
+                fake.stop()
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    b = Bench(tmp_path_factory.mktemp("suggestions"))
+    yield b
+    b.close()
+    tracebacks = b.server.stderr.decode(errors="replace").count("Traceback")
+    tally(AREA_CHATS, crashes=0 if b.server.proc.returncode == 0 else 1, wrong=tracebacks)
+    assert not (b.lane.hangs or b.lane.wrong or b.lane.lost), b.lane.problems
+    assert b.server.proc.returncode == 0, b.server.stderr.decode(errors="replace")[-3000:]
+    assert not tracebacks, b.server.stderr.decode(errors="replace")[-5000:]
+
+
+# ---- the model failing mid-suggestion ------------------------------------------------------------------------
+
+def status(code: int, kind: str, **headers: str) -> dict:
+    return {"status": code, "error": {"type": kind, "message": f"{kind} from the fake"}, "headers": headers}
+
+
+def raw(body: str, content_type: str = "text/event-stream", code: int = 200) -> dict:
+    return {"raw": body, "content_type": content_type, "raw_status": code}
+
+
+HTML = "<html><body><h1>502 Bad Gateway</h1></body></html>"
+SAID = "pute_the_total(alpha, beta, gamma)"
+NEVER = threading.Event()
+"""A stream paused on this waits until the client goes away."""
+
+
+def sse(*events: dict) -> str:
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+
+
+def chunk(text: Any = "", finish: Optional[str] = None) -> dict:
+    return {"id": "cmpl-x", "object": "text_completion", "created": 1700000000, "model": "m",
+            "choices": [{"text": text, "index": 0, "logprobs": None, "finish_reason": finish}]}
+
+
+def fim_sse(*items: Any, done: bool = True) -> dict:
+    lines = [f"data: {json.dumps(i)}\n\n" if isinstance(i, dict) else i for i in items]
+    return raw("".join(lines) + ("data: [DONE]\n\n" if done else ""))
+
+
+MESSAGES_EVENTS = reply_events(messages_says(SAID), 1)
+FIM_CHUNKS = 1 + len(SAID.split())
+Cell = tuple[str, dict, str]
+"""(name, the reply, what it must give: "fails" (no item, one warning), "item", "nothing" (no item, no warning),
+"item or fails")."""
+CELLS: dict[str, list[Cell]] = {
+    "anthropic": [
+        ("400", status(400, "invalid_request_error"), "fails"),
+        ("401", status(401, "authentication_error"), "fails"),
+        ("403", status(403, "permission_error"), "fails"),
+        ("404", status(404, "not_found_error"), "fails"),
+        ("413", status(413, "request_too_large"), "fails"),
+        ("429 with retry-after 0", status(429, "rate_limit_error", **{"retry-after": "0"}), "fails"),
+        ("500", status(500, "api_error"), "fails"),
+        ("529", status(529, "overloaded_error", **{"retry-after-ms": "10"}), "fails"),
+        ("502, an HTML page", raw(HTML, "text/html", 502), "fails"),
+        ("200, an HTML page", raw(HTML, "text/html"), "fails"),
+        ("200, a JSON message (stream ignored)", raw(json.dumps({"id": "m", "type": "message", "role": "assistant",
+                                                                 "content": [{"type": "text", "text": "x"}]}),
+                                                     "application/json"), "fails"),
+        ("200, an empty stream", raw(""), "fails"),
+        ("an error event mid-stream", {"events": MESSAGES_EVENTS[:3] + [
+            {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}]}, "fails"),
+        ("data not JSON", raw("event: message_start\ndata: {not json\n\n"), "fails"),
+        ("no event lines", raw("data: {}\n\ndata: [DONE]\n\n"), "fails"),
+        ("deltas without a start", raw(sse(MESSAGES_EVENTS[0], {"type": "content_block_delta", "index": 3,
+                                                               "delta": {"type": "text_delta", "text": "x"}})),
+         "fails"),
+        ("a lone surrogate in a delta", raw(sse(*MESSAGES_EVENTS[:2]) + 'event: content_block_delta\ndata: {"type": '
+                                            '"content_block_delta", "index": 0, "delta": {"type": "text_delta", '
+                                            '"text": "<completion>a\\ud800b</completion>"}}\n\n'
+                                            + sse(*MESSAGES_EVENTS[-3:])), "item"),
+        ("no content", {"content": []}, "nothing"),
+        ("only whitespace", messages_says("  \n\t "), "nothing"),
+        ("a code fence instead of the wrapper", {"content": [{"type": "text", "text": "```python\nx\n```"}]}, "item"),
+        ("pings after its end", dict(messages_says(SAID), hang=True), "item"),
+        ("stall before the headers", dict(messages_says(SAID), stall=SHORT_TIMEOUT + 2), "fails"),
+        ("never answers", {"hold": True}, "fails"),
+        ("stalls mid-stream", dict(messages_says(SAID), pause_at=3, resume=NEVER), "fails"),
+    ] + [(f"cut after event {k} of {len(MESSAGES_EVENTS)}", dict(messages_says(SAID), cut_after=k),
+          "fails" if k < len(MESSAGES_EVENTS) - 1 else "item")  # only message_stop missing: the answer is whole
+         for k in range(len(MESSAGES_EVENTS))],
+    "fim": [
+        ("400", status(400, "invalid_request_error"), "fails"),
+        ("401", status(401, "invalid_request_error"), "fails"),
+        ("403", status(403, "permission_error"), "fails"),
+        ("404, no such model", status(404, "not_found"), "fails"),
+        ("413, a plain-text body", raw("Request Entity Too Large", "text/plain", 413), "fails"),
+        ("422, a FastAPI body", raw(json.dumps({"detail": [{"loc": ["body", "prompt"], "msg": "field required"}]}),
+                                    "application/json", 422), "fails"),
+        ("429 with retry-after 0", status(429, "rate_limit_error", **{"retry-after": "0"}), "fails"),
+        ("500", status(500, "server_error"), "fails"),
+        ("502, an HTML page", raw(HTML, "text/html", 502), "fails"),
+        ("503, a plain-text body", raw("upstream connect error", "text/plain", 503), "fails"),
+        ("200, an HTML page", raw(HTML, "text/html"), "fails"),
+        ("200, a JSON completion (stream ignored)", raw(json.dumps({"id": "x", "object": "text_completion",
+                                                                    "choices": [{"text": "x", "index": 0}]}),
+                                                        "application/json"), "fails"),
+        ("200, an empty stream", raw(""), "fails"),
+        ("200, an error object first", fim_sse({"error": {"message": "model is loading", "type": "server_error"}}),
+         "fails"),
+        ("an error object mid-stream", fim_sse(chunk("pute"), {"error": {"message": "Overloaded upstream"}}), "fails"),
+        ("data not JSON mid-stream", fim_sse(chunk("pute"), "data: {not json\n\n"), "fails"),
+        # the SSE standard skips it; the `openai` SDK reads it as empty JSON (the chat's client skips it since
+        # 344cf6e, and suggestions share that client): either way one answer, and at most one warning
+        ("`data:` without payload", fim_sse(chunk("pute_the"), "data:\n\n", chunk("", "stop")), "item or fails"),
+        ("text that is a number", fim_sse(chunk("pute"), chunk(7), chunk("", "stop")), "fails"),
+        ("choices of null", fim_sse({"id": "x", "choices": None}, chunk("pute"), chunk("", "stop")), "item"),
+        ("a lone surrogate in the text", fim_sse('data: {"choices": [{"index": 0, "text": "a\\ud800b"}]}\n\n',
+                                                 chunk("", "stop")), "item"),
+        ("no [DONE]", fim_sse(chunk("pute_the"), chunk("", "stop"), done=False), "item"),
+        ("only whitespace", fim_says("   "), "nothing"),
+        ("stall before the headers", dict(fim_says(SAID), stall=SHORT_TIMEOUT + 2), "fails"),
+        ("never answers", {"hold": True}, "fails"),
+        ("stalls mid-stream", dict(fim_says(SAID), pause_at=1, resume=NEVER), "fails"),
+        ("keeps the stream open after the finish", dict(fim_says(SAID), hang=True), "item"),
+    ] + [(f"cut after chunk {k} of {FIM_CHUNKS}", dict(fim_says(SAID), cut_after=k), "fails")
+         for k in range(FIM_CHUNKS)],
+}
+STALLS = ("stall", "never answers")
+
+
+async def fault_cell(bench: Bench, kind: str, n: int, name: str, reply: dict, expect: str) -> list[str]:
+    """One cell: the failing reply twice (two requests, each asks the model once), then a good one."""
+    server, typist = bench.server, bench.typist
+    fake = bench.use(kind, timeout=SHORT_TIMEOUT if name.startswith(STALLS) else TIMEOUT)
+    bound = (SHORT_TIMEOUT if name.startswith(STALLS) else TIMEOUT) + BOUND_SLACK
+    tag = f"F{n}"
+    uri = typist.open(f"fault_{kind}_{n}.py", f"# tag: {tag}\nimport math\n{TARGET[:14]}")
+    asked, shown = len(fake.requests), len(warnings(server))
+    fake.script[:] = [reply, reply]
+    problems, answers = [], []
+    for k in (14, 13, 12):  # backspace between: never typing through
+        if k != 14:
+            typist.edit(uri, 2, k, k + 1, "")
+        params, _, future = typist.ask(uri, 2, k)
+        answer = await answered(future, bound)
+        if answer is None:
+            tally(AREA_FAULTS, cases=1, hangs=1)
+            problems.append(f"no answer within {bound} s")
+            continue
+        answers.append(answer)
+        problems += answer_problems(answer, params)
+        tally(AREA_FAULTS, cases=1)
+        if k == 13:
+            new = warnings(server)[shown:]
+            if expect == "item or fails":
+                expect = "fails" if not items_of(answers[0]) else "item"
+            if expect == "fails" and len(new) != 1 or expect != "fails" and new:
+                problems.append(f"warnings {new} (a failure is shown once per cause)")
+            if len(fake.requests) - asked != 2:
+                problems.append(f"{len(fake.requests) - asked} model requests for 2 suggestions (no retry)")
+            shown = len(warnings(server))
+    if len(answers) == 3:
+        failing, good = answers[:2], answers[2]
+        if expect == "item" and not all(items_of(a) for a in failing):
+            problems.append(f"no item: {failing}")
+        if expect != "item" and any(items_of(a) for a in failing):
+            problems.append(f"an item from a failing model: {failing}")
+        if [i["insertText"] for i in items_of(good)] != [expected_item_text(TARGET[:12], tag)]:
+            problems.append(f"the next suggestion: {good}")
+        if warnings(server)[shown:]:
+            problems.append(f"a warning after a good suggestion: {warnings(server)[shown:]}")
+    if name.startswith(STALLS):  # a model request nobody waits for is closed
+        held = [asked + 1, asked + 2]
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + bound
+        while not set(held) <= set(fake.disconnects) and loop.time() < deadline:
+            await asyncio.sleep(0.02)
+        if not set(held) <= set(fake.disconnects):
+            problems.append(f"model requests {held} left open (closed: {fake.disconnects[-5:]})")
+    fake.script.clear()
+    typist.close(uri)
+    return problems
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "fim"])
+def test_the_model_failing_mid_suggestion(bench, kind):
+    failures = []
+    for n, (name, reply, expect) in enumerate(CELLS[kind]):
+        problems = bench.run(fault_cell(bench, kind, n, name, reply, expect))
+        tally(AREA_FAULTS, wrong=1 if problems else 0)
+        failures += [f"{kind} {name}: {p}" for p in problems]
+    assert bench.alive(), bench.server.stderr.decode(errors="replace")[-3000:]
+    assert not failures, "\n".join(failures)
+
+
+# ---- the findings, each spelled out ------------------------------------------------------------------------------
+
+async def failing_twice_then_good(bench: Bench, kind: str, reply: dict, name: str) -> tuple[list, list[str], Any]:
+    """The reply for two suggestions at a fresh place, then the oracle's: (the three answers' items, the warnings
+    they brought, the fake)."""
+    fake, typist = bench.models[kind], bench.typist
+    uri = typist.open(f"finding_{name}_{kind}.py", f"# tag: {name}\n{TARGET[:14]}")
+    shown = len(warnings(bench.server))
+    fake.script[:] = [reply, reply]
+    items = []
+    for k in (14, 13, 12):
+        if k != 14:
+            typist.edit(uri, 1, k, k + 1, "")
+        _, _, future = typist.ask(uri, 1, k)
+        items.append([i["insertText"] for i in items_of(await answered(future, TIMEOUT + BOUND_SLACK))])
+    typist.close(uri)
+    return items, [w.replace(getattr(fake, "api_url", fake.base_url), "URL").replace(fake.base_url, "URL")
+                   for w in warnings(bench.server)[shown:]], fake
+
+
+ENDPOINT = {"anthropic": "URL/v1/messages", "fim": "URL/completions"}
+CUT = {"anthropic": dict(messages_says(SAID), cut_after=4), "fim": dict(fim_says(SAID), cut_after=2)}
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "fim"])
+def test_a_stream_cut_before_its_end_is_no_suggestion(bench, kind):
+    """It was a suggestion of the part that came ("pute_the_total(alpha, beta,"), shown as if whole."""
+    bench.use(kind)
+    items, shown, _ = bench.run(failing_twice_then_good(bench, kind, CUT[kind], "cut"))
+    assert items == [[], [], [expected_item_text(TARGET[:12], "cut")]]
+    assert shown == [f"agent-lsp: no suggestions: The model stream from {ENDPOINT[kind]} broke off before its end."]
+    tally(AREA_FAULTS, cases=3)
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "fim"])
+def test_a_page_or_nothing_instead_of_a_stream_is_named(bench, kind):
+    """Both were no suggestion and no word of why (a `baseUrl` pointing at a web page went unnoticed)."""
+    bench.use(kind)
+    page, page_shown, _ = bench.run(failing_twice_then_good(bench, kind, raw(HTML, "text/html"), "page"))
+    empty, empty_shown, _ = bench.run(failing_twice_then_good(bench, kind, raw(""), "empty"))
+    assert page == [[], [], [expected_item_text(TARGET[:12], "page")]]
+    assert empty == [[], [], [expected_item_text(TARGET[:12], "empty")]]
+    api = "not the Messages API" if kind == "anthropic" else "not an OpenAI-compatible API"
+    events = "Messages API events" if kind == "anthropic" else "chunks"
+    assert page_shown == [f"agent-lsp: no suggestions: {ENDPOINT[kind]} answered 200 with an HTML page (text/html), "
+                          f"{api}."]
+    assert empty_shown == [f"agent-lsp: no suggestions: {ENDPOINT[kind]} answered 200 (text/event-stream) but sent no "
+                           f"{events}."]
+    tally(AREA_FAULTS, cases=6)
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "fim"])
+def test_a_stream_kept_open_after_its_end_is_not_waited_for(bench, kind):
+    """Pings after message_stop, or a finish chunk and no [DONE]: each suggestion waited out completions.timeout,
+    then was nothing and a warning."""
+    fake = bench.use(kind)
+    reply = dict(messages_says(SAID) if kind == "anthropic" else fim_says(SAID), hang=True)
+    before = len(fake.requests)
+    items, shown, _ = bench.run(failing_twice_then_good(bench, kind, reply, "open"))
+    assert items == [[SAID], [SAID], [expected_item_text(TARGET[:12], "open")]] and shown == []
+    bench.run(wait_for(lambda: {before + 1, before + 2} <= set(fake.disconnects)))  # read to its end, then closed
+    tally(AREA_FAULTS, cases=3)
+
+
+JUNK = {"anthropic": [("data not JSON", raw("event: message_start\ndata: {not json\n\n"), "(JSONDecodeError)"),
+                      ("deltas without a start", raw(sse(MESSAGES_EVENTS[0], {
+                          "type": "content_block_delta", "index": 3, "delta": {"type": "text_delta", "text": "x"}})),
+                       "(IndexError)")],
+        "fim": [("text that is a number", fim_sse(chunk("pute"), chunk(7), chunk("", "stop")),
+                 "(ValueError: a chunk's text is a JSON number)"),
+                ("data not JSON", fim_sse(chunk("pute"), "data: {not json\n\n"), "(JSONDecodeError: Expecting")]}
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "fim"])
+def test_junk_in_a_stream_is_one_warning_and_no_traceback(bench, kind):
+    """Each was a traceback in the log (the pipeline's last resort for a provider's bug) and a warning of the bare
+    exception ("TypeError: can only concatenate str (not "int") to str")."""
+    bench.use(kind)
+    what = "a Messages API event" if kind == "anthropic" else "a completions chunk"
+    for name, reply, why in JUNK[kind]:
+        tracebacks = bench.server.stderr.count(b"Traceback")
+        items, shown, _ = bench.run(failing_twice_then_good(bench, kind, reply, "junk"))
+        assert items == [[], [], [expected_item_text(TARGET[:12], "junk")]], name
+        assert len(shown) == 1 and shown[0].startswith(
+            f"agent-lsp: no suggestions: The model stream from {ENDPOINT[kind]} sent something that is not {what} "
+            f"{why}"), (name, shown)
+        assert bench.server.stderr.count(b"Traceback") == tracebacks, bench.server.stderr.decode()[-3000:]
+        tally(AREA_FAULTS, cases=3)
+
+
+async def wait_for(predicate, timeout: float = 60.0) -> None:
+    """Wait until `predicate()` holds; `timeout` is only a ceiling."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        assert loop.time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.02)
