@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
@@ -18,10 +19,12 @@ def parser() -> argparse.ArgumentParser:
         prog="agent-lsp",
         description="A coding agent served over the Language Server Protocol. "
         "`agent-lsp` serves on stdio; `agent-lsp demo` runs an offline session and prints it; "
-        "`agent-lsp doctor` checks the installation and says how to fix what fails.",
+        "`agent-lsp doctor` checks the installation and says how to fix what fails; "
+        "`agent-lsp model` says which model chats would use.",
     )
-    p.add_argument("command", nargs="?", choices=["demo", "doctor"],
-                   help="demo: run the offline demo session; doctor: check the installation (exit 1 on a problem)")
+    p.add_argument("command", nargs="?", choices=["demo", "doctor", "model"],
+                   help="demo: run the offline demo session; doctor: check the installation (exit 1 on a problem); "
+                   "model: which provider, model, base URL and key chats would use (exit 1 when none can be had)")
     p.add_argument("--version", action="version", version=f"{DISTRIBUTION} {__version__} (protocol {PROTOCOL_VERSION})")
     p.add_argument("--stdio", action="store_true", help="serve on stdio (the default)")
     p.add_argument("--acp", action="store_true", help="serve the Agent Client Protocol on stdio instead of LSP")
@@ -32,7 +35,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir", type=Path, help="where sessions are stored (default $XDG_STATE_HOME/agent-lsp)")
     p.add_argument("--log-file", type=Path, help="write logs to this file (never to stdout: it is the wire)")
     p.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="default WARNING")
-    p.add_argument("--json", action="store_true", help="doctor: print the report as one JSON object")
+    p.add_argument("--json", action="store_true", help="doctor, model: print the report as one JSON object")
+    p.add_argument("--settings", help="model: an editor's settings (its initializationOptions) as a JSON object, "
+                   "over the environment and the user settings file")
     return p
 
 
@@ -45,6 +50,8 @@ DOCTOR_TAKES = ("model", "data_dir")
 def main(argv: Optional[list[str]] = None) -> None:
     p = parser()
     args = p.parse_args(argv)
+    if args.settings is not None and args.command != "model":
+        p.error("--settings applies only to `agent-lsp model`")
     if args.command == "demo":
         given = [f"--{name.replace('_', '-')}" for name in SERVE_ONLY if getattr(args, name) not in (None, False)]
         if given:
@@ -61,8 +68,20 @@ def main(argv: Optional[list[str]] = None) -> None:
         from agent_lsp.doctor import main as doctor
 
         sys.exit(doctor(args.data_dir, args.model, args.json))
+    if args.command == "model":
+        given = [f"--{name.replace('_', '-')}" for name in SERVE_ONLY
+                 if name != "model" and getattr(args, name) not in (None, False)]
+        if given:
+            p.error(f"model takes only --json, --model and --settings ({', '.join(given)} given).")
+        try:
+            editor = json.loads(args.settings) if args.settings is not None else None
+        except ValueError as e:
+            p.error(f"--settings is not JSON ({e}).")
+        from agent_lsp.doctor import which_model
+
+        sys.exit(which_model(args.model, editor, args.json))
     if args.json:
-        p.error("--json applies only to `agent-lsp doctor`")
+        p.error("--json applies only to `agent-lsp doctor` and `agent-lsp model`")
     if args.tcp and args.stdio:
         p.error("--tcp and --stdio exclude each other")
     if not args.tcp and (args.host is not None or args.port is not None):

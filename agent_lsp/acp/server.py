@@ -14,6 +14,7 @@ from typing import Any, Optional
 
 from agent_lsp.acp.early import answer_initialize, stdio
 from agent_lsp.models import preload
+from agent_lsp.models.resolver import resolve
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ def serve(launch_settings: dict[str, Any], data_dir: Optional[Path]) -> None:
 
         agent = AcpAgent(launch_settings, data_dir)
         # The SDK next, in the background: a prompt sent right away awaits this import rather than running its own.
-        preload.load(preload.sdk_modules(agent.layers.resolve()))
+        preload.load(resolve(agent.layers.resolve()).sdk)
         conn = acp.AgentSideConnection(agent, StdioWire(reader, writer), listening=False)
         try:
             if params is not None:  # answered early: the agent learns the client's capabilities all the same

@@ -18,7 +18,8 @@ from agent_lsp.core.tool import (
     bound,
 )
 from agent_lsp.tools.paths import resolve
-from agent_lsp.tools.run_command import command_env
+from agent_lsp.processes import command_env
+from agent_lsp.tools.run_command import RunCommand
 
 log = logging.getLogger(__name__)
 
@@ -47,10 +48,12 @@ class InClientTerminal(Tool):
         # The client's terminal inherits the client's environment (which started us): unset there what run_command
         # holds back here (provider keys, the secretEnv setting).
         held = sorted(set(os.environ) - set(command_env(dict(os.environ), ctx.secret_env)))
-        created = await self._conn.create_terminal(session_id=self._session_id, command="/usr/bin/env",
-                                                   args=[*(a for name in held for a in ("-u", name)), "/bin/sh", "-c",
-                                                         input.command], cwd=str(root),
-                                                   output_byte_limit=MAX_OUTPUT_CHARS * 4)
+        argv = ["/usr/bin/env", *(a for name in held for a in ("-u", name)), "/bin/sh", "-c", input.command]
+        sandbox = self.inner.sandbox if isinstance(self.inner, RunCommand) else None
+        if sandbox is not None:  # the sandbox of the `sandbox` setting, as for our own run_command
+            argv = sandbox.wrap(argv, root)
+        created = await self._conn.create_terminal(session_id=self._session_id, command=argv[0], args=argv[1:],
+                                                   cwd=str(root), output_byte_limit=MAX_OUTPUT_CHARS * 4)
         terminal = created.terminal_id
         self._started(terminal)
         try:
@@ -68,7 +71,8 @@ class InClientTerminal(Tool):
                 raise
             output = await self._output(terminal)
             code = exit.exit_code if exit.exit_code is not None else f"none (signal {exit.signal})"
-            return ToolOutput(f"Exit code {code}\n{output}".rstrip())
+            where = f" ({sandbox.note()})" if sandbox is not None else ""
+            return ToolOutput(f"Exit code {code}{where}\n{output}".rstrip())
         finally:
             await asyncio.shield(self._release(terminal))
 

@@ -12,14 +12,13 @@ import logging
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
-from agent_lsp.completions.choice import Choice, choose
 from agent_lsp.completions.context import ContextSource, Documents, build_prompt, excluded
 from agent_lsp.completions.place import Place, place_at
 from agent_lsp.completions.stream import ModelStream
 from agent_lsp.config import Settings
-from agent_lsp.config.completions import CompletionSettings
+from agent_lsp.config.completions import CompletionsSettings
 from agent_lsp.core.completion import Completer
 from agent_lsp.core.ports import LanguageFeatures, ModelError, OpenDocument
 
@@ -100,15 +99,15 @@ class Suggestions:
     features to find definitions with (None: none), `warn(message)` shows a warning."""
 
     documents: Documents
-    settings: Callable[[], tuple[Settings, CompletionSettings]]
+    settings: Callable[[], tuple[Settings, CompletionsSettings]]
     warn: Callable[[str], None]
     language: Callable[[], Optional[LanguageFeatures]] = lambda: None
     env: Mapping[str, str] = field(default_factory=lambda: os.environ)
-    completer_for: Optional[Callable[[Choice], Completer]] = None
-    """Makes the model for a choice (None: the provider's own, completions/providers.py)."""
+    completer_for: Optional[Callable[[Any], Completer]] = None
+    """Makes the model for a models/resolver.py ModelChoice (None: the provider's own, completions/providers.py)."""
     stats: Stats = field(default_factory=Stats)
     _states: dict[str, _Document] = field(default_factory=dict)
-    _completers: dict[Choice, Completer] = field(default_factory=dict)
+    _completers: dict[tuple, Completer] = field(default_factory=dict)
     _shown: set[str] = field(default_factory=set)
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
@@ -148,7 +147,7 @@ class Suggestions:
         return Suggestion(text, next(self._ids))
 
     async def _answer(self, state: _Document, ticket: _Ticket, older: Optional[_Ticket], doc: OpenDocument,
-                      settings: Settings, options: CompletionSettings) -> Optional[str]:
+                      settings: Settings, options: CompletionsSettings) -> Optional[str]:
         place = ticket.place
         if state.last is not None:  # typed through the last suggestion: no model call
             origin, suggestion = state.last
@@ -226,17 +225,20 @@ class Suggestions:
             stream.users -= 1
 
     async def _start(self, state: _Document, ticket: _Ticket, doc: OpenDocument, settings: Settings,
-                     options: CompletionSettings) -> Optional[ModelStream]:
+                     options: CompletionsSettings) -> Optional[ModelStream]:
         """A model request for the ticket's place; None when no model can be had (shown once when that is a
         problem), or when a newer request superseded the ticket while the model's SDK was being loaded."""
-        choice = choose(settings, options, self.env)
-        if choice.provider is None:
+        from agent_lsp.models.resolver import resolve_completions  # the one place a model is chosen
+
+        choice = resolve_completions(settings, options.provider, options.model, options.base_url, options.api,
+                                     self.env)
+        if choice.lacks == "provider":  # nothing configured at all: suggestions are off, quietly
             log.debug("no suggestion: no model provider is configured")
             return None
         try:
             if choice.problem is not None:
                 raise ModelError("initialization_failed", choice.problem)
-            completer = self._completer(choice)
+            completer = self._completer(choice, options.timeout)
         except ModelError as e:
             self.stats.errors += 1
             self._failed(e.message)
@@ -256,16 +258,17 @@ class Suggestions:
         self.stats.model_calls += 1
         return stream
 
-    def _completer(self, choice: Choice) -> Completer:
-        completer = self._completers.get(choice)
+    def _completer(self, choice: Any, timeout: float) -> Completer:
+        """The model `choice` names (made once per choice and timeout)."""
+        completer = self._completers.get((choice, timeout))
         if completer is None:
             if self.completer_for is not None:
                 completer = self.completer_for(choice)
             else:
                 from agent_lsp.completions.providers import make_completer
 
-                completer = make_completer(choice, self._offline_documents)
-            self._completers[choice] = completer
+                completer = make_completer(choice, timeout, self._offline_documents, self.env)
+            self._completers[(choice, timeout)] = completer
         return completer
 
     def _offline_documents(self) -> list[OpenDocument]:

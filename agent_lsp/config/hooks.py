@@ -3,9 +3,10 @@ commands run in sessions/shell_hooks.py)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop")
 DEFAULT_TIMEOUT = 10
@@ -57,3 +58,14 @@ def _group(event: str, group: Any) -> list[HookCommand]:
             raise ValueError(f"{event} timeout must be a number of seconds from 1 to 600")
         out.append(HookCommand(matcher, command, float(timeout)))
     return out
+
+
+@functools.cache
+def shell_hooks() -> Any:
+    """The `hooks` setting: its commands by event, each with its group's matcher; checked whole (parse_hooks)."""
+    from typing import Annotated
+
+    from pydantic import PlainValidator
+
+    return Annotated[dict[str, list[HookCommand]],
+                     PlainValidator(parse_hooks, json_schema_input_type=dict[Literal[EVENTS], list[dict[str, Any]]])]

@@ -2,72 +2,58 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+from dataclasses import field
 from typing import Any, Mapping
 
-from agent_lsp.config.mcp_servers import PartlyValid, start_timeout
+from agent_lsp.config.mcp_servers import startup_seconds
+from agent_lsp.config.section import Entry, an_object, by_name, strings, then
 
-FIELDS = ("command", "languages", "initializationOptions", "settings", "startTimeout")
 START_TIMEOUT = 30.0
 """Seconds a server may take to start and answer `initialize` before it counts as failed (`startTimeout`)."""
 
 
-@dataclass(frozen=True)
-class LanguageServerConfig:
+def _languages(languages: tuple[str, ...]) -> tuple[str, ...]:
+    bad = [lang for lang in languages if any(c.isspace() for c in lang) or lang == "."]
+    if bad:
+        raise ValueError(f"holds {bad[0]!r}: each is a languageId (\"python\") or an extension (\".py\")")
+    return languages
+
+
+def _words() -> Any:
+    return strings("must be a non-empty list of non-empty strings", at_least=1, non_empty=True)
+
+
+class LanguageServerConfig(Entry):
     """One language server agent-lsp may run: its argv, the languages it serves (languageIds such as "python", or
     file extensions such as ".py"), and what it is told at start (`initializationOptions`) and when it asks
     (`settings`, answered to workspace/configuration), and how long it may take to start (`startTimeout`)."""
 
-    command: tuple[str, ...]
-    languages: tuple[str, ...]
+    __pydantic_config__ = {**Entry.__pydantic_config__, "extra": "forbid"}
+
+    command: _words()
+    """Its argv."""
+    languages: then(_words(), _languages)
+    """The languages it serves: languageIds ("python") or file extensions (".py")."""
     initialization_options: Any = None
-    settings: Mapping[str, Any] = field(default_factory=dict)
-    start_timeout: float = START_TIMEOUT
+    """What it is told at start (initialize's initializationOptions)."""
+    settings: an_object() = field(default_factory=dict)
+    """What it is answered when it asks for its configuration (workspace/configuration)."""
+    start_timeout: startup_seconds() = START_TIMEOUT
+    """Seconds it may take to start and answer initialize before it counts as failed."""
 
     def describe(self) -> str:
         return " ".join(self.command)
 
 
-def _strings(value: Any, what: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v.strip() for v in value):
-        raise ValueError(f"`{what}` must be a non-empty list of non-empty strings")
-    return tuple(v.strip() for v in value)
+@functools.cache
+def language_servers_by_name() -> Any:
+    """The `languageServers` setting: servers by name; a bad one is left out and named, the others run."""
+    return by_name(LanguageServerConfig, "language server", "that server is not used")
 
 
-def language_server_config(value: Any) -> LanguageServerConfig:
-    """One entry of `languageServers`; ValueError saying what is wrong."""
-    if not isinstance(value, dict):
-        raise ValueError("must be an object with `command` and `languages`")
-    unknown = sorted(k for k in value if k not in FIELDS)
-    if unknown:
-        raise ValueError("unknown field " + ", ".join(f"`{k}`" for k in unknown)
-                         + " (the fields are " + ", ".join(f"`{k}`" for k in FIELDS) + ")")
-    command = _strings(value.get("command"), "command")
-    languages = _strings(value.get("languages"), "languages")
-    bad = [lang for lang in languages if any(c.isspace() for c in lang) or lang == "."]
-    if bad:
-        raise ValueError(f"`languages` holds {bad[0]!r}: each is a languageId (\"python\") or an extension "
-                         "(\".py\")")
-    settings = value.get("settings", {})
-    if settings is None:
-        settings = {}
-    if not isinstance(settings, dict):
-        raise ValueError("`settings` must be an object")
-    return LanguageServerConfig(command=command, languages=languages,
-                                initialization_options=value.get("initializationOptions"), settings=settings,
-                                start_timeout=start_timeout(value.get("startTimeout"), START_TIMEOUT))
-
-
-def parse_language_servers(value: Any) -> dict[str, LanguageServerConfig]:
+def parse_language_servers(value: Any) -> Mapping[str, LanguageServerConfig]:
     """The `languageServers` object; PartlyValid when some servers are bad (the others still run)."""
-    if not isinstance(value, dict):
-        raise ValueError("must be an object of language servers by name")
-    good, problems = {}, []
-    for name, entry in value.items():
-        try:
-            good[name] = language_server_config(entry)
-        except ValueError as e:
-            problems.append(f"language server `{name}`: {e}")
-    if problems:
-        raise PartlyValid("; ".join(problems) + " (that server is not used)", good)
-    return good
+    from agent_lsp.config.checks import checked_value
+
+    return checked_value(language_servers_by_name(), value)

@@ -1,13 +1,20 @@
 """The `mcpServers` setting (and `.mcp.json`), checked: plain parsing, the MCP SDK loads only when a server starts
-(sessions/mcp.py)."""
+(mcp/servers.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+import functools
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agent_lsp.config.issues import PartlyValid
+from agent_lsp.config.section import Entry, by_name, matching, number, string_map, strings, text
+
+__all__ = ["START_TIMEOUT", "PartlyValid", "ServerConfig", "mcp_servers_by_name", "startup_seconds"]
 
 START_TIMEOUT = 60.0
 """Seconds a server may take to start and list its tools before it counts as failed (`startTimeout`)."""
+HTTP_TYPES = ("http", "streamable-http", "streamableHttp")
 
 
 @dataclass(frozen=True)
@@ -26,64 +33,65 @@ class ServerConfig:
         return " ".join([self.command, *self.args]) if self.type == "stdio" else self.url
 
 
-def _strings(value: Any, what: str) -> tuple[tuple[str, str], ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-        raise ValueError(f"{what} must be an object of strings")
-    return tuple(sorted(value.items()))
+def startup_seconds() -> Any:
+    """A `startTimeout`: seconds, 1 ... 600."""
+    return number(1, 600, " of seconds")
 
 
-def start_timeout(value: Any, default: float = START_TIMEOUT) -> float:
-    """A `startTimeout` (seconds, 1 … 600; `default` when absent); ValueError naming the field when bad."""
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1 <= value <= 600:
-        raise ValueError("`startTimeout` must be a number of seconds from 1 to 600")
-    return float(value)
+class StdioServer(Entry):
+    """A server agent-lsp starts as a process, speaking MCP on its standard input and output."""
+
+    command: text()
+    """The program."""
+    type: Literal["stdio"] = "stdio"
+    """stdio: the default without a `url`."""
+    args: strings("must be a list of strings") = ()
+    """Its arguments."""
+    env: string_map("must be an object of strings") = field(default_factory=dict)
+    """Environment variables set for it, besides agent-lsp's own."""
+    start_timeout: startup_seconds() = START_TIMEOUT
+    """Seconds it may take to start and list its tools before it counts as failed."""
+
+    def config(self) -> ServerConfig:
+        return ServerConfig("stdio", command=self.command, args=self.args, env=tuple(sorted(self.env.items())),
+                            start_timeout=self.start_timeout)
 
 
-def server_config(value: Any) -> ServerConfig:
-    """One entry of `mcpServers`; ValueError saying what is wrong."""
+class HttpServer(Entry):
+    """A server agent-lsp reaches over streamable HTTP."""
+
+    url: matching(r"^https?://", "must be an http(s) URL")
+    """Its endpoint."""
+    type: Literal[HTTP_TYPES] = "http"
+    """http: the default with a `url` and no `command`."""
+    headers: string_map("must be an object of strings") = field(default_factory=dict)
+    """HTTP headers sent with every request (an Authorization header, say)."""
+    start_timeout: startup_seconds() = START_TIMEOUT
+    """Seconds it may take to start and list its tools before it counts as failed."""
+
+    def config(self) -> ServerConfig:
+        return ServerConfig("http", url=self.url, headers=tuple(sorted(self.headers.items())),
+                            start_timeout=self.start_timeout)
+
+
+def _typed(value: Any) -> Any:
+    """A server's `type` as MCP clients take it: when left out, http for a `url` without a `command`, else stdio."""
     if not isinstance(value, dict):
         raise ValueError("must be an object")
-    timeout = start_timeout(value.get("startTimeout"))
     kind = value.get("type", "http" if "url" in value and "command" not in value else "stdio")
-    if kind == "stdio":
-        command, args = value.get("command"), value.get("args", [])
-        if not isinstance(command, str) or not command.strip():
-            raise ValueError("`command` must be a non-empty string")
-        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-            raise ValueError("`args` must be a list of strings")
-        return ServerConfig("stdio", command=command, args=tuple(args), env=_strings(value.get("env"), "`env`"),
-                            start_timeout=timeout)
-    if kind in ("http", "streamable-http", "streamableHttp"):
-        url = value.get("url")
-        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise ValueError("`url` must be an http(s) URL")
-        return ServerConfig("http", url=url, headers=_strings(value.get("headers"), "`headers`"),
-                            start_timeout=timeout)
-    raise ValueError(f"unknown type {kind!r} (stdio or http)")
+    if kind != "stdio" and kind not in HTTP_TYPES:
+        raise ValueError(f"unknown type {kind!r} (stdio or http)")
+    return {**value, "type": kind}
 
 
-class PartlyValid(ValueError):
-    """Some entries were bad: `value` keeps the good ones; the message names the bad ones."""
+@functools.cache
+def mcp_servers_by_name() -> Any:
+    """The `mcpServers` setting: servers by name, each as a ServerConfig; a bad one is left out and named, the
+    others start."""
+    from typing import Annotated, Union
 
-    def __init__(self, message: str, value: Any) -> None:
-        super().__init__(message)
-        self.value = value
+    from pydantic import AfterValidator, BeforeValidator, Discriminator
 
-
-def parse_servers(value: Any) -> dict[str, ServerConfig]:
-    """The `mcpServers` object; PartlyValid when some servers are bad (the others still start)."""
-    if not isinstance(value, dict):
-        raise ValueError("must be an object of servers by name")
-    good, problems = {}, []
-    for name, entry in value.items():
-        try:
-            good[name] = server_config(entry)
-        except ValueError as e:
-            problems.append(f"server `{name}`: {e}")
-    if problems:
-        raise PartlyValid("; ".join(problems) + " (that server is not started)", good)
-    return good
+    server = Annotated[Union[StdioServer, HttpServer], Discriminator("type"), BeforeValidator(_typed),
+                       AfterValidator(lambda s: s.config())]
+    return by_name(server, "server", "that server is not started")

@@ -182,6 +182,7 @@ async def _run_one(
     request = PermissionRequest(
         tool_call_id=call_id, name=tool.name, kind=tool.kind, title=tool.title(input), input=raw,
         diff=preview.diff, command=preview.command, changes=preview.changes,
+        sandbox_auto_allow=preview.sandbox_auto_allow,
     )
     decision = await permit(request, emit)
     if isinstance(decision, Deny):

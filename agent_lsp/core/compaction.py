@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from typing import Optional
 
-from agent_lsp.core.memo import per_message
 from agent_lsp.core.messages import AssistantMessage, Message, ToolResultsMessage, UserMessage
 
 SUMMARY_SYSTEM = (
@@ -41,7 +40,6 @@ def size(messages: list[Message]) -> int:
     return sum(_chars(m) for m in messages)
 
 
-@per_message
 def _chars(message: Message) -> int:
     if isinstance(message, UserMessage) and message.images:
         return len(json.dumps(message.model_dump(mode="json", exclude={"images"}))) + IMAGE_CHARS * len(

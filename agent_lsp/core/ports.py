@@ -307,6 +307,8 @@ class PermissionRequest:
     command: Optional[str] = None
     changes: tuple[FileChange, ...] = ()
     """An edit's files before and after, for a client that shows its own diff (ACP's `diff` content)."""
+    sandbox_auto_allow: bool = False
+    """A command that runs in the OS sandbox, whose `autoAllow` lets it run without a question (not in plan mode)."""
 
 
 class Confirm(Protocol):

@@ -46,6 +46,8 @@ class Preview:
     command: Optional[str] = None
     changes: tuple[FileChange, ...] = ()
     """An edit's files before and after (the diff above, whole)."""
+    sandbox_auto_allow: bool = False
+    """A command that runs in the OS sandbox, whose `autoAllow` lets it run without a question."""
 
 
 class Subagents(Protocol):

@@ -14,7 +14,7 @@ from agent_lsp.lsp.editor import LspEditor
 from agent_lsp.lsp.language import EditorLanguageFeatures
 from agent_lsp.lsp.progress import ChatProgress
 from agent_lsp.lsp.updates import UpdateStream
-from agent_lsp.models.registry import build_model
+from agent_lsp.models.resolver import build_model
 from agent_lsp.protocol import UpdateParams
 from agent_lsp.sessions.assembly import ChatAssembly
 from agent_lsp.sessions.permissions import Ask

@@ -291,8 +291,6 @@ class _SettingsInForce:
         self._file: tuple[Optional[Path], Any, dict] = (None, None, {})
 
     def __call__(self) -> tuple[Any, Any]:
-        from agent_lsp.config.completions import completion_settings
-
         server = self._server
         server.warn(server.user_file.refresh())
         layers = server.layers
@@ -301,13 +299,14 @@ class _SettingsInForce:
         key = (layers.user_file, layers.environment, layers.initialization_options, layers.workspace_file,
                layers.workspace, workspace_file)
         if len(key) != len(self._key) or any(a is not b for a, b in zip(key, self._key)):
-            settings = replace(layers, workspace_file={**layers.workspace_file, "completions": workspace_file}).resolve()
-            self._key, self._value = key, (settings, completion_settings(settings.completions))
+            own = {k: v for k, v in layers.workspace_file.items() if k != "completions"}  # a chat's reading of it
+            settings = replace(layers, workspace_file={**own, **workspace_file}).resolve()
+            self._key, self._value = key, (settings, settings.completions)
         return self._value
 
     def _workspace_file(self) -> dict:
-        """The `completions` of the first workspace folder's settings file, without `baseUrl` (read again when the
-        file changes)."""
+        """`{"completions": …}` of the first workspace folder's settings file, without `baseUrl` ({} when it has
+        none); read again when the file changes."""
         from agent_lsp.config import WORKSPACE_FILE, clean, read_workspace_file
 
         roots = _roots(self._server)
@@ -322,9 +321,10 @@ class _SettingsInForce:
         layer: dict = {}
         if root is not None and seen is not None:
             raw, warnings = read_workspace_file(root)
-            if isinstance(raw.get("completions"), dict):
+            if "completions" in raw:
                 cleaned, problems = clean({"completions": raw["completions"]}, str(root / WORKSPACE_FILE))
-                layer = {k: v for k, v in cleaned.get("completions", {}).items() if k != "base_url"}
+                if "completions" in cleaned:
+                    layer = {"completions": replace(cleaned["completions"], base_url=None)}
                 warnings += problems
             self._server.warn(warnings)
         self._file = (root, seen, layer)

@@ -41,48 +41,12 @@ def _dict_converter():
 
 
 class _Writer:
-    """The transport's writer; once the client has gone, writes are dropped with one log line, no traceback.
+    """The transport's writer; once the client has gone, writes are dropped with one log line, no traceback."""
 
-    `batched` (stdio): what the event loop sends in one turn is written with one blocking write when the turn
-    ends, in order, rather than one write a message. Each write gives up the GIL, and taking it back waits for
-    the threads that hold it (8 `read_file` calls of one reply send 8 `running` updates at once while their
-    threads work). Off the loop (or once it has closed) a write goes out at once, after what is pending."""
-
-    def __init__(self, writer: Any, protocol: "AgentProtocol", batched: bool = False) -> None:
-        self._writer, self._protocol, self._batched = writer, protocol, batched
-        self._pending: list[bytes] = []
-        self._lock = threading.Lock()  # a write from another thread must neither reorder nor drop what is pending
+    def __init__(self, writer: Any, protocol: "AgentProtocol") -> None:
+        self._writer, self._protocol = writer, protocol
 
     def write(self, data: bytes) -> Any:
-        if self._batched:
-            try:
-                loop: Optional[asyncio.AbstractEventLoop] = asyncio.get_running_loop()
-            except RuntimeError:
-                loop = None
-            if loop is not None:
-                with self._lock:
-                    first = not self._pending
-                    self._pending.append(data)
-                if first:
-                    loop.call_soon(self.flush)
-                return None
-        with self._lock:
-            self._pending.append(data)
-            return self._write_pending()
-
-    def flush(self) -> None:
-        """Write what is pending, as one write."""
-        with self._lock:
-            self._write_pending()
-
-    def _write_pending(self) -> Any:
-        if not self._pending:
-            return None
-        data = b"".join(self._pending)
-        self._pending.clear()
-        return self._write(data)
-
-    def _write(self, data: bytes) -> Any:
         try:
             return self._writer.write(data)
         except (OSError, ValueError) as e:  # a broken pipe, a closed stdout: the editor is gone
@@ -90,7 +54,6 @@ class _Writer:
             return None
 
     def close(self) -> Any:
-        self.flush()
         return self._writer.close()
 
 
@@ -107,8 +70,8 @@ class AgentProtocol(LanguageServerProtocol):
         self.exit_code: Optional[int] = None
         """Set by `exit`: 0 after a shutdown request, 1 without (LSP); None when the input just ended."""
 
-    def set_writer(self, writer: Any, *args: Any, batched: bool = False, **kwargs: Any) -> None:
-        super().set_writer(_Writer(writer, self, batched), *args, **kwargs)
+    def set_writer(self, writer: Any, *args: Any, **kwargs: Any) -> None:
+        super().set_writer(_Writer(writer, self), *args, **kwargs)
 
     def _send_data(self, data: Any) -> None:
         if not self.closed:
@@ -193,8 +156,11 @@ class AgentServer(LanguageServer):
         """Where the session store lives; None keeps sessions in memory."""
         layer, self.pending_warnings = clean(launch_settings, "the environment")
         self.user_file = UserSettingsFile()
-        self.pending_warnings += self.user_file.refresh()
-        self.layers = Layers(environment=layer, user_file=self.user_file.layer)
+        """The user's settings file, first read at `initialized`: checking settings loads pydantic, which the answer
+        to `initialize` does not wait for."""
+        self.initialization_options: Any = None
+        """As the client sent them; checked at `initialized` too."""
+        self.layers = Layers(environment=layer)
         self.warm_modules: tuple[str, ...] = ()
         """What the SDK warm-up imports (set at `initialized`; () when the settings use no SDK)."""
         self.agent_caps = {"confirmTool": False, "diagnostics": False, "languageFeatures": [], "updates": False}
@@ -207,13 +173,12 @@ class AgentServer(LanguageServer):
         from agent_lsp.lsp.wire import serve_stdio
 
         self._stop_event = threading.Event()
-        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer), batched=True)
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         try:
             asyncio.run(serve_stdio(self.protocol, stdin or sys.stdin.buffer, self._client_gone))
         except (KeyboardInterrupt, SystemExit):
             pass
         finally:
-            self.protocol.writer.flush()  # what the last turn of the loop sent
             self.shutdown()
 
     def start_tcp(self, host: str, port: int) -> None:
@@ -319,12 +284,14 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
         ls.agent_caps, well_formed = client_agent_capabilities(params.capabilities.experimental)
         if not well_formed:
             ls.pending_warnings.append("agent-lsp: capabilities.experimental.agent is malformed; it is ignored.")
-        ls.layers.initialization_options, warnings = clean(params.initialization_options, "initializationOptions")
-        ls.pending_warnings += warnings
+        ls.initialization_options = params.initialization_options
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: AgentServer, params: types.InitializedParams) -> None:
-        ls.warn(ls.pending_warnings)
+        ls.pending_warnings += ls.user_file.refresh()
+        ls.layers.user_file = ls.user_file.layer
+        ls.layers.initialization_options, warnings = clean(ls.initialization_options, "initializationOptions")
+        ls.warn(ls.pending_warnings + warnings)
         ls.pending_warnings = []
         await pull_configuration(ls)
         from agent_lsp.lsp.warmup import schedule_warmup

@@ -12,12 +12,12 @@ from typing import Mapping
 
 from agent_lsp.config import Settings
 from agent_lsp.models import preload
-from agent_lsp.models.preload import sdk_modules
+from agent_lsp.models.resolver import SDK_MODULES, resolve
 
 log = logging.getLogger(__name__)
 WARM_DELAY = 1.0
 """Seconds after `initialized` before warming: the editor's own start-up requests go first."""
-WARM_MODULES = ("agent_lsp.lsp.handlers", "agent_lsp.models.anthropic", "anthropic", "httpx2")
+WARM_MODULES = ("agent_lsp.lsp.handlers", *SDK_MODULES["anthropic"])
 """In this order: the agent side first (what every agent/* request imports), so that a request arriving meanwhile
 waits for that one module, then the SDK."""
 _warming = False
@@ -26,7 +26,7 @@ _warming = False
 
 def warm_modules(settings: Settings, env: Mapping[str, str] = os.environ) -> tuple[str, ...]:
     """What a first chat with these settings imports: the agent side, then its SDK; () when it uses no SDK."""
-    sdk = sdk_modules(settings, env)
+    sdk = resolve(settings, env).sdk
     return ("agent_lsp.lsp.handlers",) + sdk if sdk else ()
 
 

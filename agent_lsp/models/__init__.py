@@ -1,1 +1,1 @@
-"""Model providers, one file each; `registry.build_model` picks one from the settings."""
+"""Model providers, one file each; `resolver.resolve` decides which one the settings choose."""

@@ -7,11 +7,9 @@ editor spawns the server for every window.
 from __future__ import annotations
 
 import contextlib
-import json
-from typing import Any, AsyncIterator, NamedTuple, Optional
+from typing import Any, AsyncIterator, Optional
 
 from agent_lsp.core.events import Usage
-from agent_lsp.core.memo import per_message
 from agent_lsp.core.messages import (
     AssistantMessage,
     Message,
@@ -23,7 +21,6 @@ from agent_lsp.core.messages import (
     UserMessage,
 )
 from agent_lsp.core.ports import (
-    ToolSpec,
     ModelError,
     ModelEvent,
     ModelInfo,
@@ -72,12 +69,12 @@ class AnthropicModel:
         import anthropic
         import httpx2
 
+        kwargs = api_request(self.name, request)
         try:
-            body = api_body(self.name, request)
             async with contextlib.AsyncExitStack() as stack:
                 try:
                     stream = await open_with_retries(
-                        lambda: self._open(stack, body),
+                        lambda: stack.enter_async_context(self._sdk().messages.stream(**kwargs)),
                         self.read_timeout, lambda error, retry: sdk_delay(anthropic, error, retry))
                 except NoAnswer as e:
                     raise ModelError("llm_error", no_answer(self.url(), e.waited, e.attempts)) from None
@@ -110,18 +107,6 @@ class AnthropicModel:
             raise ModelError("context_overflow", "The conversation no longer fits the model's context window.")
         yield ModelReply(parts=_parts(final.content), stop_reason=final.stop_reason, usage=_usage(final.usage))
 
-    async def _open(self, stack: contextlib.AsyncExitStack, body: bytes) -> Any:
-        """One request up to its response headers, its events accumulated by the SDK's own `AsyncMessageStream`
-        (what `messages.stream` yields). The body goes as the bytes `api_body` made: `messages.stream` would copy
-        and encode the whole history again on every request; `post(content=...)` sends it as it is."""
-        import anthropic
-        from anthropic.lib.streaming import AsyncMessageStream
-        from anthropic.types import Message, RawMessageStreamEvent
-
-        raw = await self._sdk().post("/v1/messages", cast_to=Message, content=body, stream=True,
-                                     stream_cls=anthropic.AsyncStream[RawMessageStreamEvent])
-        return await stack.enter_async_context(AsyncMessageStream(raw, output_format=anthropic.NOT_GIVEN))
-
     async def list_models(self) -> list[ModelInfo]:
         """The models the API's GET /v1/models lists (first page: 100)."""
         await preload.imported("anthropic", "httpx2")
@@ -139,7 +124,7 @@ class AnthropicModel:
 
 
 def api_request(model: str, request: ModelRequest) -> dict[str, Any]:
-    """The keyword arguments of `messages.stream` for a request (what `api_body` sends, as Python values)."""
+    """The keyword arguments of `messages.stream` for a request."""
     messages = api_messages(request.messages)
     # Prompt caching: one breakpoint after the system prompt (it covers the tools, which come first) and one on
     # the last block, so the next request of the session, which only appends, reads this one's prefix from cache.
@@ -147,159 +132,38 @@ def api_request(model: str, request: ModelRequest) -> dict[str, Any]:
     kwargs: dict[str, Any] = {
         "model": model,
         "max_tokens": request.max_tokens,
-        "system": _system(request.system),
+        "system": [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}],
         "messages": messages,
     }
     if request.tools:
-        kwargs["tools"] = _api_tools(request.tools)
+        kwargs["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools
+        ]
         kwargs["tool_choice"] = {"type": request.tool_choice}
-    thinking = _thinking(request)
-    if thinking is not None:
-        kwargs["thinking"] = thinking
-    return kwargs
-
-
-def api_body(model: str, request: ModelRequest) -> bytes:
-    """The JSON body `messages.stream(**api_request(model, request))` sends (`"stream": true` included), made from
-    JSON worked out once per message and once per tool list: only the system prompt, the small fields and the
-    last block (it carries the cache mark) are encoded for this request."""
-    messages = _messages_json(request.messages)
-    # In the order the SDK sends them (its body dict, unset fields left out).
-    text = (f'{{"max_tokens":{_dump(request.max_tokens)},"messages":[{messages}],"model":{_dump(model)},'
-            f'"system":{_dump(_system(request.system))}')
-    if request.tools:
-        text += f',"tools":{_tools_json(request.tools)}'
-    thinking = _thinking(request)
-    if thinking is not None:
-        text += f',"thinking":{_dump(thinking)}'
-    if request.tools:
-        text += f',"tool_choice":{_dump({"type": request.tool_choice})}'
-    return (text + ',"stream":true}').encode()
-
-
-class _Prefix(NamedTuple):
-    """The Messages API JSON of a history, to be carried on by the next request of the same history."""
-
-    ids: tuple[int, ...]
-    kept: list[Message]
-    """The messages themselves, held so that no id above names another message while this entry lives."""
-    closed: str
-    """The API messages that are finished (a later message of another role followed), comma-joined."""
-    role: Optional[str]
-    blocks: tuple[str, ...]
-    last: list[dict[str, Any]]
-    """The open (last) API message: its role, its blocks' JSON, the blocks its last message added."""
-
-
-_PREFIXES: dict[int, _Prefix] = {}
-"""By the id of a history's first message: a session's next request only appends, so only what it added since
-is looked at (a history that is not an extension of the entry's, e.g. after compaction, is made whole)."""
-_PREFIXES_KEPT = 16
-
-
-def _messages_json(history: list[Message]) -> str:
-    """The JSON of `api_messages(history)`, its last block marked for the prompt cache."""
-    ids = tuple(map(id, history))
-    start = _PREFIXES.pop(ids[0], None) if ids else None
-    if start is not None and ids[:len(start.ids)] == start.ids:
-        closed, role, blocks, last = [start.closed] if start.closed else [], start.role, list(start.blocks), start.last
-        rest = history[len(start.ids):]
-    else:
-        closed, role, blocks, last, rest = [], None, [], [], history
-    for message in rest:
-        wire = _role_blocks(message)
-        if wire is None:
-            continue
-        if wire.role == role:
-            blocks.extend(wire.json)
-            if wire.blocks:
-                last = wire.blocks
-        else:
-            if role is not None:
-                closed.append(_api_message(role, blocks))
-            role, blocks, last = wire.role, list(wire.json), wire.blocks
-    prefix = ",".join(closed)
-    if ids:
-        if len(_PREFIXES) >= _PREFIXES_KEPT:
-            _PREFIXES.pop(next(iter(_PREFIXES)))
-        _PREFIXES[ids[0]] = _Prefix(ids, list(history), prefix, role, tuple(blocks), last)
-    blocks[-1] = _dump({**last[-1], "cache_control": EPHEMERAL})  # an empty history fails here, as api_request
-    return f"{prefix},{_api_message(role, blocks)}" if prefix else _api_message(role, blocks)
-
-
-def _api_message(role: Optional[str], blocks: list[str]) -> str:
-    return f'{{"role":"{role}","content":[{",".join(blocks)}]}}'
-
-
-_dump = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
-"""JSON as the SDK encodes a body (then UTF-8): no ASCII escaping, no spaces, NaN refused."""
-
-_TOOLS: dict[tuple[Any, ...], tuple[list[Any], str]] = {}
-_TOOLS_KEPT = 8
-
-
-def _tools_json(tools: list[ToolSpec]) -> str:
-    """The tools' JSON, worked out once per tool list: the specs are rebuilt per request, but their schemas are
-    the same objects (core/tool.py builds one per input class), so names, descriptions and schema identities
-    tell a list apart. The entry keeps the schemas alive, so an identity in a key is never reused."""
-    key = tuple((t.name, t.description, id(t.input_schema)) for t in tools)
-    hit = _TOOLS.get(key)
-    if hit is None:
-        if len(_TOOLS) >= _TOOLS_KEPT:
-            _TOOLS.pop(next(iter(_TOOLS)))
-        hit = _TOOLS[key] = ([t.input_schema for t in tools], _dump(_api_tools(tools)))
-    return hit[1]
-
-
-def _api_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
-    return [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools]
-
-
-def _system(system: str) -> list[dict[str, Any]]:
-    return [{"type": "text", "text": system, "cache_control": EPHEMERAL}]
-
-
-def _thinking(request: ModelRequest) -> Optional[dict[str, Any]]:
     if request.thinking == "adaptive":
-        return {"type": "adaptive"}
-    if isinstance(request.thinking, int):
-        return {"type": "enabled", "budget_tokens": request.thinking}
-    return None
+        kwargs["thinking"] = {"type": "adaptive"}
+    elif isinstance(request.thinking, int):
+        kwargs["thinking"] = {"type": "enabled", "budget_tokens": request.thinking}
+    return kwargs
 
 
 def api_messages(history: list[Message]) -> list[dict[str, Any]]:
     """The Messages API form of a transcript; consecutive user turns are merged, tool results first."""
     out: list[dict[str, Any]] = []
     for message in history:
-        wire = _role_blocks(message)
-        if wire is None:
+        converted = _convert(message)
+        if converted is None:
             continue
-        if out and out[-1]["role"] == wire.role:
-            out[-1]["content"].extend(wire.blocks)
+        role, blocks = converted
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
         else:
-            # a new list: merging and the cache mark change it
-            out.append({"role": wire.role, "content": list(wire.blocks)})
+            out.append({"role": role, "content": blocks})
     return out
 
 
-class _Wire(NamedTuple):
-    role: str
-    blocks: list[dict[str, Any]]
-    json: list[str]
-    """Each block's JSON, as the SDK would encode it."""
-
-
-@per_message
-def _role_blocks(message: Message) -> Optional[_Wire]:
-    """A message's role, blocks and their JSON, worked out once per message (shared: never changed)."""
-    converted = _convert(message)
-    if converted is None:
-        return None
-    role, blocks = converted
-    return _Wire(role, blocks, [_dump(b) for b in blocks])
-
-
 def _convert(message: Message) -> Optional[tuple[str, list[dict[str, Any]]]]:
+    """A message's role and blocks; None when nothing of it is sent."""
     if isinstance(message, AssistantMessage):
         # Thinking without a signature came from another provider (chat.completions reasoning): the API
         # rejects an unsigned thinking block, so it stays in the transcript only.

@@ -8,7 +8,7 @@ from typing import Mapping, Optional
 
 from agent_lsp.config import Settings
 from agent_lsp.core.ports import ModelError, ModelInfo
-from agent_lsp.models.registry import build_model, model_name, openai_endpoint, provider_of
+from agent_lsp.models.resolver import build, resolve
 
 
 @dataclass
@@ -25,21 +25,19 @@ async def catalog(settings: Settings, env: Mapping[str, str] = os.environ) -> Ca
 
     Never raises: a failure is the configured model with `error` saying what went wrong.
     """
-    provider = provider_of(settings, env)
-    configured = model_name(settings, env)
-    fallback = [ModelInfo(id=configured, provider=provider or "none")] if configured else []
+    choice = resolve(settings, env)
+    if choice.provider in ("demo", "scripted"):  # just themselves
+        return Catalog([ModelInfo(id=choice.model, provider=choice.provider)], choice.model)
+    fallback = [ModelInfo(id=choice.model, provider=choice.provider)] if choice.model else []
+    if choice.problem and choice.lacks != "model":  # an openai server lists its models before one is chosen
+        return Catalog(fallback, choice.model, choice.problem)
     try:
-        if provider == "openai" and configured != "demo" and not configured.startswith("script:"):
+        if choice.provider == "openai":
             from agent_lsp.models.openai import list_models
 
-            listed = await list_models(*openai_endpoint(settings, env))
+            listed = await list_models(choice.base_url or "", choice.api_key(env))
         else:
-            model = build_model(settings, env)
-            lister = getattr(model, "list_models", None)
-            if lister is None:  # the demo and scripted models: just themselves
-                kind = "demo" if model.name == "demo" else provider or "scripted"
-                return Catalog([ModelInfo(id=model.name, provider=kind)], model.name)
-            listed = await lister()
+            listed = await build(choice, env, settings.read_timeout).list_models()
     except ModelError as e:
-        return Catalog(fallback, configured, e.message)
-    return Catalog(listed, configured or (listed[0].id if listed else ""))
+        return Catalog(fallback, choice.model, e.message)
+    return Catalog(listed, choice.model or (listed[0].id if listed else ""))

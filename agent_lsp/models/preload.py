@@ -6,46 +6,20 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import gc
 import importlib
 import logging
-import os
 import sys
 import threading
 import time
-from typing import Iterable, Mapping
-
-from agent_lsp.config import Settings
+from typing import Iterable
 
 log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _futures: dict[str, concurrent.futures.Future] = {}
 """Each module asked for: done when its import has run (or failed)."""
-_gc_holds = 0
-_gc_thresholds = gc.get_threshold()
-IMPORT_GC_THRESHOLD = 10_000
-"""The collector's first threshold while an import runs here (CPython's default: 700 allocations)."""
 IMPORTED: list[str] = []
 """The modules this process imported through here, in order, each once (shown by `agent/debug`)."""
-
-
-def wants_anthropic(settings: Settings, env: Mapping[str, str] = os.environ) -> bool:
-    """Whether a chat with these settings would use the anthropic SDK (as `models.registry.build_model` decides)."""
-    model = settings.model or ""
-    if settings.provider in ("demo", "openai") or model == "demo" or model.startswith("script:"):
-        return False
-    return settings.provider == "anthropic" or bool(env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN"))
-
-
-def sdk_modules(settings: Settings, env: Mapping[str, str] = os.environ) -> tuple[str, ...]:
-    """The modules a chat with these settings imports on its first model call, SDK last; () when it uses none."""
-    if wants_anthropic(settings, env):
-        return ("agent_lsp.models.anthropic", "anthropic", "httpx2")
-    model = settings.model or ""
-    if settings.provider == "openai" and model != "demo" and not model.startswith("script:"):
-        return ("agent_lsp.models.openai", "openai", "httpx2")
-    return ()
 
 
 def load(modules: Iterable[str]) -> list[concurrent.futures.Future]:
@@ -76,30 +50,16 @@ async def imported(*modules: str) -> None:
 
 
 def _run(modules: list[str]) -> None:
-    # Fewer collections while importing: each one scans the thousands of classes and functions just made, about a
-    # tenth of the SDK's import time. (Not off: the import's garbage would pile up, ~10 MiB more RSS for good.)
-    global _gc_holds, _gc_thresholds
-    with _lock:
-        _gc_holds += 1
-        if _gc_holds == 1:
-            _gc_thresholds = gc.get_threshold()
-            gc.set_threshold(IMPORT_GC_THRESHOLD, *_gc_thresholds[1:])
     started = time.perf_counter()
-    try:
-        for name in modules:
-            future = _futures[name]
-            try:
-                if name not in sys.modules:
-                    importlib.import_module(name)
-                    IMPORTED.append(name)
-            except Exception as e:  # the caller's own import says what is wrong
-                log.info("importing %s failed: %r", name, e)
-                future.set_exception(e)
-            else:
-                future.set_result(None)
-    finally:
-        with _lock:
-            _gc_holds -= 1
-            if _gc_holds == 0:
-                gc.set_threshold(*_gc_thresholds)
+    for name in modules:
+        future = _futures[name]
+        try:
+            if name not in sys.modules:
+                importlib.import_module(name)
+                IMPORTED.append(name)
+        except Exception as e:  # the caller's own import says what is wrong
+            log.info("importing %s failed: %r", name, e)
+            future.set_exception(e)
+        else:
+            future.set_result(None)
     log.info("imported %s in %.2f s", ", ".join(modules), time.perf_counter() - started)

@@ -1,6 +1,6 @@
 """One chat, composed once for every front end: the settings in force, the system prompt (environment, project
 instructions, memory), the tools (built-in with the workflow's `todo_write` and `task`, web_fetch, memory, MCP,
-language, `finish`), the slash commands, the hooks and `secretEnv`
+language, `finish`), the slash commands, the hooks, `secretEnv` and the sandbox of its commands
 (PROTOCOL §9 "Settings and one chat for every front end").
 
 A front end parses its wire into `ChatInputs` (plain values) and hands over its ports and its substitutions (ACP's
@@ -24,10 +24,11 @@ from agent_lsp.core.messages import ImagePart, UserMessage
 from agent_lsp.core.ports import Editor, LanguageFeatures
 from agent_lsp.core.prompt import Environment, editor_context, project_instructions, system_prompt
 from agent_lsp.core.tool import Tool, ToolContext
+from agent_lsp.mcp.servers import McpServers
+from agent_lsp.processes import Sandbox, dying_with_us, open_sandbox
 from agent_lsp.sessions.images import BadImage, RawImage, check_images
 from agent_lsp.sessions.language import combined
 from agent_lsp.sessions.commands import Command, available_commands, expand, invocation
-from agent_lsp.sessions.mcp import McpServers
 from agent_lsp.sessions.mentions import BadMention, Mention, expand_mentions
 from agent_lsp.sessions.runtime import ChatRequest
 from agent_lsp.sessions.shell_hooks import ShellHooks
@@ -37,6 +38,7 @@ from agent_lsp.tools.forget import Forget
 from agent_lsp.tools.memory import MemoryFile, memory_file, read_memory
 from agent_lsp.tools.paths import display
 from agent_lsp.tools.remember import Remember
+from agent_lsp.tools.run_command import RunCommand
 from agent_lsp.tools.web_fetch import FetchPolicy, WebFetch
 
 MAX_LISTED_BUFFERS = 20
@@ -119,7 +121,7 @@ class ChatAssembly:
         self.warn = warn
         self.user_file = user_file or UserSettingsFile()
         self.trust = Trust(data_dir)
-        self.mcp = McpServers(lambda message: warn([message]))
+        self.mcp = McpServers(lambda message: warn([message]), dying_with_us)
         self.user_commands: Optional[Path] = None
         """Where the user's command files are (None: the config dir's agent-lsp/commands)."""
         self._warned: set[str] = set()
@@ -151,14 +153,29 @@ class ChatAssembly:
             own = await self._language_servers.get(settings.language_servers, roots, settings.language_timeout)
         return combined(editor, own)
 
+    async def sandbox(self, settings: Settings, roots: list[Path]) -> Optional[Sandbox]:
+        """The OS sandbox of a chat's commands when the `sandbox` setting turns it on; when it cannot start, one
+        warning naming bwrap and its error (its commands then run outside it, each asked first)."""
+        wanted = settings.sandbox
+        if wanted is None or not wanted.enabled:
+            return None
+        sandbox = await open_sandbox([*roots, *map(Path, wanted.writable)], wanted.network, wanted.auto_allow)
+        if not sandbox.ready:
+            warning = (f"agent-lsp: the sandbox cannot start ({sandbox.problem}): commands run outside it, and "
+                       "each asks before it runs.")
+            self.warn([warning] if warning not in self._warned else [])
+            self._warned.add(warning)
+        return sandbox
+
     async def tools(self, settings: Settings, roots: list[Path], substitute: Substitute = lambda tool: tool,
-                    language: Optional[LanguageFeatures] = None) -> list[Tool]:
-        """Every tool a chat with these settings is offered: built-in (as the front end reaches them), web_fetch
-        (within the `webFetch` setting), language tools (what `language` can answer), memory, MCP (each server
-        started on first need)."""
+                    language: Optional[LanguageFeatures] = None, sandbox: Optional[Sandbox] = None) -> list[Tool]:
+        """Every tool a chat with these settings is offered: built-in (as the front end reaches them; run_command
+        in `sandbox`), web_fetch (within the `webFetch` setting), language tools (what `language` can answer),
+        memory, MCP (each server started on first need)."""
         memory = memory_file(settings.memory_file, roots, self.data_dir)
         mcp = await self.mcp.tools(settings.mcp_servers) if settings.mcp_servers else []
-        builtin = [*(substitute(t) for t in tools.ALL), web_fetch_tool(settings)]
+        builtin = [*(substitute(RunCommand(sandbox) if t.name == RunCommand.name else t) for t in tools.ALL),
+                   web_fetch_tool(settings)]
         return [*builtin, *tools.language_tools(language), *_memory_tools(memory), *mcp]
 
     async def commands(self, roots: list[Path], ask_trust: AskTrust = _never_trusted) -> list[Command]:
@@ -218,7 +235,8 @@ class ChatAssembly:
         memory = memory_file(settings.memory_file, roots, self.data_dir)
         context = "\n\n".join(part for part in (editor_context(env), inputs.attached, checked.mentioned) if part)
         language = await self.language(settings, roots, inputs.language)
-        offered = await self.tools(settings, roots, inputs.substitute, language)
+        sandbox = await self.sandbox(settings, roots)
+        offered = await self.tools(settings, roots, inputs.substitute, language, sandbox)
         builtin = checked.builtin
         if builtin and builtin[0] == "memory":
             builtin = ("memory", memory_text_for_user(memory))
@@ -230,7 +248,8 @@ class ChatAssembly:
             tools=[*offered, *checked.finish],
             ctx=ToolContext(editor=inputs.editor, secret_env=settings.secret_env, language=language),
             ends_with="finish" if inputs.output_schema is not None else None,
-            hooks=[ShellHooks(settings.hooks, inputs.session_id, roots[0] if roots else None)] if settings.hooks else [],
+            hooks=[ShellHooks(settings.hooks, inputs.session_id, roots[0] if roots else None, sandbox)]
+            if settings.hooks else [],
             builtin=builtin)
 
     async def close(self) -> None:

@@ -1,4 +1,5 @@
-"""Who may run what (PROTOCOL §5): the permission mode, the session's standing answers, and asking the user."""
+"""Who may run what (PROTOCOL §5): the permission mode, the session's standing answers, a command in the OS sandbox
+(`sandbox.autoAllow`, PROTOCOL §10), and asking the user."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ def make_permit(mode: str, grants: Grants, ask: Ask):
         key = grant_key(request)
         if request.name in grants.refused:
             return Deny(f"The user refused {request.name} for the rest of this session.")
-        if key in grants.allowed:
+        if key in grants.allowed or request.sandbox_auto_allow:  # the OS sandbox confines it (sandbox.autoAllow)
             return Allow()
         emit(ToolCallUpdate(tool_call_id=request.tool_call_id, status="awaiting_confirmation"))
         emit(ConfirmationRequest(tool_call_id=request.tool_call_id, name=request.name, title=request.title,

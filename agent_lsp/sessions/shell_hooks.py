@@ -7,7 +7,8 @@
 (`{matcher, command, timeout?}` is accepted as a shorthand for one command). The event goes to the command as JSON
 on stdin: `{event, sessionId, cwd, toolName?, toolInput?, toolOutput?, prompt?}`. Exit 0 goes on (stdout of a
 UserPromptSubmit hook is added as context); exit 2 blocks the call or prompt, with stderr as the reason; any
-other exit code is a warning. The timeout kills the hook's whole process group.
+other exit code is a warning. The timeout kills the hook's whole process group. With the `sandbox` setting on, hooks
+run in the OS sandbox as run_command does (agent_lsp/processes.py).
 """
 
 from __future__ import annotations
@@ -22,16 +23,19 @@ from typing import Optional
 
 from agent_lsp.config.hooks import HookCommand
 from agent_lsp.core.hooks import HookEvent, HookVerdict
+from agent_lsp.processes import Sandbox, start_shell
 
 MAX_REASON = 2_000
 
 class ShellHooks:
     """A core hook that runs the configured commands of each event."""
 
-    def __init__(self, hooks: dict[str, list[HookCommand]], session_id: str, cwd: Optional[Path]) -> None:
+    def __init__(self, hooks: dict[str, list[HookCommand]], session_id: str, cwd: Optional[Path],
+                 sandbox: Optional[Sandbox] = None) -> None:
         self.hooks = hooks
         self.session_id = session_id
         self.cwd = cwd
+        self.sandbox = sandbox
 
     async def __call__(self, event: HookEvent) -> Optional[HookVerdict]:
         commands = [c for c in self.hooks.get(event.event, []) if _matches(c.matcher, event.tool_name)]
@@ -43,7 +47,7 @@ class ShellHooks:
             "prompt": event.prompt}.items() if v is not None}).encode()
         verdict = HookVerdict()
         for command in commands:
-            code, out, err = await _run(command, payload, self.cwd)
+            code, out, err = await _run(command, payload, self.cwd, self.sandbox)
             if code == 0:
                 if event.event == "UserPromptSubmit" and out.strip():
                     verdict.context = "\n".join(filter(None, (verdict.context, out.strip())))
@@ -65,12 +69,12 @@ def _matches(matcher: str, tool: Optional[str]) -> bool:
     return re.fullmatch(matcher, tool) is not None
 
 
-async def _run(command: HookCommand, stdin: bytes, cwd: Optional[Path]) -> tuple[Optional[int], str, str]:
+async def _run(command: HookCommand, stdin: bytes, cwd: Optional[Path],
+               sandbox: Optional[Sandbox]) -> tuple[Optional[int], str, str]:
     """Run one hook command; (exit code, stdout, stderr), exit code None when it timed out (and was killed)."""
     try:
-        process = await asyncio.create_subprocess_shell(
-            command.command, cwd=cwd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, start_new_session=True)  # its own group: the timeout kills it whole
+        process = await start_shell(command.command, cwd, sandbox, stdin=asyncio.subprocess.PIPE,
+                                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     except OSError as e:
         return 127, "", str(e)
     try:

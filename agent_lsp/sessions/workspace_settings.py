@@ -1,6 +1,7 @@
 """The workspace's own settings files (.agent-lsp/settings.json, .mcp.json): what runs commands or sends code
-elsewhere applies only once the user trusted it. The question is asked once per folder and content, by whichever
-front end the chat came through (LSP: window/showMessageRequest; ACP: session/request_permission)."""
+elsewhere applies only once the user trusted it (the question is asked once per folder and content, by whichever
+front end the chat came through: LSP window/showMessageRequest, ACP session/request_permission); its `sandbox` only
+ever turns the sandbox on or tightens it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Optional
 
 from agent_lsp.config import GATED, WORKSPACE_FILE, clean, read_workspace_file
-from agent_lsp.sessions.mcp import MCP_JSON, read_mcp_json
+from agent_lsp.mcp.mcp_json import MCP_JSON, read_mcp_json
 from agent_lsp.sessions.trust import Trust, digest
 
 AskTrust = Callable[[str], Awaitable[Optional[bool]]]
@@ -36,6 +37,11 @@ async def workspace_file_layer(root: Optional[Path], trust: Trust, ask: AskTrust
             raw = {key: value for key, value in raw.items() if key not in GATED}
             servers = None
     layer, problems = clean(raw, str(root / WORKSPACE_FILE))
+    if layer.get("sandbox") is not None:  # it may turn the sandbox on, never off (PROTOCOL §10)
+        from agent_lsp.config.sandbox import only_tightening
+
+        layer["sandbox"], loosening = only_tightening(layer["sandbox"], str(root / WORKSPACE_FILE))
+        problems += loosening
     if servers is not None:
         more, mcp_problems = clean({"mcpServers": servers}, str(root / MCP_JSON))
         layer["mcp_servers"] = {**layer.get("mcp_servers", {}), **more.get("mcp_servers", {})}

@@ -33,7 +33,7 @@ def _seconds(name: str, default: float) -> float:
 START_WAIT = _seconds("AGENT_LSP_LANGUAGE_START_WAIT", 10.0)
 """Seconds a language request waits for a server still starting (counted from the first request that waited for
 that start); it then fails at once, saying so, until the server has answered `initialize` (its start goes on, up to
-its `startTimeout`). The chat goes on meanwhile, as for MCP servers (sessions/mcp.py CHAT_WAIT). The environment
+its `startTimeout`). The chat goes on meanwhile, as for MCP servers (mcp/servers.py CHAT_WAIT). The environment
 overrides it (the reliability tests make it short)."""
 
 

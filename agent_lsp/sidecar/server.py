@@ -22,11 +22,10 @@ from pygls.exceptions import JsonRpcException
 
 from agent_lsp.config.language_servers import LanguageServerConfig
 from agent_lsp.core.ports import LANGUAGE_METHODS, LanguageFeatureError
+from agent_lsp.processes import command_env, dying_with_us
 from agent_lsp.sidecar.client import SidecarClient
 from agent_lsp.sidecar.documents import Buffers, Documents
-from agent_lsp.sessions.children import dying_with_us
 from agent_lsp.sidecar.positions import Texts, convert, uri_path
-from agent_lsp.tools.run_command import command_env
 
 log = logging.getLogger(__name__)
 

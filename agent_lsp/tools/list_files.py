@@ -7,9 +7,8 @@ from typing import Optional
 
 from pydantic import Field
 
-from agent_lsp.core.tool import Tool, ToolContext, ToolError, ToolInput, ToolOutput, bound
+from agent_lsp.core.tool import Tool, ToolContext, ToolInput, ToolOutput, bound
 from agent_lsp.tools import ripgrep
-from agent_lsp.tools.paths import display, resolve
 
 MAX_FILES = 1000
 
@@ -32,17 +31,12 @@ class ListFiles(Tool):
         return f"List {input.path or '.'}" + (f" ({input.pattern})" if input.pattern else "")
 
     async def run(self, ctx: ToolContext, input: ListFilesInput) -> ToolOutput:
-        roots = ctx.editor.roots
-        start = resolve(roots, input.path)
-        if not start.exists():
-            raise ToolError(f"{input.path} does not exist.")
-        cwd, target = (start, []) if start.is_dir() else (start.parent, [start.name])
-        base = display(roots, cwd)
-        args = ["--files", *(["-g", input.pattern] if input.pattern else []), *ripgrep.WALK, *target]
+        at = ripgrep.where(ctx.editor.roots, input.path)
+        args = ["--files", *(["-g", input.pattern] if input.pattern else []), *ripgrep.WALK, *at.target]
         found: list[str] = []
-        async with aclosing(ripgrep.lines(args, cwd)) as out:
+        async with aclosing(ripgrep.lines(args, at.cwd)) as out:
             async for raw in out:
-                found.append(ripgrep.join(base, raw.decode("utf-8", errors="replace").rstrip("\r\n")))
+                found.append(ripgrep.join(at.base, raw.decode("utf-8", errors="replace").rstrip("\r\n")))
                 if len(found) > MAX_FILES:
                     break
         if not found:

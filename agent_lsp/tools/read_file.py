@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import os
-import stat
 from pathlib import Path
 from typing import AnyStr, Optional
 
@@ -14,16 +11,9 @@ from pydantic import Field
 from agent_lsp.core.events import Location
 from agent_lsp.core.ports import OpenDocument
 from agent_lsp.core.tool import MAX_OUTPUT_CHARS, Tool, ToolContext, ToolError, ToolInput, ToolOutput, bound
-from agent_lsp.tools.line_count import COUNTER
 from agent_lsp.tools.paths import display, file_location, resolve
 
 DEFAULT_LIMIT = 2000
-BIG_FILE = 1 << 20
-"""Above this size a file's lines are counted by `wc -l` (tools/line_count.py): bytes.count would hold the GIL, and
-read_file calls of one turn run side by side."""
-COUNT_WAIT = 60.0
-"""How long a read waits for `wc`'s count before counting itself."""
-CHUNK = 1 << 16
 BLOCK = 1 << 13
 
 
@@ -53,31 +43,18 @@ class ReadFile(Tool):
         name = display(ctx.editor.roots, path)
         doc = ctx.editor.open_document(path)
         start = (input.offset or 1) - 1
-        # Asked for here, on the loop, so that the reads of one reply share `wc` processes.
-        count = await COUNTER.count(path) if doc is None and _size(path) > BIG_FILE else None
         return ToolOutput(await asyncio.to_thread(_render, doc, path, name, start, input.limit or DEFAULT_LIMIT,
-                                                  input.offset, count))
+                                                  input.offset))
 
 
-def _size(path: Path) -> int:
-    """A regular file's size; 0 for anything else (the read says what it is)."""
-    try:
-        info = os.stat(path)
-    except (OSError, ValueError):
-        return 0
-    return info.st_size if stat.S_ISREG(info.st_mode) else 0
-
-
-def _render(doc: Optional[OpenDocument], path: Path, name: str, start: int, limit: int, offset: Optional[int],
-            count: Optional[concurrent.futures.Future] = None) -> str:
-    """The tool's answer, in a thread. Only the lines shown are decoded and split; a big file is read only as far
-    as those lines while `count` (its newlines, counted by `wc -l`) comes."""
+def _render(doc: Optional[OpenDocument], path: Path, name: str, start: int, limit: int, offset: Optional[int]) -> str:
+    """The tool's answer, in a thread. Only the lines shown are decoded and split."""
     if doc is not None:
         source = ", open in the editor with unsaved changes" if doc.unsaved else ", open in the editor"
         total, window = _window(doc.text, start, limit)
     else:
         source = ""
-        total, raw = _file_window(path, start, limit, count)
+        total, raw = _file_window(path, start, limit)
         window = raw.decode("utf-8", errors="replace")
     if start and start >= total:
         raise ToolError(f"offset {offset} is past the end of {name} ({total} lines).")
@@ -113,36 +90,14 @@ def _numbered(header: str, lines: list[str], start: int, footer: str, limit: int
     return f"{prefix[:limit]}\n[output truncated: {size - limit} more characters, {newlines} more lines]"
 
 
-def _file_window(path: Path, start: int, limit: int, count: Optional[concurrent.futures.Future] = None
-                 ) -> tuple[int, bytes]:
-    """A file's line count and the bytes of its lines start to start + limit - 1 (0-based); `count`, when given, is
-    the file's number of newlines to come."""
+def _file_window(path: Path, start: int, limit: int) -> tuple[int, bytes]:
+    """A file's line count and the bytes of its lines start to start + limit - 1 (0-based)."""
     try:
         with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if b"\0" in f.read(8192):
-                raise ToolError(f"{path} is a binary file.")
-            f.seek(0)
-            if count is None or size == 0:
-                return _window(f.read(), start, limit)
-            # Only as far as the lines shown; wc counts them all meanwhile.
-            chunks, newlines = [], 0
-            while newlines < start + limit:
-                chunk = f.read(CHUNK)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                newlines += chunk.count(b"\n")
-            _, window = _window(b"".join(chunks), start, limit, newlines)
-            last = os.pread(f.fileno(), 1, size - 1)
-            try:
-                counted = count.result(COUNT_WAIT)  # waits without the GIL
-            except concurrent.futures.TimeoutError:
-                counted = None
-            if counted is None:  # wc failed: count here
-                f.seek(0)
-                return _window(f.read(), start, limit)
-            return counted + (last != b"\n"), window
+            data = f.read()
+        if b"\0" in data[:8192]:
+            raise ToolError(f"{path} is a binary file.")
+        return _window(data, start, limit)
     except IsADirectoryError:
         raise ToolError(f"{path} is a directory; use list_files.") from None
     except FileNotFoundError:
@@ -151,13 +106,11 @@ def _file_window(path: Path, start: int, limit: int, count: Optional[concurrent.
         raise ToolError(f"{path} cannot be read: {e.strerror}.") from None
 
 
-def _window(text: AnyStr, start: int, limit: int, newlines: Optional[int] = None) -> tuple[int, AnyStr]:
+def _window(text: AnyStr, start: int, limit: int) -> tuple[int, AnyStr]:
     """How many lines `text` has (split at "\\n" only, as rg and search count them), and its lines start to
-    start + limit - 1 (0-based) as one slice. `newlines`: the count of "\\n" when already known."""
+    start + limit - 1 (0-based) as one slice."""
     nl = b"\n" if isinstance(text, bytes) else "\n"
-    if newlines is None:
-        newlines = text.count(nl)
-    total = newlines + (1 if text and not text.endswith(nl) else 0)
+    total = text.count(nl) + (1 if text and not text.endswith(nl) else 0)
     begin = _line_offset(text, nl, start)
     if start + limit >= total:
         return total, text[begin:]

@@ -19,9 +19,10 @@ import sys
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AsyncIterator, Optional
+from typing import AsyncIterator, NamedTuple, Optional
 
 from agent_lsp.core.tool import ToolError
+from agent_lsp.tools.paths import display, resolve
 
 SKIPPED_DIRS = (".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache")
 MAX_FILE_SIZE = "2M"
@@ -48,6 +49,29 @@ def rg_binary() -> str:
                             "agent-lsp-server (it depends on the `ripgrep` package) or install ripgrep.")
         _binary = found
     return _binary
+
+
+class Where(NamedTuple):
+    """Where rg runs for a path the model gave."""
+
+    start: Path
+    """The path, resolved inside the workspace folders."""
+    cwd: Path
+    """rg's working directory: the path itself, or a file's folder."""
+    target: list[str]
+    """What rg walks from there: nothing (all of `cwd`), or the file's name."""
+    base: str
+    """`cwd` as the model sees it (what `join` puts before rg's relative names)."""
+
+
+def where(roots: list[Path], raw: Optional[str]) -> Where:
+    """Where rg runs for `raw` (None: the first workspace folder); a ToolError when it is outside the workspace
+    folders or does not exist."""
+    start = resolve(roots, raw)
+    if not start.exists():
+        raise ToolError(f"{raw} does not exist.")
+    cwd, target = (start, []) if start.is_dir() else (start.parent, [start.name])
+    return Where(start, cwd, target, display(roots, cwd))
 
 
 class NothingSearched(ToolError):

@@ -1,34 +1,22 @@
-"""run_command: a shell command in the workspace root, output streamed and bounded, killed on abort or timeout."""
+"""run_command: a shell command in the workspace root, output streamed and bounded, killed on abort or timeout;
+inside the OS sandbox when the `sandbox` setting turns it on, its result saying where it ran."""
 
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 import os
 import signal
 import time
+from typing import Optional
 
 from pydantic import Field
 
 from agent_lsp.core.tool import MAX_OUTPUT_CHARS, Preview, Tool, ToolContext, ToolError, ToolInput, ToolOutput
+from agent_lsp.processes import Sandbox, command_env, start_shell
 from agent_lsp.tools.paths import resolve
 
 REPORT_EVERY = 0.1
 KEEP = MAX_OUTPUT_CHARS // 2
-HELD_BACK_PREFIXES = ("ANTHROPIC_", "OPENAI_")
-HELD_BACK_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_SECRET_KEY", "_ACCESS_KEY", "_PASSWORD")
-
-
-def command_env(environ: dict[str, str], secret: tuple[str, ...] = ()) -> dict[str, str]:
-    """The environment a command runs with: the server's, without provider variables (ANTHROPIC_*, OPENAI_*),
-    without anything named like a credential (*_API_KEY, *_TOKEN, *_SECRET, *_SECRET_KEY, *_ACCESS_KEY,
-    *_PASSWORD; any case), and without the names or patterns the user lists in the secretEnv setting."""
-    def held_back(name: str) -> bool:
-        upper = name.upper()
-        return (upper.startswith(HELD_BACK_PREFIXES) or upper.endswith(HELD_BACK_SUFFIXES)
-                or any(fnmatch.fnmatchcase(name, pattern) for pattern in secret))
-
-    return {k: v for k, v in environ.items() if not held_back(k)}
 
 
 class RunCommandInput(ToolInput):
@@ -59,6 +47,8 @@ class Output:
 
 
 class RunCommand(Tool):
+    """run_command; with the `sandbox` setting on, made per chat with its sandbox (processes.py)."""
+
     name = "run_command"
     kind = "execute"
     description = (
@@ -68,31 +58,38 @@ class RunCommand(Tool):
     )
     Input = RunCommandInput
 
+    def __init__(self, sandbox: Optional[Sandbox] = None) -> None:
+        self.sandbox = sandbox
+
     def title(self, input: RunCommandInput) -> str:
         return f"Run `{input.command}`"
 
     async def preview(self, ctx: ToolContext, input: RunCommandInput) -> Preview:
-        return Preview(command=input.command)
+        sandbox = self.sandbox
+        return Preview(command=input.command,
+                       sandbox_auto_allow=sandbox is not None and sandbox.ready and sandbox.auto_allow)
 
     async def run(self, ctx: ToolContext, input: RunCommandInput) -> ToolOutput:
         root = resolve(ctx.editor.roots, ".")
-        process = await asyncio.create_subprocess_shell(
-            input.command, cwd=root, env=command_env(dict(os.environ), ctx.secret_env), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT, start_new_session=True)  # its own group: kill takes its children too
+        process = await start_shell(
+            input.command, root, self.sandbox, env=command_env(dict(os.environ), ctx.secret_env),
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
         output = Output()
+        where = f" ({self.sandbox.note()})" if self.sandbox is not None else ""
         try:
             async with asyncio.timeout(input.timeout):  # not wait_for (models/retry.py says why)
                 await self._read(process, output, ctx)
         except TimeoutError:
             _kill(process)
             await process.wait()
-            raise ToolError(f"`{input.command}` timed out after {input.timeout} s and was killed.\n{output.text()}")
+            raise ToolError(f"`{input.command}` timed out after {input.timeout} s and was killed{where}.\n"
+                            f"{output.text()}")
         except BaseException:  # an abort cancels us: the command must not outlive the chat
             _kill(process)
             await process.wait()
             raise
         code = await process.wait()
-        return ToolOutput(f"Exit code {code}\n{output.text()}".rstrip())
+        return ToolOutput(f"Exit code {code}{where}\n{output.text()}".rstrip())
 
     async def _read(self, process: asyncio.subprocess.Process, output: Output, ctx: ToolContext) -> None:
         last_report = 0.0

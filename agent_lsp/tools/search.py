@@ -18,9 +18,9 @@ from typing import Optional
 from pydantic import Field
 
 from agent_lsp.core.ports import OpenDocument
-from agent_lsp.core.tool import Tool, ToolContext, ToolError, ToolInput, ToolOutput, bound
+from agent_lsp.core.tool import Tool, ToolContext, ToolInput, ToolOutput, bound
 from agent_lsp.tools import ripgrep
-from agent_lsp.tools.paths import display, displayer, resolve
+from agent_lsp.tools.paths import displayer
 from agent_lsp.tools.ripgrep import Match
 
 MAX_MATCHES = 200
@@ -48,14 +48,10 @@ class Search(Tool):
 
     async def run(self, ctx: ToolContext, input: SearchInput) -> ToolOutput:
         roots = ctx.editor.roots
-        start = resolve(roots, input.path)
-        if not start.exists():
-            raise ToolError(f"{input.path} does not exist.")
-        cwd, target = (start, []) if start.is_dir() else (start.parent, [start.name])
-        base = display(roots, cwd)
+        at = ripgrep.where(roots, input.path)
         # Which buffers replace their files is worked out first, in a thread: rg then leaves those files unread.
-        dirty = asyncio.ensure_future(dirty_buffers(ctx.editor.open_documents(), roots, start, cwd, input.glob))
-        disk = asyncio.ensure_future(_search_disk(input.pattern, input.glob, cwd, target, base, skip=dirty))
+        dirty = asyncio.ensure_future(dirty_buffers(ctx.editor.open_documents(), roots, at.start, at.cwd, input.glob))
+        disk = asyncio.ensure_future(_search_disk(input.pattern, input.glob, at.cwd, at.target, at.base, skip=dirty))
         buffers = asyncio.ensure_future(_then_search_buffers(input.pattern, dirty))
         try:
             on_disk, in_buffers = await asyncio.gather(disk, buffers)

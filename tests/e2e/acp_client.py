@@ -194,13 +194,3 @@ def wire_shape(messages: list[dict]) -> list[str]:
         if not (out and name == out[-1] and name in ("agent_message_chunk", "agent_thought_chunk")):
             out.append(name)
     return out
-
-
-async def until(predicate, timeout: float = 60.0) -> None:
-    """Wait until `predicate()` holds; `timeout` is only a last-resort ceiling."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        if loop.time() > deadline:
-            raise TimeoutError("condition not met in time")
-        await asyncio.sleep(0.01)

@@ -308,13 +308,3 @@ def text(t: str, **extra: Any) -> dict:
 def tool_use(name: str, input: dict, id: Optional[str] = None, say: str = "") -> dict:
     content = [{"type": "text", "text": say}] if say else []
     return {"content": content + [{"type": "tool_use", "name": name, "input": input, **({"id": id} if id else {})}]}
-
-
-async def until(predicate, timeout: float = CEILING) -> None:
-    """Wait until `predicate()` holds (the client's handlers run on this loop); `timeout` is only a ceiling."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        if loop.time() > deadline:
-            raise TimeoutError("condition not met in time")
-        await asyncio.sleep(0.01)

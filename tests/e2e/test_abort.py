@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from tests.e2e.conftest import chat, sent, shape, text, until, updates_of
+from tests.e2e.conftest import chat, sent, shape, text, updates_of
+from tests.waiting import until
 
 HANGING = dict(text("Working on it"), hang=True)
 

@@ -10,7 +10,8 @@ import acp
 import pytest
 from acp import schema
 
-from tests.e2e.acp_client import RecordingClient, start_agent, until, wire_shape
+from tests.e2e.acp_client import RecordingClient, start_agent, wire_shape
+from tests.waiting import until
 from tests.e2e.conftest import chat, sent, text, tool_use
 
 MODES = ["default", "acceptEdits", "plan", "bypassPermissions"]

@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+from tests.waiting import until
+
 
 SERVER = [sys.executable, "-m", "agent_lsp"]
 
@@ -59,14 +61,13 @@ async def test_tcp_serves_lsp_and_logs_go_to_the_log_file(tmp_path):
         *SERVER, "--tcp", "--port", str(port), "--log-file", str(log), "--log-level", "DEBUG",
         "--data-dir", str(tmp_path / "state"), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     try:
-        deadline = asyncio.get_running_loop().time() + 60  # a ceiling for start-up on a loaded machine
-        while True:  # wait for the port to accept connections
+        async def connected():
             try:
-                reader, writer = await asyncio.open_connection("127.0.0.1", port)
-                break
+                return await asyncio.open_connection("127.0.0.1", port)
             except OSError:
-                assert asyncio.get_running_loop().time() < deadline, "the server never listened"
-                await asyncio.sleep(0.05)
+                return None
+
+        reader, writer = await until(connected, what="the server to listen")  # 60 s: start-up on a loaded machine
         writer.write(framed({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                              "params": {"processId": None, "rootUri": None, "capabilities": {}}}))
         answer = await asyncio.wait_for(read_message(reader), 60)

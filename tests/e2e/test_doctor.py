@@ -1,6 +1,6 @@
 """`agent-lsp doctor` as a user runs it: a real subprocess in a scratch home, each check made to fail for real once
 (no key, a data directory that cannot be a directory, a damaged sessions.db, a Python environment without rg, an
-MCP server that exits at once), with its message, its fix and the exit status."""
+MCP server that exits at once, a sandbox that cannot start), with its message, its fix and the exit status."""
 
 from __future__ import annotations
 
@@ -52,10 +52,14 @@ def only_failure(report: dict) -> dict:
     return failed[0]
 
 
-def mcp_settings(tmp_path: Path, servers: dict) -> None:
+def user_settings(tmp_path: Path, settings: dict) -> None:
     path = tmp_path / "config" / "agent-lsp" / "settings.json"
     path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"mcpServers": servers}))
+    path.write_text(json.dumps(settings))
+
+
+def mcp_settings(tmp_path: Path, servers: dict) -> None:
+    user_settings(tmp_path, {"mcpServers": servers})
 
 
 def test_all_green_and_the_json_shape(home):
@@ -69,7 +73,7 @@ def test_all_green_and_the_json_shape(home):
     assert all(set(c) == {"name", "status", "detail"} for c in report["checks"]), report
     assert statuses(report) == {"python": "ok", "version": "ok", "settings": "ok", "keys": "ok", "base URL": "ok",
                                 "data directory": "ok", "sessions database": "ok", "ripgrep": "ok",
-                                "MCP server fake": "ok"}
+                                "sandbox": "skip", "MCP server fake": "ok"}
     details = {c["name"]: c["detail"] for c in report["checks"]}
     assert details["version"] == f"agent-lsp-server {report['version']} (protocol {report['protocol']})"
     assert details["keys"] == "present: ANTHROPIC_API_KEY; provider anthropic"
@@ -83,7 +87,7 @@ def test_the_text_report_and_its_exit_status(home):
     assert done.returncode == 1
     lines = done.stdout.splitlines()
     assert [line.split()[0] for line in lines if not line.startswith(" ")][:-1] == \
-        ["OK", "OK", "OK", "FAIL", "SKIP", "OK", "OK", "OK", "SKIP"], done.stdout
+        ["OK", "OK", "OK", "FAIL", "SKIP", "OK", "OK", "OK", "SKIP", "SKIP"], done.stdout
     assert lines[-1] == "1 problem found"
     assert any(line.strip().startswith("fix: Set ANTHROPIC_API_KEY") for line in lines), done.stdout
 
@@ -188,8 +192,80 @@ def test_a_settings_file_that_is_not_json(home):
     assert code == 1 and failed["name"] == "settings" and "is not valid JSON" in failed["detail"]
 
 
+def test_the_sandbox_on_starts_with_bwrap(home):
+    tmp_path, env = home
+    user_settings(tmp_path, {"sandbox": {"enabled": True}})
+    code, report = doctor(env)
+    (check,) = [c for c in report["checks"] if c["name"] == "sandbox"]
+    assert code == 0 and check == {"name": "sandbox", "status": "ok",
+                                   "detail": "on, without network; /usr/bin/bwrap starts it"}
+
+
+def test_the_sandbox_on_without_bwrap_on_path(home):
+    tmp_path, env = home
+    user_settings(tmp_path, {"sandbox": {"enabled": True}})
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    env["PATH"] = str(empty)
+    code, report = doctor(env)
+    failed = only_failure(report)
+    assert code == 1 and failed["name"] == "sandbox"
+    assert failed["detail"] == "on, but it cannot start (bwrap: not found on PATH): commands run outside it, each " \
+                               "asked first"
+    assert failed["fix"].startswith("Install bubblewrap (apt install bubblewrap)")
+
+
+def test_the_sandbox_off_says_why_it_could_not_start(home):
+    tmp_path, env = home
+    refusing = tmp_path / "refusing-bin"  # a bwrap that fails as it does where user namespaces are refused
+    refusing.mkdir()
+    (refusing / "bwrap").write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
+    (refusing / "bwrap").chmod(0o755)
+    env["PATH"] = f"{refusing}{os.pathsep}{env['PATH']}"
+    code, report = doctor(env)
+    (check,) = [c for c in report["checks"] if c["name"] == "sandbox"]
+    assert code == 0 and check == {"name": "sandbox", "status": "skip", "detail": "off (the `sandbox` setting); it "
+                                   "cannot start (bwrap: setting up uid map: Permission denied)"}
+
+
 def test_doctor_refuses_options_of_serving():
     refused = subprocess.run([*DOCTOR, "--tcp"], capture_output=True, text=True, timeout=CEILING)
     assert refused.returncode == 2
     assert refused.stderr.strip().splitlines()[-1] == \
         "agent-lsp: error: doctor takes only --json, --model and --data-dir (--tcp given)."
+
+
+def model(env: dict, *args: str) -> tuple[int, dict]:
+    done = subprocess.run([sys.executable, "-m", "agent_lsp", "model", "--json", *args], env=env, cwd=env["HOME"],
+                          capture_output=True, text=True, timeout=CEILING)
+    assert SECRET not in done.stdout + done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def test_model_says_what_chats_would_use_with_an_editors_settings_over_the_rest(home):
+    tmp_path, env = home
+    code, answer = model(env, "--settings", json.dumps({"provider": "openai", "baseUrl": "http://127.0.0.1:9/v1",
+                                                        "maxTurns": "many"}))
+    assert code == 1 and (answer["provider"], answer["model"], answer["baseUrl"], answer["key"], answer["lacks"]) == \
+        ("openai", "", "http://127.0.0.1:9/v1", None, "model")
+    assert "`model` setting" in answer["problem"] and len(answer["warnings"]) == 1 and "maxTurns" in answer["warnings"][0]
+    path = tmp_path / "config" / "agent-lsp" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"model": "claude-from-the-file"}))
+    assert model(env) == (0, {"provider": "anthropic", "model": "claude-from-the-file",
+                              "baseUrl": env["ANTHROPIC_BASE_URL"], "key": "ANTHROPIC_API_KEY", "api": "chat",
+                              "lacks": None, "problem": None, "warnings": []})
+    assert model(env, "--settings", '{"model": "demo"}')[1]["provider"] == "demo"  # the editor's over the file
+    del env["ANTHROPIC_API_KEY"]
+    code, answer = model(env, "--model", "claude-x")
+    assert (code, answer["provider"], answer["model"], answer["lacks"]) == (1, "none", "claude-x", "provider")
+
+
+def test_model_refuses_options_that_do_not_apply():
+    refused = subprocess.run([sys.executable, "-m", "agent_lsp", "model", "--data-dir", "/tmp/x"],
+                             capture_output=True, text=True, timeout=CEILING)
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines()[-1] == \
+        "agent-lsp: error: model takes only --json, --model and --settings (--data-dir given)."
+    refused = subprocess.run([*DOCTOR, "--settings", "{}"], capture_output=True, text=True, timeout=CEILING)
+    assert refused.stderr.strip().splitlines()[-1] == "agent-lsp: error: --settings applies only to `agent-lsp model`"

@@ -17,9 +17,9 @@ from tests.e2e.conftest import (
     server_env,
     text,
     tool_use,
-    until,
     waiting_for_confirmation,
 )
+from tests.waiting import until
 
 SOURCE = "def greet(name):\n    return 'hi ' + nme\n"
 OTHER = "VALUE = 1\n"

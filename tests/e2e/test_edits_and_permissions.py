@@ -16,10 +16,10 @@ from tests.e2e.conftest import (
     shape,
     text,
     tool_use,
-    until,
     updates_of,
     waiting_for_confirmation,
 )
+from tests.waiting import until
 
 SOURCE = "def greet(name):\n    return 'hi ' + name\n"
 EDIT = tool_use("edit_file", {"path": "app.py", "old_string": "'hi '", "new_string": "'hello '"}, id="toolu_e1")

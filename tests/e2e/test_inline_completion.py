@@ -15,7 +15,8 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcRequestCancelled
 
-from tests.e2e.conftest import CEILING, Harness, chat, open_doc, openai_env, server_env, text, until
+from tests.e2e.conftest import CEILING, Harness, chat, open_doc, openai_env, server_env, text
+from tests.waiting import until
 from tests.fakes.chat_completions import FakeChatCompletions
 from tests.fakes.legacy_completions import FakeLegacyCompletions
 from tests.fakes.messages_api import FakeMessagesAPI
@@ -295,9 +296,9 @@ async def test_bad_input_is_no_item_and_the_server_goes_on(lsp, backend, workspa
     answered = texts.index(["1"])  # each newer one supersedes the older, until the one model answer is there
     assert texts == [[]] * answered + [["1"]] * (200 - answered)  # and then it answers every one after it
     assert len(backend.fake.requests) == calls + 1 and warnings_of(client) == [
-        "agent-lsp: setting `completions` from initializationOptions has bad values: `completions.maxLines` input "
-        "should be a valid integer; `completions.timeout` input should be a valid number; `completions.exclude` input "
-        "should be a valid list (their defaults apply)."]
+        "agent-lsp: setting `completions` from initializationOptions has problems: `completions.maxLines` must be an "
+        "integer from 1 to 200 (its default applies); `completions.timeout` must be a number of seconds from 0.1 to "
+        "600 (its default applies); `completions.exclude` must be a list of globs (its default applies)."]
 
 
 # ---- what each wire sends ------------------------------------------------------------------------------------
@@ -419,17 +420,20 @@ async def test_acceptance_is_counted_silently(lsp, workspace):
 
 
 @ONLY_ANTHROPIC
-async def test_disabled_suggestions_ask_no_model(lsp, backend, workspace):
+async def test_the_settings_sources_apply_to_the_next_request(lsp, backend, workspace):
     (workspace / ".agent-lsp").mkdir()
-    (workspace / ".agent-lsp" / "settings.json").write_text(json.dumps({"completions": {"maxLines": 2}}))
-    client = await lsp.start(init_options={"completions": {"enabled": False}})
+    (workspace / ".agent-lsp" / "settings.json").write_text(json.dumps(
+        {"completions": {"maxLines": 2, "baseUrl": "https://elsewhere.example"}}))  # a workspace may not send code away
+    client = await lsp.start()
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"agentLsp": {"completions": {"enabled": False}}}))
     uri = open_doc(client, workspace / "app.py", "x = ")
     assert await suggest(client, uri, 0, 4) == {"items": []}
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-        settings={"agentLsp": {"completions": {"enabled": True}}}))
+    assert backend.fake.requests == []
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"agentLsp": {}}))
     backend.fake.add(backend.says("\n".join(f"line{n}" for n in range(5))))
-    assert await suggest(client, uri, 0, 4) == {"items": [item("line0\nline1", 0, 4, 1)]}  # the workspace file's maxLines
-    assert len(backend.fake.requests) == 1
+    assert await suggest(client, uri, 0, 4) == {"items": [item("line0\nline1", 0, 4, 1)]}  # the workspace file's
+    assert len(backend.fake.requests) == 1  # ... and still the Messages API of the environment
 
 
 @ONLY_ANTHROPIC

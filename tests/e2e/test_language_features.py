@@ -14,10 +14,10 @@ from tests.e2e.conftest import (
     shape,
     text,
     tool_use,
-    until,
     updates_of,
     waiting_for_confirmation,
 )
+from tests.waiting import until
 
 LANGUAGE_TOOLS = ["find_symbol", "go_to_definition", "find_references", "hover", "document_symbols",
                   "call_hierarchy", "rename_symbol"]

@@ -14,7 +14,8 @@ from pathlib import Path
 import acp
 
 from tests.e2e.acp_client import RecordingClient, start_agent
-from tests.e2e.conftest import chat, open_doc, sent, server_env, text, tool_use, until
+from tests.e2e.conftest import chat, open_doc, sent, server_env, text, tool_use
+from tests.waiting import until
 
 JEDI = str(Path(sys.executable).parent / "jedi-language-server")
 SERVERS = {"jedi": {"command": [JEDI], "languages": ["python"]}}

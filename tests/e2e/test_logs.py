@@ -8,7 +8,8 @@ import asyncio
 import pytest
 from pygls.exceptions import JsonRpcInvalidParams
 
-from tests.e2e.conftest import CEILING, chat, text, until
+from tests.e2e.conftest import CEILING, chat, text
+from tests.waiting import until
 
 
 async def shut_down(lsp, client) -> tuple[int, str]:

@@ -11,7 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.e2e.conftest import CEILING, chat, confirm, sent, text, tool_use, until, updates_of, waiting_for_confirmation
+from tests.e2e.conftest import CEILING, chat, confirm, sent, text, tool_use, updates_of, waiting_for_confirmation
+from tests.waiting import until
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,7 +12,8 @@ import pytest
 from acp import schema
 
 from tests.e2e.acp_client import RecordingClient, start_agent
-from tests.e2e.conftest import chat, sent, server_env, text, tool_use, until
+from tests.e2e.conftest import chat, sent, server_env, text, tool_use
+from tests.waiting import until
 
 COMMAND = 'echo "secret=[$PARITY_SECRET] plain=[$PARITY_PLAIN]"'
 

@@ -17,10 +17,10 @@ from tests.e2e.conftest import (
     shape,
     text,
     tool_use,
-    until,
     updates_of,
     waiting_for_confirmation,
 )
+from tests.waiting import until
 from tests.fakes.chat_completions import FakeChatCompletions
 
 SOURCE = "def greet(name):\n    return 'hi ' + name\n"

@@ -23,10 +23,10 @@ from tests.e2e.conftest import (
     shape,
     text,
     tool_use,
-    until,
     updates_of,
     waiting_for_confirmation,
 )
+from tests.waiting import until
 from tests.fakes.chat_completions import FakeChatCompletions
 from tests.fakes.messages_api import FakeMessagesAPI
 

@@ -10,7 +10,8 @@ import signal
 import pytest
 from pygls.exceptions import JsonRpcInvalidParams
 
-from tests.e2e.conftest import chat, sent, shape, text, tool_use, until, updates_of
+from tests.e2e.conftest import chat, sent, shape, text, tool_use, updates_of
+from tests.waiting import until
 
 
 async def test_a_restarted_server_continues_a_session_by_id(lsp):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 
-from tests.e2e.conftest import chat, shape, text, tool_use, until, updates_of
+from tests.e2e.conftest import chat, shape, text, tool_use, updates_of
+from tests.waiting import until
 
 PLAN = [{"content": "Read app.py", "status": "completed"},
         {"content": "Fix greet", "status": "in_progress", "activeForm": "Fixing greet"},

@@ -15,7 +15,7 @@ plus what only this API has: a tool_use block's `arguments` (the raw argument te
 dicts instead of a generated stream); `raw` + `content_type` (+ `raw_status`: a literal body, e.g. an HTML page
 or a damaged event stream); `silent_after` + `silent_for` (send nothing at all for `silent_for` seconds after that
 many chunks); in-process only, `pause_at` + `resume` (after that many chunks, wait until the threading.Event
-`resume` is set). Every request's arrival time is in `arrivals`.
+`resume` is set or the client goes away). Every request's arrival time is in `arrivals`.
 """
 
 from __future__ import annotations

@@ -13,13 +13,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from tests.fakes.messages_api import FakeMessagesAPI
+from tests.waiting import until_blocking
 
 CEILING = 60.0
 SOURCE = "def greet(name):\n    return 'hi ' + (name\n"
@@ -76,14 +76,10 @@ class Emacs:
         self.keys("Enter")
 
     def wait(self, predicate: Callable[[str], bool], what: str = "the screen") -> str:
-        deadline = time.monotonic() + CEILING
-        while True:
+        def shown() -> str:
             screen = self.screen()
-            if predicate(screen):
-                return screen
-            if time.monotonic() > deadline:
-                raise AssertionError(f"waited {CEILING:.0f} s for {what}")
-            time.sleep(0.1)
+            return screen if predicate(screen) else ""
+        return until_blocking(shown, CEILING, what, every=0.1)
 
     def shows(self, *texts: str) -> str:
         return self.wait(lambda s: all(t in s for t in texts), " and ".join(map(repr, texts)))

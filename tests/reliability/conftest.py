@@ -13,6 +13,7 @@ import pytest_asyncio
 
 from tests.e2e import conftest as e2e
 from tests.reliability.rawlsp import ANSWER_CEILING, RawServer
+from tests.waiting import until
 
 fake_api, workspace = e2e.fake_api, e2e.workspace  # the e2e tier's fixtures, shared
 
@@ -58,13 +59,11 @@ async def abort_latest(server: RawServer, pending: asyncio.Future, area: str, ki
         return next((n["params"]["sessionId"] for n in reversed(server.notifications[since:])
                      if n["method"] == "agent/update" and kind in (None, n["params"]["update"]["kind"])), None)
 
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + ANSWER_CEILING
-    while (session_id := latest()) is None:
-        if loop.time() > deadline:
-            tally(area, hangs=1)
-            raise TimeoutError("no agent/update of the chat to abort")
-        await asyncio.sleep(0.02)
+    try:
+        session_id = await until(latest, ANSWER_CEILING, "an agent/update of the chat to abort")
+    except TimeoutError:
+        tally(area, hangs=1)
+        raise
     aborted = await server.request("agent/abort", {"sessionId": session_id})
     try:
         return session_id, (await asyncio.wait_for(pending, ANSWER_CEILING))["result"]

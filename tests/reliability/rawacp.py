@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from tests.reliability.rawlsp import ANSWER_CEILING, NO_ANSWER, ErrorAnswer
+from tests.waiting import until
 
 SERVER = [sys.executable, "-m", "agent_lsp", "--acp"]
 __all__ = ["RawAcp", "line", "ANSWER_CEILING", "NO_ANSWER", "ErrorAnswer"]
@@ -151,13 +152,11 @@ class RawAcp:
                 and (session_id is None or n["params"].get("sessionId") == session_id)]
 
     async def until(self, predicate, timeout: float = ANSWER_CEILING) -> None:
-        """Wait for a condition on what arrived; the timeout is a last-resort ceiling (a hang)."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while not predicate():
-            if loop.time() > deadline or self.closed.done():
-                raise TimeoutError("condition not met")
-            await asyncio.sleep(0.01)
+        """Wait for a condition on what arrived; the timeout is a last-resort ceiling (a hang). The agent's
+        output closing first fails it too."""
+        await until(lambda: predicate() or self.closed.done(), timeout)
+        if not predicate():
+            raise TimeoutError("condition not met: the agent's output closed")
 
     async def close_stdin(self) -> None:
         if not self.proc.stdin.is_closing():

@@ -8,6 +8,7 @@ from tests.e2e.conftest import text, tool_use
 from tests.reliability.conftest import OK_REPLY, tally
 from tests.reliability.history_check import history_problems
 from tests.reliability.rawlsp import ANSWER_CEILING, NO_ANSWER, ErrorAnswer
+from tests.waiting import until
 
 AREA = "editor faults"
 EDIT = tool_use("edit_file", {"path": "app.py", "old_string": "hi ", "new_string": "hello "})
@@ -51,11 +52,8 @@ async def test_a_confirmation_popup_never_answered_waits_until_stopped(start_ser
     server.handlers["window/showMessageRequest"] = lambda params: NO_ANSWER
     fake_api.script[:] = [tool_use("run_command", {"command": "echo hi"})]
     chat = server.request_future("agent/chat", {"message": "run it"})
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + ANSWER_CEILING
-    while not any(r["method"] == "window/showMessageRequest" for r in server.server_requests):
-        assert loop.time() < deadline
-        await asyncio.sleep(0.01)
+    await until(lambda: any(r["method"] == "window/showMessageRequest" for r in server.server_requests),
+                ANSWER_CEILING, "the confirmation popup")
     session = next(n["params"]["sessionId"] for n in server.notifications if n["method"] == "agent/update")
     await server.request("agent/abort", {"sessionId": session})
     result = (await asyncio.wait_for(chat, ANSWER_CEILING))["result"]
@@ -70,12 +68,8 @@ async def test_the_editor_closing_the_pipe_mid_chat(start_server, fake_api, tmp_
     server = await start_server(data_dir=data)
     fake_api.script[:] = [dict(text("Working on it"), hang=True)]
     server.request_future("agent/chat", {"message": "then the window closed"})
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + ANSWER_CEILING
-    while not any(n["method"] == "agent/update" and n["params"]["update"]["kind"] == "text_delta"
-                  for n in server.notifications):
-        assert loop.time() < deadline
-        await asyncio.sleep(0.01)
+    await until(lambda: any(n["method"] == "agent/update" and n["params"]["update"]["kind"] == "text_delta"
+                            for n in server.notifications), ANSWER_CEILING, "a text_delta")
     session = server.notifications[-1]["params"]["sessionId"]
     server.proc.stdin.close()
     assert await server.wait_exit() == 0

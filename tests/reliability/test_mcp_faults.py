@@ -14,6 +14,7 @@ from pathlib import Path
 from tests.e2e.conftest import text, tool_use
 from tests.reliability.conftest import tally
 from tests.reliability.rawlsp import ANSWER_CEILING
+from tests.waiting import until
 
 AREA = "MCP servers"
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,10 +51,8 @@ async def test_misbehaving_mcp_servers(start_server, fake_api, tmp_path):
 
 
 async def _misbehaving_mcp_servers(start_server, fake_api, out: Path, web: subprocess.Popen) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + ANSWER_CEILING
-    while not (out / "web" / "port").exists() and web.poll() is None and loop.time() < deadline:
-        await asyncio.sleep(0.05)
+    await until(lambda: (out / "web" / "port").exists() or web.poll() is not None, ANSWER_CEILING,
+                "the MCP web server's port")
     url = f"http://127.0.0.1:{(out / 'web' / 'port').read_text()}/mcp"
     size = 50 * 1024 * 1024
     servers = {"web": {"type": "http", "url": url},"schema": raw_server("schema", out), "big": raw_server("big", out, BIG_BYTES=str(size)),
@@ -114,11 +113,15 @@ async def _misbehaving_mcp_servers(start_server, fake_api, out: Path, web: subpr
         problems.append(f"silent: {silent}")
     tally(AREA, cases=2)
 
-    # a huge answer: the model reads a bounded result, the server stays within bounds
+    # a huge answer: the model reads a bounded result (an error naming the size), the server stays within bounds
     result = await chat("big", tool_use("mcp__big__act", {}), text("Big."))
     (big,) = tool_results(fake_api, "big") or [{}]
     if result["stopReason"] != "end_turn" or not 0 < len(big.get("content", "")) < 100_000:
         problems.append(f"big: {result}, result of {len(big.get('content', ''))} characters")
+    if not big.get("is_error") or not big.get("content", "").startswith("The MCP server `big` answered an error: "
+                                                                          "the answer has ") or \
+            "bytes, over agent-lsp's limit of 8388608 for one MCP message" not in big.get("content", ""):
+        problems.append(f"big: {big.get('content', '')[:200]}")
     if server.rss_kb() > 1_000_000:
         problems.append(f"big: RSS {server.rss_kb()} kB after a {size} B answer")
     tally(AREA, cases=1)
@@ -133,13 +136,11 @@ async def _misbehaving_mcp_servers(start_server, fake_api, out: Path, web: subpr
         problems.append(f"die: no warning: {warnings(server)}")
     tally(AREA, cases=1)
 
-    # a call that never answers: Stop ends it, the next chat goes on (and no longer offers the dead server's tools)
+    # a call that never answers: Stop ends it, the next chat goes on (and no longer offers the dead server's tools,
+    # but still those of the one whose answer was too big)
     pending = server.request_future("agent/chat", {"message": "hang", **bypass})
     fake_api.add(tool_use("mcp__hang__act", {}))
-    started = out / "hang" / "started"
-    deadline = loop.time() + ANSWER_CEILING
-    while not started.exists() and loop.time() < deadline:
-        await asyncio.sleep(0.05)
+    await until((out / "hang" / "started").exists, ANSWER_CEILING, "the hanging MCP call to start")
     session_id = next(n["params"]["sessionId"] for n in server.notifications if n["method"] == "agent/update"
                       and n["params"]["update"]["kind"] == "tool_call" and
                       n["params"]["update"]["name"] == "mcp__hang__act")
@@ -149,7 +150,8 @@ async def _misbehaving_mcp_servers(start_server, fake_api, out: Path, web: subpr
         problems.append(f"hang: {hung}")
     result = await chat("after", text("Still here."))
     offered = [t["name"] for t in fake_api.requests[-1]["tools"] if t["name"].startswith("mcp__")]
-    if result["stopReason"] != "end_turn" or any(n.startswith("mcp__die__") for n in offered):
+    if result["stopReason"] != "end_turn" or any(n.startswith("mcp__die__") for n in offered) or \
+            "mcp__big__act" not in offered:
         problems.append(f"after: {result}, offered {offered}")
     tally(AREA, cases=1)
 

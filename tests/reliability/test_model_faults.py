@@ -15,6 +15,7 @@ from tests.fakes.messages_api import reply_events
 from tests.reliability.conftest import OK_REPLY, tally
 from tests.reliability.history_check import history_problems
 from tests.reliability.rawlsp import ANSWER_CEILING
+from tests.waiting import until
 
 AREA = "model faults (anthropic SDK)"
 ERROR = {"error"}
@@ -178,12 +179,9 @@ async def test_recoverable_tool_calls_reach_the_model_as_errors(server, fake_api
 async def abort_when(server, fake_api, message: str, params: dict, ready) -> dict:
     """Start a chat, abort it once `ready(notifications)` holds; no request of that chat may arrive after."""
     future = server.request_future("agent/chat", {"message": message, **params})
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + ANSWER_CEILING
-    while not ready([n["params"]["update"] for n in server.notifications if n["method"] == "agent/update"
-                     and n["params"]["sessionId"] == _session(server, message)]):
-        assert loop.time() < deadline, "the chat never got to the point of the abort"
-        await asyncio.sleep(0.01)
+    await until(lambda: ready([n["params"]["update"] for n in server.notifications if n["method"] == "agent/update"
+                               and n["params"]["sessionId"] == _session(server, message)]),
+                ANSWER_CEILING, "the chat to get to the point of the abort")
     session_id = _session(server, message)
     aborted_at = time.monotonic()
     assert (await server.request("agent/abort", {"sessionId": session_id}))["result"] == {"aborted": True}

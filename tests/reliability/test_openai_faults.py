@@ -18,6 +18,7 @@ from tests.fakes.chat_completions import FakeChatCompletions, reply_chunks
 from tests.reliability.conftest import tally
 from tests.reliability.history_check import chat_history_problems
 from tests.reliability.rawlsp import ANSWER_CEILING
+from tests.waiting import until
 
 AREA = "model faults (openai SDK): matrix"
 ERROR = {"error"}
@@ -411,11 +412,7 @@ async def test_abort_in_every_fault_state(server, chat_api, long_run):
         condition = ready(k)
         future = server.request_future("agent/chat", {"sessionId": session_id, "message": message,
                                                       "permissionMode": "bypassPermissions"})
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + ANSWER_CEILING
-        while not condition():
-            assert loop.time() < deadline, f"{name}: the chat never got to the point of the abort"
-            await asyncio.sleep(0.01)
+        await until(condition, ANSWER_CEILING, f"{name}: the chat to get to the point of the abort")
         aborted_at = time.monotonic()
         assert (await server.request("agent/abort", {"sessionId": session_id}))["result"] == {"aborted": True}
         result = (await asyncio.wait_for(future, ANSWER_CEILING))["result"]

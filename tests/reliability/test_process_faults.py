@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import resource
 import signal
@@ -11,6 +10,7 @@ import sqlite3
 from tests.reliability.conftest import tally
 from tests.reliability.history_check import history_problems
 from tests.reliability.rawlsp import ANSWER_CEILING
+from tests.waiting import until
 
 KILLS = 20
 OK = [{"content": [{"type": "text", "text": "ok"}]}]
@@ -26,11 +26,8 @@ def scripted(path, replies) -> list[str]:
 
 
 async def until_update(server, kind: str) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + ANSWER_CEILING
-    while not any(n["method"] == "agent/update" and n["params"]["update"]["kind"] == kind for n in server.notifications):
-        assert loop.time() < deadline, f"no {kind}"
-        await asyncio.sleep(0.01)
+    await until(lambda: any(n["method"] == "agent/update" and n["params"]["update"]["kind"] == kind
+                            for n in server.notifications), ANSWER_CEILING, f"a {kind} update")
 
 
 async def test_sigkill_mid_chat_twenty_times(start_server, tmp_path, workspace):

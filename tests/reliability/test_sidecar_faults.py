@@ -9,7 +9,6 @@ One that never answers `initialize` is also tried at the port."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import sys
@@ -21,8 +20,8 @@ from agent_lsp.sidecar import SidecarLanguageFeatures
 from tests.e2e.conftest import text, tool_use
 from tests.fakes.lsp_raw import garbage, junk
 from tests.reliability.conftest import abort_latest, tally
-from tests.reliability.rawlsp import ANSWER_CEILING
 from tests.reliability.test_mcp_faults import tool_results, warnings
+from tests.waiting import holds_within
 
 AREA = "language servers of its own"
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,16 +64,6 @@ def processes_under(pid: int) -> list[tuple[int, str, str]]:
     return found
 
 
-async def wait_for(predicate) -> bool:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + ANSWER_CEILING
-    while not predicate():
-        if loop.time() > deadline:
-            return False
-        await asyncio.sleep(0.05)
-    return True
-
-
 async def test_misbehaving_language_servers(start_server, fake_api, workspace, tmp_path, long_run):
     out = tmp_path / "ls"
     junks = junk()
@@ -110,7 +99,7 @@ async def test_misbehaving_language_servers(start_server, fake_api, workspace, t
     hung = await call("hang", "hover", ".hang")
     if not hung.get("is_error") or "`hang` did not answer textDocument/hover within 1 s" not in hung.get("content"):
         problems.append(f"hang: {hung}")
-    if not await wait_for(lambda: any(line.startswith("cancel ") for line in log_of(out, ".hang"))):
+    if not await holds_within(lambda: any(line.startswith("cancel ") for line in log_of(out, ".hang"))):
         problems.append(f"hang: no $/cancelRequest: {log_of(out, '.hang')}")
 
     # (c) dies mid-request once: a clear error naming it (or the answer), then it is restarted and answers
@@ -124,9 +113,9 @@ async def test_misbehaving_language_servers(start_server, fake_api, workspace, t
 
     # (d) dies again after its restart: withdrawn with one warning, its tools say so, nothing left of it
     first = await call("die", "go_to_definition", ".die")
-    await wait_for(lambda: len([x for x in log_of(out, ".die") if x.startswith("start ")]) == 2)
+    await holds_within(lambda: len([x for x in log_of(out, ".die") if x.startswith("start ")]) == 2)
     second = await call("die again", "go_to_definition", ".die")
-    await wait_for(lambda: any("`die`" in w for w in warnings(server)))
+    await holds_within(lambda: any("`die`" in w for w in warnings(server)))
     third = await call("die thrice", "go_to_definition", ".die")
     for name, found in (("first", first), ("second", second)):
         if not found.get("is_error") or "`die` stopped while answering textDocument/definition (it said: dying " \
@@ -167,7 +156,7 @@ async def test_misbehaving_language_servers(start_server, fake_api, workspace, t
         asked = len([x for x in log_of(out, ".hang") if x.startswith("textDocument/hover")])
         sent = len(server.notifications)
         pending = server.request_future("agent/chat", {"message": f"abort {n}", **BYPASS})
-        await wait_for(lambda: len([x for x in log_of(out, ".hang") if x.startswith("textDocument/hover")]) > asked)
+        await holds_within(lambda: len([x for x in log_of(out, ".hang") if x.startswith("textDocument/hover")]) > asked)
         _, aborted = await abort_latest(server, pending, AREA, "tool_call", since=sent)
         if aborted["stopReason"] != "aborted":
             problems.append(f"abort {n}: {aborted}")
@@ -200,7 +189,7 @@ async def test_a_server_that_never_answers_initialize_is_tried_twice_then_withdr
         except LanguageFeatureError as e:
             if str(e) != "language server `mute` did not answer initialize within 1 s (its `startTimeout`)":
                 problems.append(f"first: {e}")
-        await wait_for(lambda: warned)
+        await holds_within(lambda: warned)
         said = (f"agent-lsp: language server `mute` ({' '.join(mute['command'])}) did not start again in {root}: did "
                 "not answer initialize within 1 s (its `startTimeout`); its tools are withdrawn.")
         if warned != [said] or port.methods(root / "a.noinit") != {}:
@@ -252,7 +241,7 @@ async def test_a_server_still_starting_does_not_hold_the_chat(start_server, fake
     # once it has answered `initialize`, a later chat gets its answers (from the same process: one start)
     pid = int(next(line for line in log_of(out, ".late") if line.startswith("start ")).split()[1])
     os.kill(pid, signal.SIGUSR1)
-    if not await wait_for(lambda: "initialized" in log_of(out, ".late")):
+    if not await holds_within(lambda: "initialized" in log_of(out, ".late")):
         problems.append(f"late: never initialized: {log_of(out, '.late')}")
     ready = await call("late ready", "go_to_definition", ".late")
     starts = [line for line in log_of(out, ".late") if line.startswith("start ")]
@@ -266,7 +255,7 @@ async def test_a_server_still_starting_does_not_hold_the_chat(start_server, fake
     if not failed.get("is_error") or failed.get("content") != \
             "language server `mute` did not answer initialize within 1 s (its `startTimeout`)":
         problems.append(f"mute: {failed}")
-    await wait_for(lambda: any("`mute`" in w for w in warnings(server)))
+    await holds_within(lambda: any("`mute`" in w for w in warnings(server)))
     gone = await call("mute again", "hover", ".mute")
     if not gone.get("is_error") or not gone.get("content", "").startswith(
             "No language server answers textDocument/hover for a.mute; use search"):
@@ -292,7 +281,7 @@ async def test_an_abort_while_a_chat_waits_for_a_start_answers_at_once(start_ser
     fake_api.add(tool_use("hover", {"path": "a.mute", "line": 1, "column": 1}))
     sent = len(server.notifications)
     pending = server.request_future("agent/chat", {"message": "abort the wait", **BYPASS})
-    asked = await wait_for(lambda: any(line.startswith("initialize ") for line in log_of(out, ".mute")))
+    asked = await holds_within(lambda: any(line.startswith("initialize ") for line in log_of(out, ".mute")))
     _, aborted = await abort_latest(server, pending, AREA, "tool_call", since=sent)
     problems = [] if asked and aborted["stopReason"] == "aborted" else [f"abort: {aborted}, started: {asked}"]
     # the start goes on for the next chat: the same process, not asked to stop

@@ -12,6 +12,7 @@ from tests.e2e.conftest import text, tool_use
 from tests.reliability.conftest import OK_REPLY, abort_latest, tally
 from tests.reliability.history_check import history_problems
 from tests.reliability.rawlsp import ANSWER_CEILING, NO_ANSWER
+from tests.waiting import holds_within
 
 AREA = "subagents"
 
@@ -22,16 +23,6 @@ def task(prompt: str, id: str) -> dict:
 
 def is_subagent(body: dict) -> bool:
     return "You are a subagent" in json.dumps(body.get("system"))
-
-
-async def wait_for(predicate) -> bool:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + ANSWER_CEILING
-    while not predicate():
-        if loop.time() > deadline:
-            return False
-        await asyncio.sleep(0.02)
-    return True
 
 
 def results_of(body: dict) -> dict[str, dict]:
@@ -66,7 +57,7 @@ async def test_abort_during_a_task(start_server, fake_api, long_run):
             fake_api.script[:] = list(script)
             sent = len(server.notifications)
             pending = server.request_future("agent/chat", {"message": f"{name} {round_}", "permissionMode": mode})
-            if not await wait_for(ready):
+            if not await holds_within(ready):
                 problems.append(f"{name}: never reached ({len(fake_api.requests) - first} requests)")
             try:
                 session_id, result = await abort_latest(server, pending, AREA, since=sent)

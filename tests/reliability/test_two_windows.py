@@ -8,19 +8,15 @@ import signal
 from tests.e2e.conftest import text
 from tests.reliability.conftest import OK_REPLY, tally
 from tests.reliability.rawlsp import ANSWER_CEILING
+from tests.waiting import until
 
 AREA = "two windows, one session"
 
 
 async def wait_for_update(server, kind: str) -> str:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + ANSWER_CEILING
-    while True:
-        for n in server.notifications:
-            if n["method"] == "agent/update" and n["params"]["update"]["kind"] == kind:
-                return n["params"]["sessionId"]
-        assert loop.time() < deadline, f"no {kind} update"
-        await asyncio.sleep(0.01)
+    return await until(lambda: next((n["params"]["sessionId"] for n in server.notifications if n["method"] ==
+                                     "agent/update" and n["params"]["update"]["kind"] == kind), None),
+                       ANSWER_CEILING, f"a {kind} update")
 
 
 async def user_messages(server, session_id: str) -> list[str]:

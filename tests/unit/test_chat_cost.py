@@ -1,12 +1,11 @@
-"""What a chat costs must not grow with its session: each save writes only what the chat added, each message's
-derived forms are worked out once, and streamed text reaches the edge as plain strings, coalesced."""
+"""What a chat costs must not grow with its session: each save writes only what the chat added, and streamed text
+reaches the edge as plain strings, coalesced."""
 
 from __future__ import annotations
 
 from agent_lsp.config import Settings
 from agent_lsp.core.compaction import size
 from agent_lsp.core.events import TextDelta, ThinkingDelta, ToolCall
-from agent_lsp.core.memo import per_message
 from agent_lsp.core.messages import AssistantMessage, TextPart, UserMessage
 from agent_lsp.core.tool import ToolContext
 from agent_lsp.lsp.updates import UpdateStream
@@ -45,20 +44,6 @@ async def test_each_save_writes_as_many_rows_at_chat_30_as_at_chat_2(tmp_path):
     assert [m for m in store.messages(session.id)] == [m.model_dump_json() for m in session.history]
     assert any(isinstance(u, TextDelta) for u in sent) and any(isinstance(u, ToolCall) for u in sent)
     store.close()
-
-
-def test_a_derived_value_is_computed_once_per_message_and_anew_for_a_changed_copy():
-    calls = []
-
-    @per_message
-    def words(message: UserMessage) -> int:
-        calls.append(message.text)
-        return len(message.text.split())
-
-    first = UserMessage(text="one two")
-    assert words(first) == words(first) == 2 and calls == ["one two"]
-    changed = first.model_copy(update={"text": "one two three"})
-    assert words(changed) == 3 and calls == ["one two", "one two three"]
 
 
 def test_the_wire_form_and_size_of_a_history_stay_as_they_were_when_asked_twice():

@@ -15,7 +15,7 @@ from agent_lsp.completions import suggestions as engine
 from agent_lsp.completions.place import place_at
 from agent_lsp.completions.suggestions import Ask, Suggestions
 from agent_lsp.config import Settings
-from agent_lsp.config.completions import CompletionSettings
+from agent_lsp.config.completions import CompletionsSettings
 from agent_lsp.core.completion import CompletionPrompt
 from agent_lsp.core.ports import ModelError, OpenDocument
 
@@ -90,7 +90,7 @@ class Rig:
         self.model = HandModel()
         self.buffers = Buffers()
         self.warnings: list[str] = []
-        options = CompletionSettings(**completions)
+        options = CompletionsSettings(**completions)
         self.engine = Suggestions(self.buffers, lambda: (Settings(model="script:none"), options), self.warnings.append,
                                   completer_for=lambda choice: self.model)
         self.version = 0

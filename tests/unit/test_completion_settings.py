@@ -1,5 +1,6 @@
-"""The `completions` setting checked key by key, its layers, the model suggestions use (completions/choice.py), the
-exclusions, what the model sees (completions/context.py), and LSP positions at the edge (lsp/inline_completion.py)."""
+"""The `completions` setting checked key by key, its layers, the exclusions, what the model sees
+(completions/context.py), and LSP positions at the edge (lsp/inline_completion.py). Which model suggestions use:
+tests/unit/test_resolver.py."""
 
 from __future__ import annotations
 
@@ -7,66 +8,30 @@ from pathlib import Path
 
 import pytest
 
-from agent_lsp.completions.choice import Choice, choose
 from agent_lsp.completions.context import excluded, names_before, windows
-from agent_lsp.config import Layers, Settings, clean
-from agent_lsp.config.completions import CompletionSettings, completion_settings
+from agent_lsp.config import Layers, clean
+from agent_lsp.config.completions import CompletionsSettings
 from agent_lsp.lsp.inline_completion import offset_of, parse
-
-KEY = {"ANTHROPIC_API_KEY": "k"}
 
 
 def test_each_bad_key_is_a_warning_naming_it_and_the_rest_applies():
     good, warnings = clean({"completions": {"enabled": "yes", "model": " small ", "maxLines": 0, "api": "fim",
                                             "exclude": ["*.secret"], "colour": "red", "timeout": 2.5}}, "the file")
-    assert good == {"completions": {"model": "small", "api": "fim", "exclude": ["*.secret"], "timeout": 2.5}}
-    assert warnings == ["agent-lsp: setting `completions` from the file has bad values: `completions.enabled` input "
-                        "should be a valid boolean; `completions.maxLines` input should be greater than or equal to 1; "
-                        "`completions.colour` is not a setting of suggestions (their defaults apply)."]
+    assert good == {"completions": CompletionsSettings(model="small", api="fim", exclude=("*.secret",), timeout=2.5)}
+    assert warnings == ["agent-lsp: setting `completions` from the file has problems: `completions.enabled` must be "
+                        "true or false (its default applies); `completions.maxLines` must be an integer from 1 to 200 "
+                        "(its default applies); `completions.colour` is unknown (enabled, provider, model, baseUrl, "
+                        "api, exclude, maxLines, timeout)."]
     assert clean({"completions": [1]}, "x")[1] == [
-        "agent-lsp: setting `completions` from x must be an object (enabled, provider, model, baseUrl, api, exclude, "
-        "maxLines, timeout); using the default instead."]
+        "agent-lsp: setting `completions` from x must be an object with enabled, provider, model, baseUrl, api, "
+        "exclude, maxLines, timeout; using the default instead."]
 
 
-def test_each_key_of_a_higher_layer_replaces_only_that_key():
+def test_a_higher_source_replaces_the_whole_object():
     layers = Layers(user_file=clean({"completions": {"model": "a", "maxLines": 3}}, "u")[0],
                     workspace=clean({"completions": {"model": "b"}}, "w")[0])
-    assert completion_settings(layers.resolve().completions) == CompletionSettings(model="b", max_lines=3)
-    assert completion_settings({}) == CompletionSettings()
-
-
-@pytest.mark.parametrize("settings, completions, env, choice", [
-    (Settings(), {}, KEY, Choice("anthropic", "claude-haiku-4-5")),
-    (Settings(model="claude-sonnet-5-5", base_url="http://127.0.0.1:9"), {}, KEY,
-     Choice("anthropic", "claude-haiku-4-5", "http://127.0.0.1:9")),
-    (Settings(), {"model": "claude-x", "timeout": 3}, KEY, Choice("anthropic", "claude-x", timeout=3)),
-    (Settings(model="demo"), {}, {}, Choice("demo", "demo")),
-    (Settings(provider="demo"), {}, {}, Choice("demo", "demo")),
-    (Settings(model="script:/s.json"), {}, {}, Choice("script", "script:/s.json")),
-    (Settings(model="demo"), {"provider": "anthropic"}, KEY, Choice("anthropic", "claude-haiku-4-5")),
-    (Settings(), {}, {}, Choice(None)),
-    (Settings(provider="openai", model="qwen2.5-coder:7b", base_url="http://127.0.0.1:11434/v1"), {"api": "fim"}, {},
-     Choice("openai", "qwen2.5-coder:7b", "http://127.0.0.1:11434/v1", "not-needed", "fim")),
-    (Settings(provider="anthropic"), {"provider": "openai", "baseUrl": "http://127.0.0.1:8/v1", "model": "m"}, KEY,
-     Choice("openai", "m", "http://127.0.0.1:8/v1", "not-needed")),
-    (Settings(provider="openai"), {}, {"OPENAI_API_KEY": "k"},
-     Choice("openai", "gpt-4.1-mini", "https://api.openai.com/v1", "k")),
-], ids=["anthropic's small model", "the chat's baseUrl", "completions.model", "demo", "the demo provider", "script",
-        "completions.provider over demo", "nothing configured", "fim on Ollama", "their own provider and server",
-        "openai's small model"])
-def test_the_model_suggestions_use(settings, completions, env, choice):
-    assert choose(settings, CompletionSettings(**completions), env) == choice
-
-
-@pytest.mark.parametrize("settings, completions, env, problem", [
-    (Settings(provider="anthropic"), {}, {}, "ANTHROPIC_API_KEY"),
-    (Settings(), {"provider": "anthropic", "api": "fim"}, KEY, "`completions.api` \"fim\" needs the openai provider"),
-    (Settings(provider="openai", base_url="http://127.0.0.1:1/v1"), {}, {}, "`completions.model`"),
-    (Settings(), {"baseUrl": "https://api.example.com"}, {**KEY, "AGENT_LSP_OFFLINE": "1"}, "non-loopback"),
-])
-def test_a_choice_that_cannot_work_says_why(settings, completions, env, problem):
-    choice = choose(settings, CompletionSettings(**completions), env)
-    assert choice.problem is not None and problem in choice.problem
+    assert layers.resolve().completions == CompletionsSettings(model="b")
+    assert Layers().resolve().completions == CompletionsSettings()
 
 
 @pytest.mark.parametrize("name, patterns, out", [

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import field
+
 from agent_lsp.config import Layers, Settings, clean, default_data_dir, effective_max_turns, environment_layer
+from agent_lsp.config.section import Section, integer, switch
 
 
 def test_precedence_highest_first():
@@ -117,3 +120,57 @@ def test_the_user_settings_path_follows_xdg_config_home(tmp_path):
 
     assert user_settings_path({"XDG_CONFIG_HOME": str(tmp_path)}) == tmp_path / "agent-lsp" / "settings.json"
     assert str(user_settings_path({})).endswith("/.config/agent-lsp/settings.json")
+
+
+# ---- settings objects (config/section.py) ------------------------------------------------------------------
+
+def test_an_object_setting_keeps_its_good_keys_and_names_each_bad_one():
+    good, warnings = clean({"webFetch": {"allowPrivate": "yes", "allowedDomains": ["Docs.Example.com"], "zz": 1,
+                                         "timeout": None}}, "s")
+    assert good == {"web_fetch": {"allow_private": False, "allowed_domains": ("docs.example.com",), "timeout": 30.0}}
+    assert warnings == [
+        "agent-lsp: setting `webFetch` from s `allowPrivate` must be true or false; using the default instead.",
+        "agent-lsp: setting `webFetch` from s has an unknown key `zz` (allowPrivate, allowedDomains, timeout); "
+        "it is ignored."]
+    assert clean({"webFetch": "x"}, "s") == ({}, [
+        "agent-lsp: setting `webFetch` from s must be an object with allowPrivate, allowedDomains, timeout; using "
+        "the default instead."])
+
+
+class Inner(Section):
+    """An object nested in another (as `completions` in Settings)."""
+
+    enabled: switch() = True
+    """On."""
+    max_lines: integer(1, 100) = 8
+    """Lines."""
+
+
+class Outer(Section):
+    """An object holding another."""
+
+    name: integer(0, 9) = 0
+    """A digit."""
+    inner: Inner = field(default_factory=Inner)
+    """The inner object."""
+
+
+def test_a_nested_section_is_checked_key_by_key_and_read_by_attribute():
+    from agent_lsp.config.checks import checked
+
+    outer, names, issues = checked(Outer, {"name": 3, "inner": {"enabled": False, "maxLines": 0}})
+    assert (outer.name, outer.inner.enabled, outer.inner.max_lines, names) == (3, False, 8, ["name", "inner"])
+    assert [(i.key, i.text, i.outcome) for i in issues] == [
+        ("inner", "`maxLines` must be an integer from 1 to 100; using the default instead", "kept")]
+    assert Outer() == Outer(name=0, inner=Inner()) and Outer().inner == {"enabled": True, "max_lines": 8}
+
+
+def test_checking_settings_loads_pydantic_only_when_there_is_a_setting_to_check():
+    import subprocess
+    import sys
+
+    code = ("import sys; from agent_lsp.config import Layers, clean; clean({}, 's'); clean(None, 's'); "
+            "Layers().resolve({'model': 'm'}); print('pydantic' in sys.modules); clean({'model': 'm'}, 's'); "
+            "print('pydantic' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True"]

@@ -11,7 +11,7 @@ from agent_lsp.core.calls import unique_ids
 from agent_lsp.core.messages import ToolUsePart
 from agent_lsp.lsp.wire import MAX_FRAME_BYTES, params_problem, parse_frames
 from agent_lsp.sessions.store import SessionRow, Store
-from agent_lsp.tools.run_command import command_env
+from agent_lsp.processes import command_env
 
 
 def frames(data: bytes) -> tuple[list[bytes], list[int]]:

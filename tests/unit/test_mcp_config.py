@@ -2,8 +2,8 @@
 
 from agent_lsp.config import Layers, clean
 from agent_lsp.config.mcp_servers import ServerConfig
-from agent_lsp.sessions.mcp import read_mcp_json
-from agent_lsp.tools.mcp_tool import model_name
+from agent_lsp.mcp.mcp_json import read_mcp_json
+from agent_lsp.mcp.server_tool import model_name
 
 
 def test_stdio_and_http_servers_and_a_bad_entry_beside_them():

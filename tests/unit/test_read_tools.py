@@ -80,7 +80,7 @@ def test_system_prompt_layers(ws):
     assert editor_context(Environment(os_name="x", roots=[ws])) is None
 
 
-@pytest.mark.parametrize("padding", [0, 600_000])  # 1.2 MB of padding: the line count comes from `wc -l`
+@pytest.mark.parametrize("padding", [0, 600_000])  # 1.2 MB of padding: a big file
 async def test_read_file_numbers_lines_as_search_does(ws, padding):
     (ws / "crlf.txt").write_bytes(b"-\n" * padding + b"one\r\ntwo\x0cstill two\r\n\r\nfour TODO")
     total = padding + 4

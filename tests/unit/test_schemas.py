@@ -38,3 +38,10 @@ def test_what_the_server_sends_is_required_unless_it_can_be_absent():
     # what the server receives keeps its defaults optional
     assert "required" not in all_schemas["agent-newSession.params"]
     assert all_schemas["agent-chat.params"]["required"] == ["message"]
+
+
+def test_every_setting_is_described():
+    settings = schemas()["settings"]
+    objects = [settings, *settings["$defs"].values()]
+    assert [(o.get("title"), key) for o in objects for key, p in o["properties"].items()
+            if not p.get("description")] == []

@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agent_lsp.config import Settings
-from agent_lsp.models.preload import wants_anthropic
 from agent_lsp.models.anthropic import AnthropicModel
-from agent_lsp.models.registry import build_model
+from agent_lsp.models.resolver import build_model, resolve
 
 KEY = {"ANTHROPIC_API_KEY": "k"}
 
@@ -23,6 +22,6 @@ KEY = {"ANTHROPIC_API_KEY": "k"}
     (Settings(provider="openai", model="gpt"), KEY, False),
 ])
 def test_warm_exactly_when_a_chat_would_use_the_sdk(settings, env, expected):
-    assert wants_anthropic(settings, env) is expected
+    assert ("anthropic" in resolve(settings, env).sdk) is expected
     if expected and env:
         assert isinstance(build_model(settings, env), AnthropicModel)

@@ -5,23 +5,32 @@ local M = {}
 
 M.KEYS = { 'ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'OPENAI_API_KEY' }
 
--- What the server's `doctor --json` says of its Python ("Python 3.11.2 at …; agent_lsp from …"), or nil (an older
--- server without doctor, or one that did not answer in time).
-function M.server_python(program)
+-- Run `argv` (a program of agent-lsp's) and decode the JSON object it prints; nil and why when it does not answer.
+local function json_of(argv)
   local out = {}
-  local ok_job, job = pcall(vim.fn.jobstart, { program, 'doctor', '--json', '--model', 'demo' }, {
+  local ok_job, job = pcall(vim.fn.jobstart, argv, {
     stdout_buffered = true, stdin = 'null',
     on_stdout = function(_, data) out = data end,
   })
   if not ok_job or job <= 0 then
-    return nil
+    return nil, 'it could not be run'
   end
   if vim.fn.jobwait({ job }, 20000)[1] == -1 then
     vim.fn.jobstop(job)
-    return nil
+    return nil, 'no answer within 20 s'
   end
-  local ok, report = pcall(vim.fn.json_decode, table.concat(out, '\n'))
-  if not ok or type(report) ~= 'table' or type(report.checks) ~= 'table' then
+  local ok, answer = pcall(vim.fn.json_decode, table.concat(out, '\n'))
+  if not ok or type(answer) ~= 'table' then
+    return nil, 'no JSON answer'
+  end
+  return answer
+end
+
+-- What the server's `doctor --json` says of its Python ("Python 3.11.2 at …; agent_lsp from …"), or nil (an older
+-- server without doctor, or one that did not answer in time).
+function M.server_python(program)
+  local report = json_of({ program, 'doctor', '--json', '--model', 'demo' })
+  if not report or type(report.checks) ~= 'table' then
     return nil
   end
   for _, c in ipairs(report.checks) do
@@ -31,11 +40,47 @@ function M.server_python(program)
   end
 end
 
+-- Which model chats would use with these settings, as the server decides it (`agent-lsp model --json`: provider,
+-- model, baseUrl, key, lacks, problem); nil and why when it does not say.
+function M.server_model(cmd)
+  local argv = { cmd[1], 'model', '--json', '--settings', vim.fn.json_encode(config.wire_settings()) }
+  local cmd_model = table.concat(cmd, ' '):match('%-%-model[ =](%S+)')
+  if cmd_model then
+    vim.list_extend(argv, { '--model', cmd_model })
+  end
+  local answer, why = json_of(argv)
+  if answer and type(answer.provider) ~= 'string' then
+    return nil, 'no provider in its answer'
+  end
+  return answer, why
+end
+
+-- The line of the model the server would use, or of what is missing (the server's decision, in this plugin's
+-- words: how to set it here).
+local function model_result(answer)
+  if answer.provider == 'demo' then
+    return 'ok', 'the offline demo model is configured'
+  elseif answer.provider == 'scripted' then
+    return 'ok', 'the scripted model is configured: ' .. answer.model
+  elseif answer.provider == 'openai' and answer.model == '' then  -- before the key, as the plugin always said
+    return 'error', 'provider "openai" needs a model: setup({ settings = { model = "..." } }) (see docs/providers.md)'
+  elseif answer.provider == 'openai' and answer.lacks == 'key' then
+    return 'error', 'provider "openai" needs OPENAI_API_KEY, or settings.baseUrl for a local server (see docs/providers.md)'
+  elseif answer.lacks == 'provider' or answer.lacks == 'key' then
+    return 'error', 'no model: export ANTHROPIC_API_KEY before starting Neovim, or use the offline demo with '
+      .. 'setup({ settings = { model = "demo" } })'
+  elseif type(answer.problem) == 'string' then
+    return 'error', answer.problem
+  elseif answer.provider == 'openai' then
+    return 'ok', 'provider openai: model ' .. answer.model .. ' at ' .. answer.baseUrl
+  end
+  return 'ok', answer.key .. ' is set (model ' .. answer.model .. ')'
+end
+
 -- The checks as {level = 'ok' | 'error', message}; `full` (for :checkhealth) adds the server's Python and which
 -- provider keys are set (their names only).
 function M.results(full)
   local cmd = config.options.cmd
-  local settings = config.options.settings
   local results = {}
   local function add(level, message)
     table.insert(results, { level = level, message = message })
@@ -53,26 +98,15 @@ function M.results(full)
     add('error', said)
   end
 
-  local cmd_model = table.concat(cmd, ' '):match('%-%-model[ =](%S+)')
-  local model = settings.model or cmd_model or vim.env.AGENT_LSP_MODEL
-  local provider = settings.provider or vim.env.AGENT_LSP_PROVIDER
-  local base_url = settings.baseUrl or vim.env.OPENAI_BASE_URL
-  if base_url == '' then base_url = nil end
-  if model == 'demo' or provider == 'demo' then
-    add('ok', 'the offline demo model is configured')
-  elseif provider == 'openai' and not model then
-    add('error', 'provider "openai" needs a model: setup({ settings = { model = "..." } }) (see docs/providers.md)')
-  elseif provider == 'openai' and not base_url and (vim.env.OPENAI_API_KEY or '') == '' then
-    add('error', 'provider "openai" needs OPENAI_API_KEY, or settings.baseUrl for a local server (see docs/providers.md)')
-  elseif provider == 'openai' then
-    add('ok', 'provider openai: model ' .. model .. ' at ' .. (base_url or 'https://api.openai.com/v1'))
-  elseif vim.env.ANTHROPIC_API_KEY and vim.env.ANTHROPIC_API_KEY ~= '' then
-    add('ok', 'ANTHROPIC_API_KEY is set' .. (model and ' (model ' .. model .. ')' or ''))
-  elseif cmd_model then
-    add('ok', 'the server command chooses the model: ' .. cmd_model)
-  else
-    add('error', 'no model: export ANTHROPIC_API_KEY before starting Neovim, or use the offline demo with '
-      .. 'setup({ settings = { model = "demo" } })')
+  -- Which provider and model chats use is the server's to decide (one place, models/resolver.py): ask it.
+  if ok then
+    local answer, why = M.server_model(cmd)
+    if answer then
+      add(model_result(answer))
+    else
+      add('error', 'could not ask the server which model chats would use (`' .. cmd[1] .. ' model --json`: '
+        .. why .. ')')
+    end
   end
 
   if full then
@@ -87,7 +121,6 @@ function M.results(full)
     add('ok', 'the server is not running yet: it starts with the first :AgentChat')
     return results
   end
-  -- Which model chats use is the server's to decide (its default lives in one place): ask it, never guess.
   local model = ''
   if client.has('models') then
     local answer, why = client.request_sync(running, 'agent/models', vim.empty_dict(), 3000)

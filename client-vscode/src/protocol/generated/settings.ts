@@ -1,94 +1,249 @@
 /* Generated from schemas/settings.json by scripts/gen-types.mjs — do not edit. */
 
+/**
+ * Everything a chat can be configured with: the settings object of initializationOptions, the `agentLsp` section of the editor's configuration and the settings files (docs/settings.md).
+ */
 export interface AgentLspSettings {
-  baseUrl?: string;
-  compactThreshold?: number;
   /**
-   * Suggestions as you type: whether, from which model, and how much of it.
+   * Where the provider's API is; none: the SDK's own.
    */
-  completions?: {
-    /**
-     * `fim` (openai only): the text before and after the cursor as `prompt` and `suffix` to {baseUrl}/completions.
-     */
-    api?: 'chat' | 'fim';
-    /**
-     * Default: the chat's `baseUrl`.
-     */
-    baseUrl?: string | null;
-    /**
-     * false: no suggestions (every request is answered with no item and no model call).
-     */
-    enabled?: boolean;
-    /**
-     * Globs of files never sent (added to .env, .env.*, *.pem, *.key, *.p12, id_rsa*, id_ed25519*, .netrc, .npmrc,
-     * .pypirc).
-     */
-    exclude?: string[];
-    /**
-     * Most lines a suggestion has.
-     */
-    maxLines?: number;
-    /**
-     * Default: the chat's model when that is `demo` or `script:FILE`, else the provider's small, fast model.
-     */
-    model?: string | null;
-    /**
-     * Default: the chat's `provider`.
-     */
-    provider?: ('anthropic' | 'openai') | null;
-    /**
-     * Seconds a suggestion may wait for the model.
-     */
-    timeout?: number;
-  };
+  baseUrl?: string;
+  /**
+   * Compact the conversation when a request would pass this share of the context window.
+   */
+  compactThreshold?: number;
+  completions?: CompletionsSettings;
+  /**
+   * The model's context window in tokens.
+   */
   contextWindow?: number;
   /**
-   * Shell hooks by event (docs/settings.md)
+   * Shell commands by event (PreToolUse, PostToolUse, UserPromptSubmit, Stop), in the shape Claude Code reads (docs/settings.md).
    */
-  hooks?: {};
+  hooks?: {
+    [k: string]: {
+      [k: string]: unknown;
+    }[];
+  };
   /**
-   * Language servers agent-lsp runs itself, by name (docs/language-features.md)
+   * Language servers agent-lsp runs itself, by name (docs/language-features.md); the settings sources' servers add up.
    */
   languageServers?: {
-    [k: string]: {
-      /**
-       * @minItems 1
-       */
-      command: [string, ...string[]];
-      initializationOptions?: unknown;
-      /**
-       * @minItems 1
-       */
-      languages: [string, ...string[]];
-      settings?: {};
-      startTimeout?: number;
-    };
+    [k: string]: LanguageServerConfig;
   };
+  /**
+   * Seconds a language request (definition, references...) may take before it fails naming the server.
+   */
   languageTimeout?: number;
+  /**
+   * The most tokens one model reply may have.
+   */
   maxTokens?: number;
+  /**
+   * Model calls per chat; -1: up to the hard cap (100); 0 disables chat.
+   */
   maxTurns?: number;
   /**
-   * MCP servers by name (docs/settings.md)
+   * MCP servers whose tools the model is offered, by name; the settings sources' servers add up.
    */
-  mcpServers?: {};
-  memoryFile?: 'agents' | 'private';
-  model?: string;
-  permissionMode?: 'default' | 'acceptEdits' | 'plan' | 'bypassPermissions';
-  provider?: 'anthropic' | 'openai' | 'demo';
-  readTimeout?: number;
-  secretEnv?: string[];
-  thinking?:
-    | {
-        budgetTokens: number;
-      }
-    | 'adaptive'
-    | false;
-  /**
-   * Where web_fetch may go (docs/settings.md)
-   */
-  webFetch?: {
-    allowPrivate?: boolean;
-    allowedDomains?: string[];
-    timeout?: number;
+  mcpServers?: {
+    [k: string]: StdioServer | HttpServer;
   };
+  /**
+   * Where `remember` keeps facts: "agents" (AGENTS.md, section Memory) or "private" (under the data dir).
+   */
+  memoryFile?: 'agents' | 'private';
+  /**
+   * The model name ("demo": the offline demo model); none: the provider's default.
+   */
+  model?: string;
+  /**
+   * What runs without asking.
+   */
+  permissionMode?: 'default' | 'acceptEdits' | 'plan' | 'bypassPermissions';
+  /**
+   * Who answers; none: anthropic when ANTHROPIC_API_KEY is set, else no provider.
+   */
+  provider?: 'anthropic' | 'openai' | 'demo';
+  /**
+   * Seconds a model stream may stay silent (before its headers or between events) before the call fails.
+   */
+  readTimeout?: number;
+  sandbox?: SandboxSettings;
+  /**
+   * Environment variables (names or fnmatch patterns) that run_command never passes on, besides the provider keys it always holds back (tools/run_command.py).
+   */
+  secretEnv?: string[];
+  /**
+   * Extended thinking: {"budgetTokens": N} (N >= 1024), "adaptive", or false.
+   */
+  thinking?: ThinkingBudget | 'adaptive' | false;
+  webFetch?: WebFetchSettings;
+}
+/**
+ * Suggestions as you type (docs/settings.md, PROTOCOL §10).
+ */
+export interface CompletionsSettings {
+  /**
+   * fim (openai only): the text before and after the cursor as `prompt` and `suffix` to {baseUrl}/completions.
+   */
+  api?: 'chat' | 'fim';
+  /**
+   * Where that model's API is; none: the chat's baseUrl when both use the same provider, else the provider's own. Never taken from a workspace's settings file.
+   */
+  baseUrl?: string;
+  /**
+   * false: no suggestions (every request is answered with no item and no model call).
+   */
+  enabled?: boolean;
+  /**
+   * Globs of files never sent, besides .env, .env.*, *.pem, *.key, *.p12, id_rsa*, id_ed25519*, .netrc, .npmrc, .pypirc.
+   */
+  exclude?: string[];
+  /**
+   * The most lines one suggestion has.
+   */
+  maxLines?: number;
+  /**
+   * The model that suggests; none: the chat's model when that is demo or script:FILE, else the provider's small, fast one (anthropic: claude-haiku-4-5; openai: the chat's model).
+   */
+  model?: string;
+  /**
+   * Who suggests; none: the chat's provider.
+   */
+  provider?: 'anthropic' | 'openai';
+  /**
+   * Seconds a suggestion may wait for the model.
+   */
+  timeout?: number;
+}
+/**
+ * One language server agent-lsp may run: its argv, the languages it serves (languageIds such as "python", or file extensions such as ".py"), and what it is told at start (`initializationOptions`) and when it asks (`settings`, answered to workspace/configuration), and how long it may take to start (`startTimeout`).
+ */
+export interface LanguageServerConfig {
+  /**
+   * Its argv.
+   *
+   * @minItems 1
+   */
+  command: [string, ...string[]];
+  /**
+   * What it is told at start (initialize's initializationOptions).
+   */
+  initializationOptions?: {
+    [k: string]: unknown;
+  };
+  /**
+   * The languages it serves: languageIds ("python") or file extensions (".py").
+   *
+   * @minItems 1
+   */
+  languages: [string, ...string[]];
+  /**
+   * What it is answered when it asks for its configuration (workspace/configuration).
+   */
+  settings?: {
+    [k: string]: unknown;
+  };
+  /**
+   * Seconds it may take to start and answer initialize before it counts as failed.
+   */
+  startTimeout?: number;
+}
+/**
+ * A server agent-lsp starts as a process, speaking MCP on its standard input and output.
+ */
+export interface StdioServer {
+  /**
+   * Its arguments.
+   */
+  args?: string[];
+  /**
+   * The program.
+   */
+  command: string;
+  /**
+   * Environment variables set for it, besides agent-lsp's own.
+   */
+  env?: {
+    [k: string]: string;
+  };
+  /**
+   * Seconds it may take to start and list its tools before it counts as failed.
+   */
+  startTimeout?: number;
+  /**
+   * stdio: the default without a `url`.
+   */
+  type?: 'stdio';
+}
+/**
+ * A server agent-lsp reaches over streamable HTTP.
+ */
+export interface HttpServer {
+  /**
+   * HTTP headers sent with every request (an Authorization header, say).
+   */
+  headers?: {
+    [k: string]: string;
+  };
+  /**
+   * Seconds it may take to start and list its tools before it counts as failed.
+   */
+  startTimeout?: number;
+  /**
+   * http: the default with a `url` and no `command`.
+   */
+  type?: 'http' | 'streamable-http' | 'streamableHttp';
+  /**
+   * Its endpoint.
+   */
+  url: string;
+}
+/**
+ * Commands in an OS sandbox (docs/sandbox.md); stacked key by key across the sources; none: no source set it.
+ */
+export interface SandboxSettings {
+  /**
+   * Sandboxed commands run without asking (not in plan mode).
+   */
+  autoAllow?: boolean;
+  /**
+   * Run run_command and hook commands in the OS sandbox (Linux: bubblewrap).
+   */
+  enabled?: boolean;
+  /**
+   * Let sandboxed commands reach the network.
+   */
+  network?: boolean;
+  /**
+   * Absolute paths sandboxed commands may write, besides the workspace folders and a private /tmp.
+   */
+  writable?: string[];
+}
+/**
+ * Extended thinking with a budget.
+ */
+export interface ThinkingBudget {
+  /**
+   * Tokens the model may think for.
+   */
+  budgetTokens: number;
+}
+/**
+ * Where web_fetch may go (docs/web-fetch-and-images.md).
+ */
+export interface WebFetchSettings {
+  /**
+   * Let it reach loopback, link-local and private addresses.
+   */
+  allowPrivate?: boolean;
+  /**
+   * Only these hosts and their subdomains (none: every public host).
+   */
+  allowedDomains?: string[];
+  /**
+   * Seconds a whole fetch may take, redirects included.
+   */
+  timeout?: number;
 }

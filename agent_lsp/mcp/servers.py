@@ -1,48 +1,31 @@
-"""MCP servers as tools: their configuration (`.mcp.json`, the `mcpServers` setting), and the servers of this
-process, started on the first chat that needs them and stopped with the process.
+"""MCP servers as tools: the servers of this process, started on the first chat that needs them and stopped with
+the process.
 
 The `mcp` SDK is imported only when a server starts (it costs most of a second). A stdio server is our child in
-its own process group (the SDK kills the group on close); on Linux it also gets a parent-death signal, so even a
-SIGKILLed agent-lsp leaves none behind.
+its own process group (the SDK kills the group on close), started by the `child_command` the caller gives, so that
+even a SIGKILLed agent-lsp leaves none behind.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import logging
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
 from agent_lsp.config.mcp_servers import ServerConfig
-from agent_lsp.sessions.children import dying_with_us
-from agent_lsp.sessions.mcp_listings import listings_checked
 from agent_lsp.core.tool import ToolError
-from agent_lsp.tools.mcp_tool import McpTool, schema_problem
+from agent_lsp.mcp.server_tool import McpTool, schema_problem
+from agent_lsp.mcp.tool_listings import listings_checked
+from agent_lsp.mcp.transports import ChildCommand, transport
 
 log = logging.getLogger(__name__)
-MCP_JSON = ".mcp.json"
 CHAT_WAIT = 10.0
 """Seconds a chat waits for servers still starting; it then goes on without their tools, offered once they are up
 (a server has its own `startTimeout` to start at all)."""
 STOP_TIMEOUT = 10.0
-
-
-def read_mcp_json(root: Path) -> tuple[Any, list[str]]:
-    """The raw `mcpServers` of `root`/.mcp.json (None when there is none), and a warning when it is unreadable."""
-    path = root / MCP_JSON
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None, []
-    except (OSError, ValueError) as e:
-        return None, [f"agent-lsp: {path} cannot be read as JSON ({e}); its field `mcpServers` is ignored."]
-    if not isinstance(raw, dict) or not isinstance(raw.get("mcpServers"), dict):
-        return None, [f"agent-lsp: {path} must hold an object with the field `mcpServers`; it is ignored."]
-    return raw["mcpServers"], []
 
 
 @dataclass
@@ -61,8 +44,9 @@ class _Server:
 class McpServers:
     """The MCP servers of this process, by name: each started once, on first need; `close` stops them all."""
 
-    def __init__(self, warn: Callable[[str], None]) -> None:
+    def __init__(self, warn: Callable[[str], None], child_command: ChildCommand) -> None:
         self._warn = warn
+        self._child_command = child_command
         self._servers: dict[str, _Server] = {}
 
     async def tools(self, configs: Mapping[str, ServerConfig], wait: Optional[float] = CHAT_WAIT) -> list[McpTool]:
@@ -102,8 +86,8 @@ class McpServers:
             from mcp import ClientSession  # the SDK costs most of a second: only once a server is configured
 
             async with AsyncExitStack() as stack:
-                streams = await stack.enter_async_context(listings_checked(_transport(server.config),
-                                                                           self._refused(server)))
+                streams = await stack.enter_async_context(listings_checked(
+                    transport(server.config, self._child_command), self._refused(server)))
                 session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
                 try:
                     async with asyncio.timeout(server.config.start_timeout):
@@ -150,7 +134,10 @@ class McpServers:
                 result = await session.call_tool(tool, arguments)
             except asyncio.CancelledError:
                 raise  # an abort: the SDK tells the server (notifications/cancelled)
-            except Exception as e:  # the server died or broke the protocol: its tools are offered no more
+            except Exception as e:
+                if _answered(e):  # an error answer (say, one over agent-lsp's line limit): the server goes on
+                    raise ToolError(f"The MCP server `{server.name}` answered an error: {e}") from None
+                # the server died or broke the protocol: its tools are offered no more
                 if server.session is session:
                     server.session = None
                     self._warn(f"agent-lsp: the MCP server `{server.name}` stopped ({_reason(e)}); its tools are "
@@ -162,6 +149,14 @@ class McpServers:
             return "\n".join(parts), bool(result.is_error)
 
         return call
+
+
+def _answered(e: Exception) -> bool:
+    """`e` is the server's JSON-RPC error answer, not the connection's end."""
+    from mcp import MCPError
+    from mcp_types import CONNECTION_CLOSED
+
+    return isinstance(e, MCPError) and e.code != CONNECTION_CLOSED
 
 
 def _reason(e: BaseException) -> str:
@@ -180,21 +175,3 @@ async def _list_tools(session: Any) -> list:
         cursor = page.next_cursor
         if not cursor:
             return tools
-
-
-def _transport(config: ServerConfig) -> Any:
-    if config.type == "http":
-        from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
-
-        return streamable_http_client(config.url, http_client=create_mcp_http_client(headers=dict(config.headers)))
-
-    from mcp.client.stdio import StdioServerParameters
-
-    from agent_lsp.sessions.mcp_stdio import stdio_transport
-
-    command, args = config.command, list(config.args)
-    if shutil.which(command) is None:
-        raise OSError(f"`{command}` was not found")
-    command, args = dying_with_us(command, args)
-    return stdio_transport(StdioServerParameters(command=command, args=args, env=dict(config.env) or None))

@@ -1,0 +1,310 @@
+"""Suggestions as you type, replayed: real edits (bench/typing_replay.py) typed into an open buffer at a human pace,
+with the request pattern of a real client, against a fake model that answers the true next text after a set
+latency (bench/oracle_model.py); agent-lsp beside a naive server (bench/naive_completion_server.py) in the same
+run, each with its own copy of the fake.
+
+Client patterns: Neovim 0.12 (`vim.lsp.inline_completion`: a request 200 ms after the last keystroke, none
+cancelled while typing, all cancelled when the typing ends) and VS Code (a request per keystroke, the previous one
+cancelled first).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import random
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from bench.figures import AGENT, Row, env_for, p99
+from bench.oracle_model import OracleModel
+from bench.startup import rss_kib
+from bench.typing_replay import Edit, edits, keystrokes
+from agent_lsp.demo.client import LspClient
+
+NAIVE = [sys.executable, str(Path(__file__).with_name("naive_completion_server.py"))]
+LATENCY = 0.3
+"""The fake model's own time to its first byte, in seconds."""
+
+
+class Client(LspClient):
+    """The demo client, with requests that can be cancelled."""
+
+    def send(self, method: str, params: Any) -> tuple[int, asyncio.Future]:
+        msg_id = next(self._ids)
+        future = self._waiting[msg_id] = asyncio.get_running_loop().create_future()
+        self._write({"id": msg_id, "method": method, "params": params})
+        return msg_id, future
+
+
+@dataclass
+class Asked:
+    version: int
+    sent: float
+    cursor: int
+    """Offset of the cursor in the buffer when asked."""
+    done: bool = False
+
+
+@dataclass
+class Replay:
+    keys: int = 0
+    stale: int = 0
+    shown: list[float] = field(default_factory=list)
+    """Per shown suggestion: request sent → answer, less the model's own time when a model call served it."""
+    accepted_chars: int = 0
+    matching_chars: int = 0
+    cancels: list[float] = field(default_factory=list)
+    """When each supersede or cancel was sent."""
+    calls: int = 0
+    closed_after: list[float] = field(default_factory=list)
+
+
+def _utf16(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _position(text: str, offset: int) -> dict[str, int]:
+    line_start = text.rfind("\n", 0, offset) + 1
+    return {"line": text.count("\n", 0, offset), "character": _utf16(text[line_start:offset])}
+
+
+async def _spawn(server: str, model: OracleModel, root: Path) -> Client:
+    if server == "agent":
+        command, options = AGENT, {"completions": {"provider": "openai", "api": "fim", "model": "oracle",
+                                                   "baseUrl": model.base_url}}
+    else:
+        command, options = [*NAIVE, model.base_url], None
+    client = await Client.spawn(*command, env=env_for(None), stderr=asyncio.subprocess.DEVNULL)
+    client.on_request["window/workDoneProgress/create"] = lambda params: None
+    await client.request("initialize", {
+        "processId": os.getpid(), "rootUri": root.as_uri(), "workspaceFolders": [{"uri": root.as_uri(), "name": "ws"}],
+        "capabilities": {"general": {"positionEncodings": ["utf-16"]},
+                         "textDocument": {"inlineCompletion": {"dynamicRegistration": False}}},
+        "initializationOptions": options})
+    client.notify("initialized", {})
+    return client
+
+
+async def _type(client: Client, model: OracleModel, edit: Edit, pattern: str, root: Path, rng: random.Random,
+                out: Replay) -> None:
+    path = root / edit.path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(edit.initial)
+    uri = path.as_uri()
+    model.truth.final, model.truth.start, model.truth.end = edit.final, edit.start, edit.end
+    client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                                                            "text": edit.initial}})
+    text, cursor, version = edit.initial, edit.start, 1
+    pending: dict[int, tuple[Asked, asyncio.Future]] = {}
+    timer: Optional[asyncio.TimerHandle] = None
+
+    def answered(asked: Asked, future: asyncio.Future) -> None:
+        asked.done = True
+        if future.cancelled() or future.exception() is not None:
+            return
+        items = (future.result() or {}).get("items") if isinstance(future.result(), dict) else future.result()
+        if not items:
+            return
+        if asked.version != version:
+            out.stale += 1
+            return
+        arrived = time.perf_counter()
+        served = [c for c in model.calls if asked.sent <= c.arrived and c.finished and c.finished <= arrived]
+        out.shown.append(arrived - asked.sent - (served[-1].finished - served[-1].arrived if served else 0.0))
+        _judge(items[0], text, asked.cursor, edit, out)
+
+    def ask() -> None:
+        if any(not asked.done for asked, _ in pending.values()):
+            out.cancels.append(time.perf_counter())  # a newer request supersedes the ones in flight
+        asked = Asked(version, time.perf_counter(), cursor)
+        msg_id, future = client.send("textDocument/inlineCompletion", {
+            "textDocument": {"uri": uri}, "position": _position(text, cursor), "context": {"triggerKind": 2}})
+        pending[msg_id] = (asked, future)
+        future.add_done_callback(lambda f, a=asked: answered(a, f))
+
+    def cancel_all() -> None:
+        for msg_id, (asked, _) in list(pending.items()):
+            if not asked.done:
+                out.cancels.append(time.perf_counter())
+                client.notify("$/cancelRequest", {"id": msg_id})
+        pending.clear()
+
+    for key in keystrokes(edit, rng):
+        await asyncio.sleep(key.pause)  # the typist's own pace: this is the workload, not a wait for a result
+        start = _position(text, cursor)
+        text, cursor, version = text[:cursor] + key.text + text[cursor:], cursor + len(key.text), version + 1
+        out.keys += 1
+        client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                                 "contentChanges": [{"range": {"start": start, "end": start},
+                                                                     "text": key.text}]})
+        if pattern == "vscode":
+            cancel_all()
+            ask()
+        else:
+            if timer:
+                timer.cancel()
+            timer = asyncio.get_running_loop().call_later(0.2, ask)
+    if timer:
+        timer.cancel()
+    futures = [f for _, f in pending.values()]
+    cancel_all()
+    await asyncio.wait(futures or [asyncio.sleep(0)], timeout=30)
+    client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+
+
+def _judge(item: dict[str, Any], text: str, cursor: int, edit: Edit, out: Replay) -> None:
+    """A simulated user accepts a shown suggestion whose first three new characters are what they meant to type;
+    of what they accept, how much is what the author really wrote."""
+    line_start = text.rfind("\n", 0, cursor) + 1
+    start = item.get("range", {}).get("start", {}).get("character")
+    retyped = _utf16(text[line_start:cursor]) - start if start is not None else 0
+    new = item["insertText"][max(0, retyped):]
+    meant = edit.final[cursor:]
+    if not new or new[:3] != meant[:3]:
+        return
+    same = next((n for n, (a, b) in enumerate(zip(new, meant)) if a != b), min(len(new), len(meant)))
+    out.accepted_chars += len(new)
+    out.matching_chars += same
+
+
+async def replay_once(server: str, pattern: str, chosen: list[Edit], seed: int, root: Path) -> Replay:
+    model = OracleModel(latency=LATENCY).start()
+    out = Replay()
+    client = await _spawn(server, model, root)
+    try:
+        rng = random.Random(seed)
+        for edit in chosen:
+            await _type(client, model, edit, pattern, root, rng, out)
+        await client.close()
+    finally:
+        if client.process.returncode is None:
+            client.process.kill()
+            await client.process.wait()
+        model.stop()
+    out.calls = len(model.calls)
+    for call in model.calls:
+        if call.closed is not None:
+            before = [t for t in out.cancels if t <= call.closed]
+            if before:
+                out.closed_after.append(call.closed - before[-1])
+    return out
+
+
+def _pick(count_keys: int) -> list[Edit]:
+    chosen, keys = [], 0
+    for edit in edits(40):
+        n = len(keystrokes(edit, random.Random(0)))
+        if n > 220:
+            continue
+        chosen.append(edit)
+        keys += n
+        if keys >= count_keys:
+            break
+    return chosen
+
+
+def _ms(xs: list[float], high: str = "p95") -> str:
+    if not xs:
+        return "none"
+    q = p99(xs) if high == "p99" else sorted(xs)[min(len(xs) - 1, round(0.95 * (len(xs) - 1)))]
+    return f"{statistics.median(xs) * 1000:.1f} ms ({high} {q * 1000:.1f})"
+
+
+async def replay(quick: bool, root: Path) -> list[Row]:
+    """The replay rows: model calls, stale answers, latency, stream closing and accepted text, per client pattern."""
+    chosen = _pick(60 if quick else 400)
+    results: dict[tuple[str, str], Replay] = {}
+    for pattern, server in itertools.product(("neovim", "vscode"), ("agent", "naive")):
+        results[pattern, server] = await replay_once(server, pattern, chosen, 11, root)
+    rows = []
+    names = {"neovim": "Neovim 0.12 (200 ms debounce)", "vscode": "VS Code (a request per keystroke, cancelled)"}
+    for pattern in ("neovim", "vscode"):
+        a, n = results[pattern, "agent"], results[pattern, "naive"]
+        per = lambda r: 100 * r.calls / max(1, r.keys)  # noqa: E731
+        ratio = per(a) / per(n) if per(n) else None
+        rows.append(Row(f"suggestions, {names[pattern]}: model calls per 100 keystrokes ({a.keys} keystrokes of "
+                        f"{len(chosen)} real edits), vs a naive server", f"{per(a):.1f}", f"{per(n):.1f}", ratio,
+                        "≤ 0.35×", ratio is not None and ratio <= 0.35))
+        rows.append(Row(f"suggestions, {names[pattern]}: stale suggestions delivered", str(a.stale), str(n.stale),
+                        None, "0", a.stale == 0))
+        rows.append(Row(f"suggestions, {names[pattern]}: request → ghost text, less the model's own time",
+                        _ms(a.shown), _ms(n.shown), None, "", None))
+        rows.append(Row(f"suggestions, {names[pattern]}: supersede or cancel → model stream closed",
+                        _ms(a.closed_after, "p99") + f", {len(a.closed_after)} closed",
+                        _ms(n.closed_after, "p99") + f", {len(n.closed_after)} closed", None, "≤ 20 ms (p99)",
+                        bool(a.closed_after) and p99(a.closed_after) <= 0.020))
+        share = lambda r: f"{100 * r.matching_chars / r.accepted_chars:.0f} % of {r.accepted_chars} chars" \
+            if r.accepted_chars else "nothing accepted"  # noqa: E731
+        rows.append(Row(f"suggestions, {names[pattern]}: accepted text equal to what the author typed",
+                        share(a), share(n), None, "", None))
+    return rows
+
+
+async def _scale_once(server: str, buffers: int, requests: int, root: Path) -> tuple[list[float], int, int]:
+    """`requests` suggestions one after another at random places of `buffers` open buffers, each after a keystroke;
+    the overhead of each (answer time less the model's) and the RSS before and after, in KiB."""
+    model = OracleModel(latency=0.0, fixed="value = compute(items)").start()
+    client = await _spawn(server, model, root)
+    rng = random.Random(5)
+    body = "".join(f"def f{n}(items):\n    total = 0\n    for x in items:\n        total += x\n    return total\n\n"
+                   for n in range(40))
+    docs = []
+    try:
+        for n in range(buffers):
+            uri = (root / f"scale_{n}.py").as_uri()
+            client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                                                                    "text": body}})
+            docs.append([uri, body, 1])
+        overheads: list[float] = []
+        rss_before = 0
+        for n in range(requests + 200):
+            if n == 200:  # after a warm-up
+                rss_before = rss_kib(client.process.pid)
+            doc = rng.choice(docs)
+            line = rng.randrange(doc[1].count("\n"))
+            offset = [i for i, ch in enumerate(doc[1]) if ch == "\n"][line]
+            start = _position(doc[1], offset)
+            doc[1], doc[2] = doc[1][:offset] + "x" + doc[1][offset:], doc[2] + 1
+            client.notify("textDocument/didChange", {"textDocument": {"uri": doc[0], "version": doc[2]},
+                                                     "contentChanges": [{"range": {"start": start, "end": start},
+                                                                         "text": "x"}]})
+            calls = len(model.calls)
+            sent = time.perf_counter()
+            await client.request("textDocument/inlineCompletion", {
+                "textDocument": {"uri": doc[0]}, "position": _position(doc[1], offset + 1),
+                "context": {"triggerKind": 2}})
+            took = time.perf_counter() - sent
+            served = model.calls[calls:]
+            if served and served[-1].finished:
+                took -= served[-1].finished - served[-1].arrived
+            overheads.append(took)
+        rss_after = rss_kib(client.process.pid)
+        await client.close()
+    finally:
+        if client.process.returncode is None:
+            client.process.kill()
+            await client.process.wait()
+        model.stop()
+    return overheads[200:], rss_before, rss_after
+
+
+async def scale(quick: bool, root: Path) -> list[Row]:
+    """Server overhead per suggestion with many open buffers, and RSS growth over many suggestions."""
+    buffers, requests = (50, 300) if quick else (1000, 10_000)
+    agent = await _scale_once("agent", buffers, requests, root)
+    naive = await _scale_once("naive", buffers, requests, root)
+    growth = lambda r: (r[2] - r[1]) / 1024  # noqa: E731
+    p50 = statistics.median(agent[0])
+    return [
+        Row(f"suggestion overhead (answer less the model's time), {buffers:,} open buffers", _ms(agent[0], "p99"),
+            _ms(naive[0], "p99") + " (naive)", None, "p50 ≤ 3 ms, p99 ≤ 15 ms",
+            p50 <= 0.003 and p99(agent[0]) <= 0.015),
+        Row(f"RSS growth over {requests:,} suggestions", f"{growth(agent):+.1f} MiB",
+            f"{growth(naive):+.1f} MiB (naive)", None, "≤ 5 MiB", growth(agent) <= 5),
+    ]
