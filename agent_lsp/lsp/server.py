@@ -101,6 +101,9 @@ class AgentProtocol(LanguageServerProtocol):
             self._methods.pop(msg_id, None)
 
     def _handle_cancel_notification(self, msg_id):
+        if isinstance(msg_id, bool) or not isinstance(msg_id, (int, float, str)):  # no request has such an id
+            log.info("$/cancelRequest with an id no request can have (%s) dropped", type(msg_id).__name__)
+            return
         if msg_id not in self._request_futures:  # answered already: clients send these routinely (no warning)
             log.debug("$/cancelRequest for %s, which is no longer running", msg_id)
             return
