@@ -623,3 +623,41 @@ def test_a_cancel_whose_id_no_request_can_have_is_dropped_quietly(bench):
     assert own_tracebacks(server.stderr)[before:] == []
     typist.close(uri)
     tally(AREA_CANCEL, cases=4)
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "fim"])
+async def test_the_first_suggestion_cancelled_while_the_sdk_loads(tmp_path, kind):
+    """Its cancel cancelled the SDK's shared import: no later suggestion, nor any chat, was ever answered (the
+    first suggestion of a session is often cancelled: the user typed on)."""
+    chat, model = FakeMessagesAPI().start(), (FakeMessagesAPI() if kind == "anthropic" else FakeLegacyCompletions())
+    model.start()
+    chat.default = {"content": [{"type": "text", "text": "ok"}]}
+    model.default = (lambda body: messages_says(answer_for(messages_prefix(body)))) if kind == "anthropic" else (
+        lambda body: fim_says(answer_for(fim_prefix(body))))
+    root = tmp_path / "ws"
+    root.mkdir()
+    server = await RawServer.start("--data-dir", str(tmp_path / "state"), "--log-level", "INFO",
+                                   env=server_env(chat.base_url, OPENAI_API_KEY="test-key"))
+    try:
+        await server.initialize(root, init_options={"completions": completions_settings(kind, model,
+                                                                                       timeout=TIMEOUT)})
+        typist = Typist(server, root)
+        uri = typist.open("first.py", f"# tag: first\n{TARGET[:9]}")
+        params, msg_id, future = typist.ask(uri, 1, 9)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + BOUND_SLACK
+        while b"imported agent_lsp.completions.suggestions" not in server.stderr and loop.time() < deadline:
+            await asyncio.sleep(0.005)
+        typist.cancel(msg_id)  # now the request waits for the SDK's import (seconds)
+        first = await answered(future, TIMEOUT + BOUND_SLACK)
+        assert first is not None and answer_problems(first, params, cancelled=True) == [], first
+        answer = await answered(typist.ask(uri, 1, 9)[2], TIMEOUT + BOUND_SLACK)
+        assert [i["insertText"] for i in items_of(answer)] == [expected_item_text(TARGET[:9], "first")], answer
+        said = await server.request("agent/chat", {"message": "hi"})
+        assert said["result"]["finalMessage"] == "ok"
+        assert own_tracebacks(server.stderr) == []
+        tally(AREA_CANCEL, cases=3)
+    finally:
+        await server.stop()
+        chat.stop()
+        model.stop()
