@@ -45,13 +45,17 @@ def expected_item_text(line: str, tag: str) -> str:
 
 
 def messages_prefix(body: dict) -> str:
-    """The text before the cursor, as a Messages API request for a suggestion carries it."""
+    """The text before the cursor in its file, as a Messages API request for a suggestion carries it ("" for a
+    request whose client went away before its body: the fakes record it as {})."""
+    if not body:
+        return ""
     context, hole = body["messages"][0]["content"][:2]
-    return context["text"] + hole["text"].split("<hole/>", 1)[0]
+    file = context["text"].rsplit("\n<file path=", 1)[-1].split("\n", 1)[1]  # not the other buffers' snippets
+    return file + hole["text"].split("<hole/>", 1)[0]
 
 
 def fim_prefix(body: dict) -> str:
-    return body["prompt"]
+    return body.get("prompt", "")
 
 
 def messages_says(text: str, **extra: Any) -> dict:

@@ -661,3 +661,175 @@ async def test_the_first_suggestion_cancelled_while_the_sdk_loads(tmp_path, kind
         await server.stop()
         chat.stop()
         model.stop()
+
+
+# ---- a thousand a second, and cancel storms ---------------------------------------------------------------------
+
+class Typed:
+    """A document being typed in: `# tag: X` on its first line, TARGET typed up to `k` on its last line, which the
+    cursor ends; each step types, backspaces, retags (an edit elsewhere) or does nothing, at random."""
+
+    LINE = 3
+
+    def __init__(self, typist: Typist, name: str, kind_line: str = "") -> None:
+        self.typist, self.k, self.tags = typist, 1, 0
+        self.uri = typist.open(name, f"# tag: T0\n{kind_line}\n\n{TARGET[:1]}")
+
+    @property
+    def tag(self) -> str:
+        return f"T{self.tags}"
+
+    def step(self, rng: random.Random) -> None:
+        r = rng.random()
+        if r < 0.55 and self.k < len(TARGET) - 2:
+            self.typist.edit(self.uri, self.LINE, self.k, self.k, TARGET[self.k])
+            self.k += 1
+        elif r < 0.8 and self.k > 1:
+            self.typist.edit(self.uri, self.LINE, self.k - 1, self.k, "")
+            self.k -= 1
+        elif r < 0.9:
+            old = self.tag
+            self.tags += 1
+            self.typist.edit(self.uri, 0, 7, 7 + len(old), self.tag)
+
+    def ask(self, **extra: Any) -> tuple[dict, Any, asyncio.Future, str]:
+        """A request at the cursor: (params, id, future, the one suggestion it may get)."""
+        params, msg_id, future = self.typist.ask(self.uri, self.LINE, self.k, **extra)
+        return params, msg_id, future, expected_item_text(TARGET[:self.k], self.tag)
+
+
+async def pace(loop: asyncio.AbstractEventLoop, start: float, sent: int, rate: float) -> None:
+    """Keep to `rate` requests a second (a typist's pace, not a wait for the server)."""
+    ahead = start + sent / rate - loop.time()
+    if ahead > 0:
+        await asyncio.sleep(ahead)
+    elif sent % 50 == 0:
+        await asyncio.sleep(0)
+
+
+def judge(area: str, answers: list[tuple[dict, Optional[dict], str, bool]], problems: list[str]) -> int:
+    """Tally (params, answer, expected insertText or "" for none possible, cancelled) under `area`; the items."""
+    items = 0
+    for params, answer, expected, cancelled in answers:
+        tally(area, cases=1)
+        if answer is None:
+            tally(area, hangs=1)
+            problems.append(f"no answer to {json.dumps(params)[:200]}")
+            continue
+        found = answer_problems(answer, params, cancelled)
+        got = [i["insertText"] for i in items_of(answer)]
+        if got and got != [expected]:
+            found.append(f"{got} where only {[expected] if expected else 'no item'} fits its version")
+        items += bool(got)
+        if found:
+            tally(area, wrong=1)
+            problems.extend(found[:1])
+    return items
+
+
+async def a_thousand_a_second(bench: Bench, kind: str, count: int, seed: int) -> tuple[list[str], dict]:
+    fake = bench.use(kind)
+    rng = random.Random(seed)
+    doc = Typed(bench.typist, f"rate_{kind}_{seed}.py")
+    asked = len(fake.requests)
+    loop = asyncio.get_running_loop()
+    start, sent = loop.time(), []
+    for i in range(count):
+        doc.step(rng)
+        params, _, future, expected = doc.ask()
+        sent.append((params, future, expected))
+        await pace(loop, start, i + 1, 1000)
+    took = loop.time() - start
+    answers = [(p, await answered(f, TIMEOUT + BOUND_SLACK), e, False) for p, f, e in sent]
+    params, _, future, expected = doc.ask()  # once the typing stops, the suggestion for where it stopped
+    answers.append((params, await answered(future, TIMEOUT + BOUND_SLACK), expected, False))
+    problems: list[str] = []
+    items = judge(AREA_RATE, answers, problems)
+    if not items_of(answers[-1][1]):
+        tally(AREA_RATE, wrong=1)
+        problems.append(f"no suggestion once the typing stopped: {answers[-1][1]}")
+    bench.typist.close(doc.uri)
+    return problems, {"requests": count + 1, "sent in s": round(took, 2), "items": items,
+                      "model requests": len(fake.requests) - asked}
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "fim"])
+def test_a_thousand_requests_a_second_with_edits_between(bench, kind):
+    bench.lane.phase = "beside 1,000 suggestions a second"
+    problems, figures = bench.run(a_thousand_a_second(bench, kind, scaled(1000, 10_000), seed=36))
+    bench.lane.phase = "beside suggestions"
+    print(f"1,000 a second ({kind}): {figures}")
+    assert bench.alive(), bench.server.stderr.decode(errors="replace")[-3000:]
+    assert not problems, "\n".join(problems[:20])
+
+
+async def cancel_storm(bench: Bench, kind: str, count: int, seed: int) -> tuple[list[str], dict]:
+    """Requests on three documents, a model that answers at once, slowly, or never (by document); half the
+    requests cancelled at a random moment (at once, or up to 50 ms on), a document now and then closed and opened
+    again. Every request answered; an item only where the model answers, and the one for its version; at the end
+    every model request that never answers closed."""
+    fake = bench.use(kind, timeout=2.0)
+    says = messages_says if kind == "anthropic" else fim_says
+    prefix_of = messages_prefix if kind == "anthropic" else fim_prefix
+    default = fake.default
+
+    def reply(body: dict) -> dict:
+        prefix = prefix_of(body)
+        if "# model: never" in prefix:
+            return {"hold": True}
+        return says(answer_for(prefix), delay=0.01 if "# model: slow" in prefix else 0)
+
+    fake.default = reply
+    rng = random.Random(seed)
+    docs = {how: Typed(bench.typist, f"storm_{kind}_{how}_{seed}.py", f"# model: {how}")
+            for how in ("quick", "slow", "never")}
+    asked, loop = len(fake.requests), asyncio.get_running_loop()
+    sent, cancels = [], []
+
+    async def cancel_later(msg_id: Any, delay: float) -> None:
+        await asyncio.sleep(delay)
+        bench.typist.cancel(msg_id)
+
+    start = loop.time()
+    for i in range(count):
+        how = rng.choice(list(docs))
+        doc = docs[how]
+        if rng.random() < 0.02:  # closed and opened again: its state starts afresh
+            bench.typist.close(doc.uri)
+            doc = docs[how] = Typed(bench.typist, doc.uri.rsplit("/", 1)[1], f"# model: {how}")
+        doc.step(rng)
+        params, msg_id, future, expected = doc.ask()
+        cancelled = rng.random() < 0.5
+        if cancelled:
+            delay = rng.choice([0, 0, 0.001, 0.005, 0.02, 0.05])
+            if delay:
+                cancels.append(asyncio.ensure_future(cancel_later(msg_id, delay)))
+            else:
+                bench.typist.cancel(msg_id)
+        sent.append((params, future, "" if how == "never" else expected, cancelled))
+        await pace(loop, start, i + 1, 500)
+    answers = [(p, await answered(f, 2.0 + BOUND_SLACK), e, c) for p, f, e, c in sent]
+    await asyncio.gather(*cancels)
+    problems: list[str] = []
+    items = judge(AREA_CANCEL, answers, problems)
+    never = [n + 1 for n, body in enumerate(fake.requests[asked:], asked) if "# model: never" in prefix_of(body)]
+    deadline = loop.time() + 2.0 + BOUND_SLACK
+    while not set(never) <= set(fake.disconnects) and loop.time() < deadline:
+        await asyncio.sleep(0.05)
+    left_open = sorted(set(never) - set(fake.disconnects))
+    if left_open:
+        tally(AREA_CANCEL, wrong=1)
+        problems.append(f"model requests left open once no request waits for them: {left_open[:10]}")
+    fake.default = default
+    for doc in docs.values():
+        bench.typist.close(doc.uri)
+    return problems, {"requests": count, "cancelled": sum(c for *_, c in sent), "items": items,
+                      "model requests": len(fake.requests) - asked, "never answered, closed": len(never)}
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "fim"])
+def test_cancel_storms(bench, kind):
+    problems, figures = bench.run(cancel_storm(bench, kind, scaled(500, 5000), seed=36))
+    print(f"cancel storm ({kind}): {figures}")
+    assert bench.alive(), bench.server.stderr.decode(errors="replace")[-3000:]
+    assert not problems, "\n".join(problems[:20])
