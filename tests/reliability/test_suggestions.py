@@ -833,3 +833,119 @@ def test_cancel_storms(bench, kind):
     print(f"cancel storm ({kind}): {figures}")
     assert bench.alive(), bench.server.stderr.decode(errors="replace")[-3000:]
     assert not problems, "\n".join(problems[:20])
+
+
+# ---- requests fuzzed: the named cases, then hypothesis -------------------------------------------------------
+
+MB10 = 10_000_000
+
+
+def minified(size: int) -> str:
+    """A minified-JavaScript-like line of `size` characters: names, calls and dots all along."""
+    unit = "a.b(c,d);e=f.g(h);"
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+async def edge_answers(bench: Bench) -> list[str]:
+    """The edges §10 names, each asked and its whole answer checked."""
+    t, server = bench.typist, bench.server
+    fake = bench.use("anthropic")
+    problems: list[str] = []
+
+    async def check(what: str, uri: str, line: int, character: int, want: Any, trigger: int = 2,
+                    **extra: Any) -> Optional[dict]:
+        params, _, future = t.ask(uri, line, character, trigger, **extra)
+        answer = await answered(future, TIMEOUT + BOUND_SLACK)
+        tally(AREA_FUZZ, cases=1)
+        if answer is None:
+            tally(AREA_FUZZ, hangs=1)
+            problems.append(f"{what}: no answer")
+            return None
+        found = answer_problems(answer, params)
+        got = [i["insertText"] for i in items_of(answer)] if "result" in answer else answer["error"]
+        if want != got:
+            found.append(f"{got!r:.300}, not {want!r:.300}")
+        if found:
+            tally(AREA_FUZZ, wrong=1)
+            problems.extend(f"{what}: {p}" for p in found)
+        return answer
+
+    plain = t.open("edge_plain.py", f"# tag: N\nimport math\n{TARGET[:9]}")
+    want = [expected_item_text(TARGET[:9], "N")]
+    await check("the plain case", plain, 2, 9, want)
+    await check("Invoked", plain, 2, 9, want, trigger=1)
+    await check("past the end of the line", plain, 1, 12, [])
+    await check("past the end of the document", plain, 3, 0, [])
+    await check("far past the end", plain, 2 ** 31 - 1, 2 ** 31 - 1, [])
+    await check("a version other than the server's", plain, 2, 9, [], textDocument={"uri": plain, "version": 99})
+    await check("the server's version", plain, 2, 9, want, textDocument={"uri": plain, "version": 1})
+    await check("never opened", (bench.root / "never.py").as_uri(), 0, 0, [])
+    closed = t.open("edge_closed.py", "x = ")
+    t.close(closed)
+    await check("closed", closed, 0, 4, [])
+    asked = len(fake.requests)
+    secret = t.open(".env", f"# tag: N\n{TARGET[:9]}")
+    await check("an excluded file", secret, 1, 9, [])
+    if len(fake.requests) != asked:
+        problems.append("an excluded file: the model was asked")
+    for kind, field in ((0, "context.triggerKind"), (3, "context.triggerKind"), ("2", "context.triggerKind"),
+                        (None, "context.triggerKind"), (True, "context.triggerKind")):
+        params, _, future = t.ask(plain, 2, 9, trigger=kind)
+        answer = await answered(future, TIMEOUT + BOUND_SLACK)
+        tally(AREA_FUZZ, cases=1)
+        if (answer or {}).get("error", {}).get("data", {}).get("fields") != [field]:
+            tally(AREA_FUZZ, wrong=1)
+            problems.append(f"triggerKind {kind!r}: {answer}")
+    crlf = t.open("edge_crlf.py", f"# tag: R\r\nimport math\r\n{TARGET[:9]}\r\n")
+    await check("CRLF line ends", crlf, 2, 9, [expected_item_text(TARGET[:9], "R")])
+    surrogate = t.open("edge_surrogate.py", f"# tag: U\nname = 'caf\ud800'\n{TARGET[:9]}")  # arrives as U+FFFD
+    await check("a lone surrogate before the cursor", surrogate, 2, 9, [expected_item_text(TARGET[:9], "U")])
+    binary = t.open("edge_binary.py", f"\x00\x01\x02ELF\n{TARGET[:9]}")
+    await check("binary before the cursor", binary, 1, 9, [])
+    emoji = t.open("edge_emoji.py", "# tag: E\nx = '😀'")  # the emoji is two UTF-16 units: 5 and 6 are in it
+    await check("inside a surrogate pair", emoji, 1, 6, [OTHER])
+    await check("after the pair", emoji, 1, 8, [OTHER])
+    for name, line in (("a 10 MB line", "x = " + "a" * (MB10 - 4)), ("a 10 MB minified line", minified(MB10)),
+                       ("a 10 MB line of two-unit characters", "😀" * (MB10 // 2))):
+        asked = len(fake.requests)
+        uri = t.open(f"edge_{len(name)}_{name[-6:].strip()}.js", f"// tag: B\n{line}")
+        units = len(line.encode("utf-16-le")) // 2
+        await check(f"{name}, at its end", uri, 1, units, [OTHER])
+        await check(f"{name}, in its middle", uri, 1, units // 2, [OTHER])
+        sent = max((len(json.dumps(body)) for body in fake.requests[asked:]), default=0)
+        if sent > 120_000:  # 8,000 characters around the cursor, as \u escapes at worst
+            problems.append(f"{name}: a request of {sent} characters (windows are bounded)")
+        t.close(uri)
+    for uri in (plain, secret, crlf, surrogate, binary, emoji):
+        t.close(uri)
+    return problems
+
+
+def test_the_edges_named(bench):
+    problems = bench.run(edge_answers(bench))
+    assert bench.alive(), bench.server.stderr.decode(errors="replace")[-3000:]
+    assert not problems, "\n".join(problems)
+
+
+def test_a_document_whose_uri_has_escapes_gets_suggestions(bench):
+    """Its suggestions were always `items: []`: pygls keeps documents under the unescaped URI, and the edge looked
+    them up as sent (a space in a path; every file of VS Code on Windows, `file:///c%3A/...`)."""
+    bench.use("anthropic")
+    t = bench.typist
+
+    async def go() -> list:
+        uris = [t.open("with space.py", f"# tag: W\n{TARGET[:9]}"), t.open("naïve.py", f"# tag: W\n{TARGET[:9]}")]
+        windows = "file:///c%3A/Users/me/app.py"
+        t.docs[windows] = [1, f"# tag: W\n{TARGET[:9]}"]
+        bench.server.notify("textDocument/didOpen", {"textDocument": {
+            "uri": windows, "languageId": "python", "version": 1, "text": f"# tag: W\n{TARGET[:9]}"}})
+        uris.append(windows)
+        got = []
+        for uri in uris:
+            answer = await answered(t.ask(uri, 1, 9)[2], TIMEOUT + BOUND_SLACK)
+            got.append([i["insertText"] for i in items_of(answer)])
+            t.close(uri)
+        return got
+
+    assert bench.run(go()) == [[expected_item_text(TARGET[:9], "W")]] * 3
+    tally(AREA_FUZZ, cases=3)
