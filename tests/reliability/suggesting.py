@@ -80,6 +80,32 @@ def configure(server: RawServer, completions: dict) -> None:
     server.notify("workspace/didChangeConfiguration", {"settings": {"agentLsp": {"completions": completions}}})
 
 
+class WatchedServer(RawServer):
+    """A RawServer that also keeps each log record of its stderr carrying a traceback (`tracebacks`), however much
+    it writes (its `stderr` keeps only the end); pygls's own "Unable to deserialize message" is not kept (what it
+    logs for a notification of hostile params, which the wire then drops with a line of its own)."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.tracebacks: list[str] = []
+        self._record = ""
+        super().__init__(proc)
+
+    async def _drain_stderr(self) -> None:
+        while chunk := await self.proc.stderr.read(65536):
+            self.stderr += chunk
+            del self.stderr[:-200_000]
+            self._scan(chunk.decode(errors="replace"))
+        self._scan("\n2000-01-01 00:00:00 end")
+
+    def _scan(self, text: str) -> None:
+        *records, self._record = _RECORD.split(self._record + text)
+        self.tracebacks += [r[:3000] for r in records if "Traceback" in r and (
+            "Unable to deserialize message" not in r or "Exception ignored" in r)]
+
+
+_RECORD = re.compile(r"\n(?=\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
+
+
 # ---- the typist ------------------------------------------------------------------------------------------------
 
 class Typist:
@@ -149,7 +175,8 @@ def _natural(value: Any) -> bool:
 
 
 def well_formed(params: Any) -> bool:
-    """Whether inlineCompletion params are as LSP and §10 describe them (then -32602 is a wrong answer)."""
+    """Whether inlineCompletion params are as LSP and §10 describe them (then -32602 is a wrong answer); the
+    server reads a missing `context` or `triggerKind` as Automatic, and so does this."""
     if not isinstance(params, dict):
         return False
     document, position, context = params.get("textDocument"), params.get("position"), params.get("context")
@@ -159,8 +186,8 @@ def well_formed(params: Any) -> bool:
         return False
     if not isinstance(position, dict) or not _natural(position.get("line")) or not _natural(position.get("character")):
         return False
-    if not isinstance(context, dict) or context.get("triggerKind") not in (1, 2) or isinstance(
-            context.get("triggerKind"), bool):
+    trigger = (context or {}).get("triggerKind", 2) if context is None or isinstance(context, dict) else None
+    if trigger not in (1, 2) or isinstance(trigger, bool):  # no context, or none of its kind: Automatic
         return False
     return not _has_surrogate(params)  # a lone surrogate anywhere: malformed
 
@@ -195,7 +222,7 @@ def answer_problems(answer: dict, params: Any, cancelled: bool = False) -> list[
         return []
     if not well_formed(params):
         return [f"items for malformed params {json.dumps(params)[:300]}: {text}"]
-    automatic = params["context"]["triggerKind"] == 2
+    automatic = (params.get("context") or {}).get("triggerKind", 2) == 2
     problems = []
     if len(items) > (1 if automatic else 3):
         problems.append(f"{len(items)} items for a {'Automatic' if automatic else 'Invoked'} request: {text}")

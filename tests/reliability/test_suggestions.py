@@ -40,7 +40,7 @@ from tests.reliability import strategies as S
 from tests.reliability.conftest import server_env, tally
 from tests.reliability.rawlsp import NO_ANSWER, RawServer, frame
 from tests.reliability.suggesting import (
-    BOUND_SLACK, OTHER, TARGET, ChatLane, Typist, answer_for, answer_problems, answered, completions_settings,
+    BOUND_SLACK, OTHER, TARGET, ChatLane, Typist, WatchedServer, answer_for, answer_problems, answered, completions_settings,
     configure, expected_item_text, fim_prefix, fim_says, items_of, messages_prefix, messages_says, warnings)
 
 LONG = "--long" in sys.argv
@@ -84,7 +84,7 @@ class Bench:
         self.run(self._start_lane())
 
     async def _start(self) -> RawServer:
-        server = await RawServer.start("--data-dir", str(self.tmp / "state"), env=server_env(
+        server = await WatchedServer.start("--data-dir", str(self.tmp / "state"), env=server_env(
             self.chat.base_url, OPENAI_API_KEY="test-key", AGENT_LSP_DEBUG="1"))
         server.handlers["workspace/applyEdit"] = lambda params: {"applied": True}
         server.handlers["agent/languageFeature"] = lambda params: []
@@ -109,6 +109,15 @@ class Bench:
     def alive(self) -> bool:
         return self.server.proc.returncode is None
 
+    def stderr(self) -> bytes:
+        """What the server wrote to stderr so far (copied on the loop that keeps appending to it)."""
+        async def copy() -> bytes:
+            return bytes(self.server.stderr)
+        return self.run(copy())
+
+    def tail(self) -> str:
+        return self.stderr().decode(errors="replace")[-3000:]
+
     def close(self) -> None:
         try:
             self.run(self.lane.stop())
@@ -128,18 +137,11 @@ def bench(tmp_path_factory):
     b = Bench(tmp_path_factory.mktemp("suggestions"))
     yield b
     b.close()
-    tracebacks = len(own_tracebacks(b.server.stderr))
-    tally(AREA_CHATS, crashes=0 if b.server.proc.returncode == 0 else 1, wrong=tracebacks)
+    tracebacks = len(b.server.tracebacks)
+    tally(AREA_FUZZ, crashes=0 if b.server.proc.returncode == 0 else 1, wrong=tracebacks)
     assert not (b.lane.hangs or b.lane.wrong or b.lane.lost), b.lane.problems
     assert b.server.proc.returncode == 0, b.server.stderr.decode(errors="replace")[-3000:]
-    assert not tracebacks, own_tracebacks(b.server.stderr)[:3]
-
-
-def own_tracebacks(stderr: bytes) -> list[str]:
-    """The log records of the server's stderr that carry a traceback, but pygls's "Unable to deserialize message"
-    (what it logs for a notification of hostile params, which the wire then drops with a line of its own)."""
-    records = re.split(r"\n(?=\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)", stderr.decode(errors="replace"))
-    return [r[:3000] for r in records if "Traceback" in r and "Unable to deserialize message" not in r]
+    assert not tracebacks, b.server.tracebacks[:3]
 
 
 # ---- the model failing mid-suggestion ------------------------------------------------------------------------
@@ -315,7 +317,7 @@ def test_the_model_failing_mid_suggestion(bench, kind):
         problems = bench.run(fault_cell(bench, kind, n, name, reply, expect))
         tally(AREA_FAULTS, wrong=1 if problems else 0)
         failures += [f"{kind} {name}: {p}" for p in problems]
-    assert bench.alive(), bench.server.stderr.decode(errors="replace")[-3000:]
+    assert bench.alive(), bench.tail()
     assert not failures, "\n".join(failures)
 
 
@@ -399,13 +401,13 @@ def test_junk_in_a_stream_is_one_warning_and_no_traceback(bench, kind):
     bench.use(kind)
     what = "a Messages API event" if kind == "anthropic" else "a completions chunk"
     for name, reply, why in JUNK[kind]:
-        tracebacks = bench.server.stderr.count(b"Traceback")
+        tracebacks = len(bench.server.tracebacks)
         items, shown, _ = bench.run(failing_twice_then_good(bench, kind, reply, "junk"))
         assert items == [[], [], [expected_item_text(TARGET[:12], "junk")]], name
         assert len(shown) == 1 and shown[0].startswith(
             f"agent-lsp: no suggestions: The model stream from {ENDPOINT[kind]} sent something that is not {what} "
             f"{why}"), (name, shown)
-        assert bench.server.stderr.count(b"Traceback") == tracebacks, bench.server.stderr.decode()[-3000:]
+        assert bench.run(wait_quiet(bench.server)) and bench.server.tracebacks[tracebacks:] == []
         tally(AREA_FAULTS, cases=3)
 
 
@@ -601,7 +603,7 @@ class Cancels:
 def test_cancel_in_every_state(bench, kind):
     cancels = Cancels(bench, kind)
     bench.run(cancels.run())
-    assert bench.alive(), bench.server.stderr.decode(errors="replace")[-3000:]
+    assert bench.alive(), bench.tail()
     assert not cancels.problems, "\n".join(cancels.problems)
 
 
@@ -610,7 +612,7 @@ def test_a_cancel_whose_id_no_request_can_have_is_dropped_quietly(bench):
     server, typist = bench.server, bench.typist
     bench.use("anthropic")
     uri = typist.open("stray_cancels.py", f"# tag: S\n{TARGET[:9]}")
-    before = len(own_tracebacks(server.stderr))
+    before = len(server.tracebacks)
 
 
     async def go() -> Optional[dict]:
@@ -620,7 +622,7 @@ def test_a_cancel_whose_id_no_request_can_have_is_dropped_quietly(bench):
 
     answer = bench.run(go())
     assert [i["insertText"] for i in items_of(answer)] == [expected_item_text(TARGET[:9], "S")]
-    assert own_tracebacks(server.stderr)[before:] == []
+    assert bench.run(wait_quiet(server)) and server.tracebacks[before:] == []
     typist.close(uri)
     tally(AREA_CANCEL, cases=4)
 
@@ -636,7 +638,7 @@ async def test_the_first_suggestion_cancelled_while_the_sdk_loads(tmp_path, kind
         lambda body: fim_says(answer_for(fim_prefix(body))))
     root = tmp_path / "ws"
     root.mkdir()
-    server = await RawServer.start("--data-dir", str(tmp_path / "state"), "--log-level", "INFO",
+    server = await WatchedServer.start("--data-dir", str(tmp_path / "state"), "--log-level", "INFO",
                                    env=server_env(chat.base_url, OPENAI_API_KEY="test-key"))
     try:
         await server.initialize(root, init_options={"completions": completions_settings(kind, model,
@@ -655,7 +657,7 @@ async def test_the_first_suggestion_cancelled_while_the_sdk_loads(tmp_path, kind
         assert [i["insertText"] for i in items_of(answer)] == [expected_item_text(TARGET[:9], "first")], answer
         said = await server.request("agent/chat", {"message": "hi"})
         assert said["result"]["finalMessage"] == "ok"
-        assert own_tracebacks(server.stderr) == []
+        assert server.tracebacks == []
         tally(AREA_CANCEL, cases=3)
     finally:
         await server.stop()
@@ -759,7 +761,7 @@ def test_a_thousand_requests_a_second_with_edits_between(bench, kind):
     problems, figures = bench.run(a_thousand_a_second(bench, kind, scaled(1000, 10_000), seed=36))
     bench.lane.phase = "beside suggestions"
     print(f"1,000 a second ({kind}): {figures}")
-    assert bench.alive(), bench.server.stderr.decode(errors="replace")[-3000:]
+    assert bench.alive(), bench.tail()
     assert not problems, "\n".join(problems[:20])
 
 
@@ -831,13 +833,15 @@ async def cancel_storm(bench: Bench, kind: str, count: int, seed: int) -> tuple[
 def test_cancel_storms(bench, kind):
     problems, figures = bench.run(cancel_storm(bench, kind, scaled(500, 5000), seed=36))
     print(f"cancel storm ({kind}): {figures}")
-    assert bench.alive(), bench.server.stderr.decode(errors="replace")[-3000:]
+    assert bench.alive(), bench.tail()
     assert not problems, "\n".join(problems[:20])
 
 
 # ---- requests fuzzed: the named cases, then hypothesis -------------------------------------------------------
 
 MB10 = 10_000_000
+DEEPEST = 64
+"""Levels of objects and arrays params may have (docs/protocol.md: deeper is -32602 naming where)."""
 
 
 def minified(size: int) -> str:
@@ -923,7 +927,7 @@ async def edge_answers(bench: Bench) -> list[str]:
 
 def test_the_edges_named(bench):
     problems = bench.run(edge_answers(bench))
-    assert bench.alive(), bench.server.stderr.decode(errors="replace")[-3000:]
+    assert bench.alive(), bench.tail()
     assert not problems, "\n".join(problems)
 
 
@@ -949,3 +953,140 @@ def test_a_document_whose_uri_has_escapes_gets_suggestions(bench):
 
     assert bench.run(go()) == [[expected_item_text(TARGET[:9], "W")]] * 3
     tally(AREA_FUZZ, cases=3)
+
+
+FUZZ_DOCS = {"fuzz_plain.py": f"# tag: Z\nimport math\n{TARGET[:9]}\n\ndef f(x):\n    return x\n",
+             "fuzz_crlf.py": f"# tag: Z\r\n{TARGET[:9]}\r\n\r\n",
+             "fuzz_cr.py": f"# tag: Z\r{TARGET[:9]}\r",
+             "fuzz_emoji.py": "# tag: Z\ns = '😀é𝕏'\nt = s",
+             "fuzz_binary.bin": "\x00\x01ELF\x7f\n" + TARGET[:9],
+             "fuzz_surrogate.py": f"# tag: Z\nname = 'caf\ud800'\n{TARGET[:9]}",
+             "fuzz_long.js": "// tag: Z\n" + minified(1_000_000),
+             "fuzz_lines.py": "".join(f"row_{n} = {n}\n" for n in range(100_000)),
+             "fuzz_empty.py": ""}
+POOL = [f"fuzz_pool_{n}.py" for n in range(4)]
+
+
+class Fuzz:
+    """The documents the fuzz asks about (FUZZ_DOCS, opened once; a pool it opens, changes and closes itself),
+    and the counts."""
+
+    def __init__(self, bench: Bench) -> None:
+        self.bench = bench
+        bench.use("anthropic")
+        self.uris = [bench.typist.open(name, text) for name, text in FUZZ_DOCS.items()]
+        self.pool = [(bench.root / name).as_uri() for name in POOL]
+        self.problems: list[str] = []
+
+    async def example(self, ops: list[tuple]) -> None:
+        server = self.bench.server
+        sent: list[tuple[Any, Any, asyncio.Future]] = []
+        cancelled: set = set()
+        for op in ops:
+            if op[0] == "ask":
+                msg_id = server.next_id()
+                future = asyncio.get_running_loop().create_future()
+                server.pending[msg_id] = future
+                server.send_raw(frame(S.encode({"jsonrpc": "2.0", "id": msg_id, "method": "textDocument/inlineCompletion",
+                                                "params": op[1]})))
+                sent.append((msg_id, op[1], future))
+            elif op[0] == "cancel":
+                if sent:
+                    msg_id = sent[op[1] % len(sent)][0]
+                    cancelled.add(msg_id)
+                    server.notify("$/cancelRequest", {"id": msg_id})
+            else:
+                server.send_raw(frame(S.encode({"jsonrpc": "2.0", "method": op[1], "params": op[2]})))
+        for msg_id, params, future in sent:
+            answer = await answered(future, TIMEOUT + BOUND_SLACK)
+            tally(AREA_FUZZ, cases=1)
+            if answer is None:
+                tally(AREA_FUZZ, hangs=1)
+                self.problems.append(f"no answer to {json.dumps(params)[:300]}")
+                continue
+            found = answer_problems(answer, as_sent(params), msg_id in cancelled)
+            if found:
+                tally(AREA_FUZZ, wrong=1)
+                self.problems += found[:1]
+        tally(AREA_FUZZ, cases=len(ops) - len(sent))
+
+
+def as_sent(params: Any) -> Any:
+    """The params as the server read them (DEEP and BIG placeholders made real); None when nested deeper than
+    JSON-RPC params may be (then only -32602 or no item is right)."""
+    try:
+        sent = json.loads(S.encode(params))
+    except RecursionError:
+        return None
+    level, stack = 0, [(sent, 1)]
+    while stack:  # how deep its objects and arrays go, without recursing
+        value, depth = stack.pop()
+        if isinstance(value, (list, dict)):
+            level = max(level, depth)
+            stack += [(v, depth + 1) for v in (value.values() if isinstance(value, dict) else value)]
+    return sent if level <= DEEPEST else None
+
+
+@pytest.fixture(scope="module")
+def fuzz(bench):
+    f = Fuzz(bench)
+    yield f
+    for uri in f.uris + f.pool:
+        bench.typist.close(uri)
+
+
+def inline_params(fuzz_uris: list[str]) -> st.SearchStrategy:
+    uri = st.one_of(st.sampled_from(fuzz_uris), st.sampled_from(["file:///ws/never.py", "untitled:Untitled-1",
+                                                                  "file:///", "file:///%00.py", "x", "file:///c%3A/a.py"]),
+                    S.unicode_text)
+    line = st.one_of(st.integers(0, 6), st.integers(-2, 2 ** 40), st.sampled_from([2 ** 31 - 1, 2 ** 31, 99_999]))
+    character = st.one_of(st.integers(0, 40), st.integers(-2, 2 ** 40), st.sampled_from([999_999, 1_000_000]))
+    position = st.fixed_dictionaries({"line": line, "character": character})
+    trigger = st.one_of(st.sampled_from([1, 2]), st.sampled_from([0, 3, -1, "2", None, True, 1.5, 2.0]))
+    selected = st.fixed_dictionaries({"range": st.fixed_dictionaries({"start": position, "end": position}),
+                                      "text": st.text(max_size=10)})
+    context = st.fixed_dictionaries({"triggerKind": trigger}, optional={"selectedCompletionInfo": S.field(selected)})
+    document = st.fixed_dictionaries({"uri": uri}, optional={"version": S.field(st.integers(-1, 50))})
+    formatting = st.fixed_dictionaries({}, optional={"tabSize": S.field(st.integers(-1, 20)),
+                                                     "insertSpaces": S.field(st.booleans())})
+    return S.params({"textDocument": document, "position": position, "context": context},
+                    {"formattingOptions": formatting, "workDoneToken": st.text(max_size=5)})
+
+
+def doc_notifications(pool: list[str]) -> st.SearchStrategy:
+    uri = st.sampled_from(pool)
+    text = st.one_of(st.text(max_size=200), S.unicode_text, st.just(TARGET[:9]),
+                     st.sampled_from(["\x00\x00", "a\rb\rc", "😀" * 50, "\ufeffx = 1\n"]))
+    position = st.fixed_dictionaries({"line": st.integers(-1, 5), "character": st.integers(-1, 60)})
+    opened = st.fixed_dictionaries({"textDocument": st.fixed_dictionaries({
+        "uri": uri, "languageId": st.sampled_from(["python", "", "javascript"]), "version": st.integers(0, 9),
+        "text": text})})
+    change = st.one_of(st.fixed_dictionaries({"text": text}), st.fixed_dictionaries({
+        "range": st.fixed_dictionaries({"start": position, "end": position}), "text": text}))
+    changed = st.fixed_dictionaries({"textDocument": st.fixed_dictionaries({"uri": uri, "version": st.integers(0, 99)}),
+                                     "contentChanges": st.lists(change, min_size=1, max_size=3)})
+    closed = st.fixed_dictionaries({"textDocument": st.fixed_dictionaries({"uri": uri})})
+    return st.one_of(st.tuples(st.just("notify"), st.just("textDocument/didOpen"), S.field(opened)),
+                     st.tuples(st.just("notify"), st.just("textDocument/didChange"), S.field(changed)),
+                     st.tuples(st.just("notify"), st.just("textDocument/didClose"), S.field(closed)))
+
+
+@settings(FUZZ, max_examples=scaled(120, 1200))
+@given(data=st.data())
+def test_requests_fuzzed(fuzz, data):
+    asks = inline_params(fuzz.uris + fuzz.pool).map(lambda p: ("ask", p))
+    cancels = st.integers(0, 50).map(lambda n: ("cancel", n))
+    ops = data.draw(st.lists(st.one_of(asks, asks, asks, doc_notifications(fuzz.pool), cancels),
+                             min_size=10, max_size=20))
+    fuzz.bench.run(fuzz.example(ops))
+    assert fuzz.bench.alive(), fuzz.bench.tail()
+    assert not fuzz.problems, fuzz.problems[:10]
+
+
+async def wait_quiet(server: RawServer) -> bool:
+    """Wait until what the server logged before now has been read: it logs an answer to no request of its own
+    (pygls: "Received response to unknown message id"), and that line is awaited on stderr."""
+    probe = f"quiet-{server.next_id()}"
+    server.send({"jsonrpc": "2.0", "id": probe, "result": None})
+    await wait_for(lambda: probe.encode() in server.stderr)
+    return True
