@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import re
 from pathlib import Path
 from typing import Any, Optional
@@ -166,6 +167,48 @@ async def answered(future: asyncio.Future, bound: float) -> Optional[dict]:
         return await asyncio.wait_for(future, bound)
     except asyncio.TimeoutError:
         return None
+
+
+class Typed:
+    """A document being typed in: `# tag: X` on its first line, TARGET typed up to `k` on its last line, which the
+    cursor ends; each step types, backspaces, retags (an edit elsewhere) or does nothing, at random."""
+
+    LINE = 3
+
+    def __init__(self, typist: Typist, name: str, kind_line: str = "") -> None:
+        self.typist, self.k, self.tags = typist, 1, 0
+        self.uri = typist.open(name, f"# tag: T0\n{kind_line}\n\n{TARGET[:1]}")
+
+    @property
+    def tag(self) -> str:
+        return f"T{self.tags}"
+
+    def step(self, rng: random.Random) -> None:
+        r = rng.random()
+        if r < 0.55 and self.k < len(TARGET) - 2:
+            self.typist.edit(self.uri, self.LINE, self.k, self.k, TARGET[self.k])
+            self.k += 1
+        elif r < 0.8 and self.k > 1:
+            self.typist.edit(self.uri, self.LINE, self.k - 1, self.k, "")
+            self.k -= 1
+        elif r < 0.9:
+            old = self.tag
+            self.tags += 1
+            self.typist.edit(self.uri, 0, 7, 7 + len(old), self.tag)
+
+    def ask(self, **extra: Any) -> tuple[dict, Any, asyncio.Future, str]:
+        """A request at the cursor: (params, id, future, the one suggestion it may get)."""
+        params, msg_id, future = self.typist.ask(self.uri, self.LINE, self.k, **extra)
+        return params, msg_id, future, expected_item_text(TARGET[:self.k], self.tag)
+
+
+async def pace(loop: asyncio.AbstractEventLoop, start: float, sent: int, rate: float) -> None:
+    """Keep to `rate` requests a second (a typist's pace, not a wait for the server)."""
+    ahead = start + sent / rate - loop.time()
+    if ahead > 0:
+        await asyncio.sleep(ahead)
+    elif sent % 50 == 0:
+        await asyncio.sleep(0)
 
 
 # ---- what a correct answer is (PROTOCOL §10) ----------------------------------------------------------------

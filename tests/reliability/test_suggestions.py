@@ -40,8 +40,9 @@ from tests.reliability import strategies as S
 from tests.reliability.conftest import server_env, tally
 from tests.reliability.rawlsp import NO_ANSWER, RawServer, frame
 from tests.reliability.suggesting import (
-    BOUND_SLACK, OTHER, TARGET, ChatLane, Typist, WatchedServer, answer_for, answer_problems, answered, completions_settings,
-    configure, expected_item_text, fim_prefix, fim_says, items_of, messages_prefix, messages_says, warnings)
+    BOUND_SLACK, OTHER, TARGET, ChatLane, Typed, Typist, WatchedServer, answer_for, answer_problems, answered,
+    completions_settings, configure, expected_item_text, fim_prefix, fim_says, items_of, messages_prefix, messages_says,
+    pace, warnings)
 
 LONG = "--long" in sys.argv
 AREA_FUZZ = "suggestions: requests fuzzed"
@@ -667,48 +668,6 @@ async def test_the_first_suggestion_cancelled_while_the_sdk_loads(tmp_path, kind
 
 # ---- a thousand a second, and cancel storms ---------------------------------------------------------------------
 
-class Typed:
-    """A document being typed in: `# tag: X` on its first line, TARGET typed up to `k` on its last line, which the
-    cursor ends; each step types, backspaces, retags (an edit elsewhere) or does nothing, at random."""
-
-    LINE = 3
-
-    def __init__(self, typist: Typist, name: str, kind_line: str = "") -> None:
-        self.typist, self.k, self.tags = typist, 1, 0
-        self.uri = typist.open(name, f"# tag: T0\n{kind_line}\n\n{TARGET[:1]}")
-
-    @property
-    def tag(self) -> str:
-        return f"T{self.tags}"
-
-    def step(self, rng: random.Random) -> None:
-        r = rng.random()
-        if r < 0.55 and self.k < len(TARGET) - 2:
-            self.typist.edit(self.uri, self.LINE, self.k, self.k, TARGET[self.k])
-            self.k += 1
-        elif r < 0.8 and self.k > 1:
-            self.typist.edit(self.uri, self.LINE, self.k - 1, self.k, "")
-            self.k -= 1
-        elif r < 0.9:
-            old = self.tag
-            self.tags += 1
-            self.typist.edit(self.uri, 0, 7, 7 + len(old), self.tag)
-
-    def ask(self, **extra: Any) -> tuple[dict, Any, asyncio.Future, str]:
-        """A request at the cursor: (params, id, future, the one suggestion it may get)."""
-        params, msg_id, future = self.typist.ask(self.uri, self.LINE, self.k, **extra)
-        return params, msg_id, future, expected_item_text(TARGET[:self.k], self.tag)
-
-
-async def pace(loop: asyncio.AbstractEventLoop, start: float, sent: int, rate: float) -> None:
-    """Keep to `rate` requests a second (a typist's pace, not a wait for the server)."""
-    ahead = start + sent / rate - loop.time()
-    if ahead > 0:
-        await asyncio.sleep(ahead)
-    elif sent % 50 == 0:
-        await asyncio.sleep(0)
-
-
 def judge(area: str, answers: list[tuple[dict, Optional[dict], str, bool]], problems: list[str]) -> int:
     """Tally (params, answer, expected insertText or "" for none possible, cancelled) under `area`; the items."""
     items = 0
@@ -1090,3 +1049,21 @@ async def wait_quiet(server: RawServer) -> bool:
     server.send({"jsonrpc": "2.0", "id": probe, "result": None})
     await wait_for(lambda: probe.encode() in server.stderr)
     return True
+
+
+def test_keystrokes_leave_nothing_behind(bench):
+    """Each didChange (and didOpen, didClose) left a future in pygls's table of requests being handled, for good: a
+    keystroke's worth of memory, for as long as the editor stays open."""
+    t = bench.typist
+
+    async def go() -> tuple[int, int]:
+        before = (await bench.server.request("agent/_debugCounts", {}))["result"]["requests"]
+        uri = t.open("keystrokes.py", "")
+        for n in range(300):
+            t.edit(uri, 0, n, n, "x")
+        t.close(uri)
+        return before, (await bench.server.request("agent/_debugCounts", {}))["result"]["requests"]
+
+    before, after = bench.run(go())
+    assert after <= before + 1, (before, after)  # + this probe itself, still being handled as it counts
+    tally(AREA_FUZZ, cases=302)
