@@ -61,6 +61,8 @@ class FakeLegacyCompletions(FakeChatCompletions):
         class Handler(super()._handler()):  # its quiet log and its JSON answers; POST is this API's
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                if not body:  # the client went away before its body
+                    return
                 path = self.path.split("?")[0].rstrip("/")
                 if path != "/v1/completions":
                     return self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})

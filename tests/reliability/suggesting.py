@@ -290,6 +290,15 @@ def answer_problems(answer: dict, params: Any, cancelled: bool = False) -> list[
     return problems
 
 
+def version_problems(answer: dict, params: Any, expected: str, cancelled: bool) -> list[str]:
+    """Why `answer` is not right for a request whose one possible suggestion is `expected` ("" for none)."""
+    found = answer_problems(answer, params, cancelled)
+    got = [i["insertText"] for i in items_of(answer)]
+    if got and got != [expected]:
+        found.append(f"{got} where only {[expected] if expected else 'no item'} fits its version")
+    return found
+
+
 def items_of(answer: dict) -> list[dict]:
     return ((answer or {}).get("result") or {}).get("items") or []
 
