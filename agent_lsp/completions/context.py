@@ -28,7 +28,10 @@ OTHER_BUFFERS = 3
 DEFINITIONS = 2
 DEFINITION_BUDGET = 0.3
 """Seconds the language features may take, all definitions together; what has not answered by then is left out."""
+NAME_WINDOW = 400
+"""Characters before the cursor looked at for names worth a definition."""
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME_PART = re.compile(r"[A-Za-z0-9_]")
 
 
 class Documents(Protocol):
@@ -156,7 +159,9 @@ async def definitions(source: ContextSource, doc: OpenDocument, offset: int) -> 
         return []
     line_start = doc.text.rfind("\n", 0, offset) + 1
     line = doc.text.count("\n", 0, line_start)
-    names = names_before(doc.text[line_start:offset])
+    start = max(line_start, offset - NAME_WINDOW)  # not the whole of a long line: a minified one is megabytes
+    names = [start - line_start + column for column in names_before(doc.text[start:offset])
+             if not (column == 0 and start > line_start and _NAME_PART.match(doc.text, start - 1))]  # not one cut
     found: list[Snippet] = []
     try:
         async with asyncio.timeout(DEFINITION_BUDGET):

@@ -35,6 +35,7 @@ class ModelStream:
         self._waiters: list[asyncio.Future] = []
         self._on_end = on_end
         self._suggestion: Optional[str] = None
+        self._closing = False
         self._task = asyncio.get_running_loop().create_task(self._run(completer, prompt))
 
     async def _run(self, completer: Completer, prompt: Callable[[], Awaitable[CompletionPrompt]]) -> None:
@@ -108,6 +109,7 @@ class ModelStream:
                 waiter.set_result(None)
 
     def close(self) -> None:
-        """Close the model request now (nothing once it has ended)."""
-        if not self._task.done():
+        """Close the model request now (nothing once it has ended, or once it is closing)."""
+        if not self._task.done() and not self._closing:
+            self._closing = True  # once: a second cancel would break into the provider's own clean-up
             self._task.cancel()

@@ -12,6 +12,7 @@ from collections import OrderedDict
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Optional
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
@@ -39,7 +40,7 @@ def register_inline_completion(server: Any) -> None:
     @server.feature(INLINE_COMPLETION)
     async def inline_completion(ls: Any, params: Any) -> dict:
         uri, line, character, trigger_version, indent = parse(params)
-        doc = ls.workspace.text_documents.get(uri)
+        doc = open_text_document(ls, uri)
         if doc is None:  # never opened (or closed): nothing to complete from
             return {"items": []}
         offset = offset_of(doc.source, line, character, _encoding(ls))
@@ -231,6 +232,12 @@ def _count(ls: Any, what: str) -> None:
         setattr(engine.stats, what, getattr(engine.stats, what) + 1)
 
 
+def open_text_document(server: Any, uri: str) -> Any:
+    """pygls's document for `uri` when the editor has it open, else None. (pygls keeps documents under the URI
+    unescaped: `file:///c%3A/a%20b.py` is there as `file:///c:/a b.py`.)"""
+    return server.workspace.text_documents.get(unquote(uri))
+
+
 def _open_document(doc: Any) -> Any:
     from agent_lsp.core.ports import OpenDocument
     from agent_lsp.lsp.convert import lsp_uri_to_path  # (with the core: not at start-up)
@@ -251,7 +258,7 @@ class _Buffers:
         return _roots(self._server)
 
     def get(self, uri: str) -> Any:
-        doc = self._server.workspace.text_documents.get(uri)
+        doc = open_text_document(self._server, uri)
         return _open_document(doc) if doc is not None else None
 
     def recent(self) -> list[tuple[str, int]]:

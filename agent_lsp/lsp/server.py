@@ -19,7 +19,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
-from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCProtocol, JsonRPCRequestMessage, JsonRPCResponseMessage
 
 from agent_lsp import DISTRIBUTION, __version__
 from agent_lsp.capabilities import client_agent_capabilities, server_agent_capabilities
@@ -62,7 +62,8 @@ class _Writer:
 
 class AgentProtocol(LanguageServerProtocol):
     """pygls's protocol plus the agent capabilities, a guard for late replies, one log line (not a traceback)
-    for a request answered with a JSON-RPC error on purpose (-32602, -32001...), and a quiet, quick exit."""
+    for a request answered with a JSON-RPC error on purpose (-32602, -32001...), a quiet, quick exit, and no
+    notification's future kept once it is done."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -101,8 +102,25 @@ class AgentProtocol(LanguageServerProtocol):
         if msg_id not in self._request_futures:  # answered already (a sync handler, an unknown method)
             self._methods.pop(msg_id, None)
 
+    # pygls 2.1 keeps a notification handler's future in its private table of running requests for good (a leak
+    # per didChange) and offers no public hook to take it out
+    def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
+        if getattr(callback, "__func__", None) is JsonRPCProtocol._check_handler_result:
+            # a notification's handler: pygls files its future under a made-up id in the table of requests being
+            # handled and never takes it out (a future per didChange, for good); out once it is done
+            check = callback
+
+            def callback(future: Any, msg_id: Any = msg_id) -> None:
+                self._request_futures.pop(msg_id, None)
+                check(future)
+
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+
     # pygls 2.1 has no public hook for $/cancelRequest: it warns for every id already answered
     def _handle_cancel_notification(self, msg_id):
+        if isinstance(msg_id, bool) or not isinstance(msg_id, (int, float, str)):  # no request has such an id
+            log.info("$/cancelRequest with an id no request can have (%s) dropped", type(msg_id).__name__)
+            return
         if msg_id not in self._request_futures:  # answered already: clients send these routinely (no warning)
             log.debug("$/cancelRequest for %s, which is no longer running", msg_id)
             return

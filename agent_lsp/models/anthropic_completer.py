@@ -51,9 +51,28 @@ class AnthropicCompleter:
                     model=self.name, max_tokens=hole.max_tokens(prompt), stop_sequences=[hole.STOP],
                     system=[{"type": "text", "text": hole.SYSTEM, "cache_control": EPHEMERAL}],
                     messages=[{"role": "user", "content": content}]) as stream:
-                async for text in stream.text_stream:  # leaving the block closes the response (and its connection)
-                    if text:
-                        yield text
+                content_type = stream.response.headers.get("content-type", "")
+                if "html" in content_type:
+                    raise ModelError("llm_error", f"{self._url(client)} answered 200 with an HTML page "
+                                                  f"({content_type}), not the Messages API.")
+                started = ended = False
+                async for event in stream:  # leaving the block closes the response (and its connection)
+                    if event.type == "text" and event.text:
+                        yield event.text
+                    elif event.type == "message_start":
+                        started = True
+                    elif event.type == "message_delta" and event.delta.stop_reason:
+                        ended = True
+                    elif event.type == "message_stop":
+                        break  # its end, even if the server keeps the stream open
+                # a stream cut before its stop reason is a failure: never a suggestion of the part that came
+                if not started:
+                    raise ModelError("llm_error", f"{self._url(client)} answered 200 "
+                                                  f"({content_type or 'no content-type'}) but sent no Messages "
+                                                  "API events.")
+                if not ended:
+                    raise ModelError("llm_error", f"The model stream from {self._url(client)} broke off before its "
+                                                  "end.")
         except anthropic.APIStatusError as e:
             raise ModelError("llm_error", f"{self._url(client)} answered {e.status_code}: {_said(e)}") from None
         except (anthropic.APITimeoutError, httpx2.TimeoutException):
@@ -64,6 +83,9 @@ class AnthropicCompleter:
             raise ModelError("llm_error", f"Could not reach {self._url(client)} ({type(cause).__name__}).") from None
         except (anthropic.APIError, httpx2.TransportError) as e:
             raise ModelError("llm_error", f"{type(e).__name__}: {e}" if str(e) else type(e).__name__) from None
+        except (ValueError, LookupError, AssertionError, TypeError, AttributeError) as e:  # the SDK reading junk
+            raise ModelError("llm_error", f"The model stream from {self._url(client)} sent something that is not "
+                                          f"a Messages API event ({type(e).__name__}).") from None
 
     @staticmethod
     def _url(client: Any) -> str:

@@ -45,10 +45,24 @@ class OpenAICompleter:
                     model=self.name, messages=hole.chat_messages(prompt), max_tokens=hole.max_tokens(prompt),
                     stop=[hole.STOP], stream=True)
             async with stream:  # leaving the block closes the response (and its connection)
+                content_type = stream.response.headers.get("content-type", "")
+                if "html" in content_type:
+                    raise ModelError("llm_error", f"{self._url()} answered 200 with an HTML page ({content_type}), "
+                                                  "not an OpenAI-compatible API.")
+                chunks, finished = 0, False
                 async for chunk in stream:
-                    text = _text(chunk)
+                    chunks += 1
+                    text, finished = _text(chunk)
                     if text:
                         yield text
+                    if finished:
+                        break  # its end, even if the server keeps the stream open
+                # a stream cut before its finish reason is a failure: never a suggestion of the part that came
+                if not chunks:
+                    raise ModelError("llm_error", f"{self._url()} answered 200 ({content_type or 'no content-type'}) "
+                                                  "but sent no chunks.")
+                if not finished:
+                    raise ModelError("llm_error", f"The model stream from {self._url()} broke off before its end.")
         except openai.APIStatusError as e:
             raise status_error(e, self.name, self._url(), had_tools=False) from None
         except (openai.APITimeoutError, httpx2.TimeoutException):
@@ -58,18 +72,26 @@ class OpenAICompleter:
             raise ModelError("llm_error", connection_message(e, self._url())) from None
         except (openai.APIError, httpx2.TransportError) as e:
             raise ModelError("llm_error", f"{type(e).__name__}: {e}" if str(e) else type(e).__name__) from None
+        except (ValueError, LookupError, TypeError, AttributeError) as e:  # the SDK reading junk, or _text
+            raise ModelError("llm_error", f"The model stream from {self._url()} sent something that is not a "
+                                          f"{'completions' if self.api == 'fim' else 'chat.completions'} chunk "
+                                          f"({type(e).__name__}: {str(e)[:200]}).") from None
 
     def _url(self) -> str:
         return f"{self.base_url.rstrip('/')}/{'completions' if self.api == 'fim' else 'chat/completions'}"
 
 
-def _text(chunk: Any) -> str:
-    """The text of one streamed chunk: a completion's `text`, a chat delta's `content`."""
+def _text(chunk: Any) -> tuple[str, bool]:
+    """(the text, whether it ends the answer) of one streamed chunk: a completion's `text`, a chat delta's
+    `content`, and its finish reason; ValueError when the text is not a string."""
     choices = getattr(chunk, "choices", None) or []
     if not choices:
-        return ""
+        return "", False
     choice = choices[0]
-    if hasattr(choice, "delta"):
-        return getattr(choice.delta, "content", None) or ""
-    return getattr(choice, "text", None) or ""
+    delta = getattr(choice, "delta", None)
+    text = getattr(delta, "content", None) if delta is not None else getattr(choice, "text", None)
+    if text is not None and not isinstance(text, str):
+        kind = {bool: "boolean", int: "number", float: "number", list: "array", dict: "object"}.get(type(text), "value")
+        raise ValueError(f"a chunk's text is a JSON {kind}")
+    return text or "", getattr(choice, "finish_reason", None) is not None
 

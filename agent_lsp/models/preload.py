@@ -42,7 +42,9 @@ async def imported(*modules: str) -> None:
         if future.done():  # every call after the first: no trip through the loop
             continue
         try:
-            await asyncio.wrap_future(future)
+            # shielded: a caller cancelled meanwhile (a suggestion the editor cancels, an aborted chat) would cancel
+            # the shared future, and every later caller would wait for it for ever
+            await asyncio.shield(asyncio.wrap_future(future))
         except Exception:
             pass
 

@@ -9,9 +9,12 @@ posts to /v1/completions). Each POST takes the next reply of the script; every r
 A script is a JSON list of replies:
   {"text": "the completion", "delay": seconds between chunks, "stall": seconds before the headers,
    "hold": true (send nothing until the client goes away), "finish_reason": "stop"|"length",
+   "cut_after": N (drop the connection after N chunks), "hang": true (after the chunks, keep the stream open),
+   "chunks": [raw chunk dicts instead of the generated ones],
    in-process only: "pause_at": N with "resume": a threading.Event (after N chunks, wait until it is set, or
    until the client goes away)}
-  {"status": 404, "error": {"message": "...", "type": "..."}}
+  {"status": 404, "error": {"message": "...", "type": "..."}, "headers": {...}}
+  {"raw": "a literal body", "content_type": "text/html", "raw_status": 200} (an HTML page, a damaged stream)
 The text streams in word-sized chunks (`text_chunks`), then a chunk with the finish reason, then `data: [DONE]`.
 """
 
@@ -58,6 +61,8 @@ class FakeLegacyCompletions(FakeChatCompletions):
         class Handler(super()._handler()):  # its quiet log and its JSON answers; POST is this API's
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                if not body:  # the client went away before its body
+                    return
                 path = self.path.split("?")[0].rstrip("/")
                 if path != "/v1/completions":
                     return self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
@@ -65,7 +70,10 @@ class FakeLegacyCompletions(FakeChatCompletions):
                     return self._json(400, {"error": {"message": "this fake only streams", "type": "invalid_request"}})
                 number, reply = fake._next(body, self.headers.get("authorization"))
                 if "status" in reply:
-                    return self._json(reply["status"], {"error": {"param": None, "code": None, **reply["error"]}})
+                    return self._json(reply["status"], {"error": {"param": None, "code": None, **reply["error"]}},
+                                      reply.get("headers", {}))
+                if "raw" in reply:
+                    return self._raw(reply.get("raw_status", 200), reply["raw"].encode(), reply["content_type"])
                 try:
                     time.sleep(reply.get("stall", 0))
                     if reply.get("hold"):
@@ -73,12 +81,20 @@ class FakeLegacyCompletions(FakeChatCompletions):
                     self.send_response(200)
                     self.send_header("content-type", "text/event-stream")
                     self.end_headers()
-                    for n, chunk in enumerate(reply_chunks(reply, number, body.get("model", "?"))):
+                    chunks = reply.get("chunks") or reply_chunks(reply, number, body.get("model", "?"))
+                    for n, chunk in enumerate(chunks):
+                        if n == reply.get("cut_after"):
+                            return
                         if n == reply.get("pause_at"):
                             self._hold(reply["resume"])
                         self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                         self.wfile.flush()
                         time.sleep(reply.get("delay", 0))
+                    if reply.get("hang"):  # keep the stream open (SSE comments) until the client goes away
+                        while True:
+                            self.wfile.write(b": keep-alive\n\n")
+                            self.wfile.flush()
+                            time.sleep(0.05)
                     self.wfile.write(b"data: [DONE]\n\n")
                     self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):

@@ -12,7 +12,8 @@ A script is a JSON list of replies:
    "hold": true (send nothing until the client goes away), "hang": true (after the events, keep the stream open),
    in-process only: "pause_at": N with "resume": a threading.Event (after N events, wait until it is set, or until
    the client goes away)}
-  {"raw": "text"} (a 200 event stream whose body is exactly this text: malformed SSE)
+  {"raw": "text"} (a 200 event stream whose body is exactly this text: malformed SSE; `content_type` and
+   `raw_status` make it another body, e.g. an HTML page)
   {"status": 500, "error": {"type": "api_error", "message": "..."}, "headers": {...}}
   {"events": [...raw event dicts...]}
 GET /v1/models answers `MODELS` (the Models API's page shape).
@@ -163,10 +164,10 @@ class FakeMessagesAPI:
                     if reply.get("hold"):
                         self._hold()
                     fake.first_byte_at.append(time.perf_counter())
-                    self.send_response(200)
-                    self.send_header("content-type", "text/event-stream")
+                    self.send_response(reply.get("raw_status", 200))
+                    self.send_header("content-type", reply.get("content_type", "text/event-stream"))
                     self.end_headers()
-                    if "raw" in reply:  # malformed SSE, exactly as given
+                    if "raw" in reply:  # malformed SSE (or another body), exactly as given
                         self.wfile.write(reply["raw"].encode())
                         self.wfile.flush()
                         return
