@@ -272,7 +272,8 @@ async def _closing_once(server: str, rounds: int, root: Path) -> tuple[list[floa
     older suggestion), to the older request's model stream closed, as the fake model sees it; inf when it stays open
     for as long as the model takes."""
     async with _serving(server, OracleModel(latency=2.0, fixed="value = compute(items)"), root) as (client, model):
-        text = "".join(f"def f{n}(items):\n    return items\n\n" for n in range(20))
+        # a place of its own for every request: a suggestion left at a place would answer a later request there
+        text = "".join(f"def f{n}(items):\n    return items\n\n" for n in range(2 * rounds))
         uri = (root / "closing.py").as_uri()
         client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
                                                                 "text": text}})
@@ -288,7 +289,7 @@ async def _closing_once(server: str, rounds: int, root: Path) -> tuple[list[floa
             return closed - since if closed is not None else float("inf")
 
         for n in range(rounds):
-            here = {"line": 3 * (n % 20) + 1, "character": 4}
+            here = {"line": 6 * n + 1, "character": 4}
             ask = {"textDocument": {"uri": uri}, "position": here, "context": {"triggerKind": 2}}
             calls = len(model.calls)
             msg_id, future = client.send("textDocument/inlineCompletion", ask)
@@ -301,7 +302,7 @@ async def _closing_once(server: str, rounds: int, root: Path) -> tuple[list[floa
             calls = len(model.calls)
             _, first = client.send("textDocument/inlineCompletion", ask)
             await until(lambda: len(model.calls) > calls)
-            there = {"textDocument": {"uri": uri}, "position": {"line": 3 * ((n + 7) % 20) + 1, "character": 4},
+            there = {"textDocument": {"uri": uri}, "position": {"line": 6 * n + 4, "character": 4},
                      "context": {"triggerKind": 2}}
             sent = time.perf_counter()
             newer_id, newer = client.send("textDocument/inlineCompletion", there)
