@@ -25,6 +25,7 @@ class Call:
     closed: Optional[float] = None
     """When the client was seen closing the stream before its end."""
     answer: str = ""
+    prompt: str = ""
 
 
 @dataclass
@@ -84,7 +85,8 @@ class OracleModel:
                 with fake._lock:
                     fake.calls.append(call)
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
-                call.answer = fake.answer(body.get("prompt", ""))
+                call.prompt = body.get("prompt", "")
+                call.answer = fake.answer(call.prompt)
                 if self._closed_within(fake.latency):
                     call.closed = time.perf_counter()
                     return

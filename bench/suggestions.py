@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Optional
 
 from bench.figures import AGENT, Row, env_for, p99
-from bench.oracle_model import OracleModel
+from bench.oracle_model import Call, OracleModel
 from bench.startup import rss_kib
 from bench.typing_replay import Edit, edits, keystrokes
 from agent_lsp.demo.client import LspClient
@@ -280,33 +280,40 @@ async def _closing_once(server: str, rounds: int, root: Path) -> tuple[list[floa
         cancelled: list[float] = []
         superseded: list[float] = []
 
-        async def closed_after(call_number: int, since: float) -> float:
+        def asking(since: int, at: str) -> Optional[Call]:
+            """The first call after the `since`th that asks at the place whose text before ends with `at`."""
+            return next((c for c in model.calls[since:] if c.prompt.endswith(at)), None)
+
+        async def closed_after(call: Call, since: float) -> float:
             try:
-                await until(lambda: model.calls[call_number].closed or model.calls[call_number].finished, timeout=5)
+                await until(lambda: call.closed or call.finished, timeout=5)
             except TimeoutError:
                 return float("inf")
-            closed = model.calls[call_number].closed
+            closed = call.closed
             return closed - since if closed is not None else float("inf")
 
         for n in range(rounds):
             here = {"line": 6 * n + 1, "character": 4}
             ask = {"textDocument": {"uri": uri}, "position": here, "context": {"triggerKind": 2}}
+            # a cancelled request's model call can still reach the fake after its answer: each call is told by
+            # the place it asks for (the FIM prompt ends at the cursor)
+            at = f"def f{2 * n}(items):\n    "
             calls = len(model.calls)
             msg_id, future = client.send("textDocument/inlineCompletion", ask)
-            await until(lambda: len(model.calls) > calls)
+            call = await until(lambda: asking(calls, at))
             sent = time.perf_counter()
             client.notify("$/cancelRequest", {"id": msg_id})
-            cancelled.append(await closed_after(calls, sent))
+            cancelled.append(await closed_after(call, sent))
             await _settle(future)
 
             calls = len(model.calls)
             _, first = client.send("textDocument/inlineCompletion", ask)
-            await until(lambda: len(model.calls) > calls)
+            call = await until(lambda: asking(calls, at))
             there = {"textDocument": {"uri": uri}, "position": {"line": 6 * n + 4, "character": 4},
                      "context": {"triggerKind": 2}}
             sent = time.perf_counter()
             newer_id, newer = client.send("textDocument/inlineCompletion", there)
-            superseded.append(await closed_after(calls, sent))
+            superseded.append(await closed_after(call, sent))
             client.notify("$/cancelRequest", {"id": newer_id})
             await _settle(first, newer)
     return cancelled, superseded
