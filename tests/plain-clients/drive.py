@@ -68,18 +68,24 @@ class Emacs:
         self.tmux("send-keys", "-t", "e", "-l", text)
 
     def command(self, name: str) -> None:
-        """M-x NAME RET."""
-        self.keys("M-x")
-        self.wait(lambda s: s.rstrip().splitlines()[-1] == "M-x", "M-x")
+        """M-x NAME RET. A message that lands as M-x is read can take the minibuffer back (the screen then shows
+        `Quit`): M-x is pressed again, up to three times."""
+        for attempt in range(3):
+            self.keys("M-x")
+            try:
+                self.wait(lambda s: s.rstrip().splitlines()[-1] == "M-x", "M-x", 10 if attempt < 2 else CEILING)
+                break
+            except TimeoutError:
+                self.keys("C-g")
         self.type(name)
         self.wait(lambda s: s.rstrip().splitlines()[-1] == f"M-x {name}", name)
         self.keys("Enter")
 
-    def wait(self, predicate: Callable[[str], bool], what: str = "the screen") -> str:
+    def wait(self, predicate: Callable[[str], bool], what: str = "the screen", timeout: float = CEILING) -> str:
         def shown() -> str:
             screen = self.screen()
             return screen if predicate(screen) else ""
-        return until_blocking(shown, CEILING, what, every=0.1)
+        return until_blocking(shown, timeout, what, every=0.1)
 
     def shows(self, *texts: str) -> str:
         return self.wait(lambda s: all(t in s for t in texts), " and ".join(map(repr, texts)))
