@@ -84,13 +84,10 @@ def configure(server: RawServer, completions: dict) -> None:
 class WatchedServer(RawServer):
     """A RawServer that also keeps each log record of its stderr carrying a traceback (`tracebacks`), however much
     it writes (its `stderr` keeps only the end); pygls's own "Unable to deserialize message" is not kept (what it
-    logs for a notification of hostile params, which the wire then drops with a line of its own), nor Python's
-    "async generator already executing" (an open finding, docs/reliability.md: counted in `finalized`)."""
+    logs for a notification of hostile params, which the wire then drops with a line of its own)."""
 
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.tracebacks: list[str] = []
-        self.finalized = 0
-        """Records of an SDK's stream generator finalized by the garbage collector while running."""
         self._record = ""
         super().__init__(proc)
 
@@ -103,12 +100,7 @@ class WatchedServer(RawServer):
 
     def _scan(self, text: str) -> None:
         *records, self._record = _RECORD.split(self._record + text)
-        for record in records:
-            if "Exception ignored in: <async_generator" in record and "async generator already executing" in record:
-                self.finalized += 1
-            elif "Traceback" in record and ("Unable to deserialize message" not in record
-                                            or "Exception ignored" in record):
-                self.tracebacks.append(record[:3000])
+        self.tracebacks += [r[:3000] for r in records if "Traceback" in r and "Unable to deserialize message" not in r]
 
 
 _RECORD = re.compile(r"\n(?=\d{4}-\d\d-\d\d \d\d:\d\d:\d\d|Exception ignored in)")

@@ -125,8 +125,7 @@ class Bench:
             self.run(self.lane.stop())
             stats = self.run(self.server.request("agent/completionStats", {}))["result"]
             figures = {k: v for k, v in self.lane.figures().items() if k != "warm-up"}
-            print(f"suggestions: stats {stats}; chats beside (count, median durationMs) {figures}; SDK stream "
-                  f"generators finalized while running: {self.server.finalized}")
+            print(f"suggestions: stats {stats}; chats beside (count, median durationMs) {figures}")
             self.run(self.server.stop())
         finally:
             self.loop.call_soon_threadsafe(self.loop.stop)

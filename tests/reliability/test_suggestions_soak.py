@@ -283,8 +283,7 @@ async def test_soak_chats_over_lsp_and_acp_with_suggestions_all_the_while(tmp_pa
     print("soak (chats, LSP server, ACP agent):")
     for chats, lsp, acp in soak.samples:
         print(f"  {chats}: lsp {lsp}; acp {acp}")
-    print(f"soak: {soak.chats} chats, {soak.suggestions} suggestions ({soak.items} items); SDK stream generators "
-          f"finalized while running: {soak.lsp.finalized}")
+    print(f"soak: {soak.chats} chats, {soak.suggestions} suggestions ({soak.items} items)")
     lost = 0
     for front in ("lsp", "acp"):
         stored = soak.stored(front)
