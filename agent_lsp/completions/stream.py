@@ -36,6 +36,8 @@ class ModelStream:
         self._on_end = on_end
         self._suggestion: Optional[str] = None
         self._closing = False
+        self._stopping = False
+        """It has read enough and cancelled its own task to stop reading."""
         self._task = asyncio.get_running_loop().create_task(self._run(completer, prompt))
 
     async def _run(self, completer: Completer, prompt: Callable[[], Awaitable[CompletionPrompt]]) -> None:
@@ -45,13 +47,19 @@ class ModelStream:
                 async for text in answer:
                     self.raw += text
                     self._wake()
-                    if self._enough():  # the rest would be cut anyway: stop paying for it
-                        break
+                    if self._enough() and not self._stopping:  # the rest would be cut anyway: stop paying for it
+                        # by a cancel, which unwinds the provider's stream from its innermost read and closes each
+                        # of its generators on the way (a break would leave them to the garbage collector, which
+                        # may finalize one from another thread while it runs: "already executing")
+                        self._stopping = True
+                        self._task.cancel()
             finally:
                 await answer.aclose()
         except asyncio.CancelledError:
-            self.closed = True
-            raise
+            if not self._stopping or self._closing:
+                self.closed = True
+                raise
+            self._task.uncancel()  # stopped by itself, having read enough: the answer is whole
         except ModelError as e:
             self.error = e
         except Exception as e:  # a provider's bug must not end as a traceback in the editor

@@ -100,11 +100,11 @@ class WatchedServer(RawServer):
 
     def _scan(self, text: str) -> None:
         *records, self._record = _RECORD.split(self._record + text)
-        self.tracebacks += [r[:3000] for r in records if "Traceback" in r and (
-            "Unable to deserialize message" not in r or "Exception ignored" in r)]
+        self.tracebacks += [r[:3000] for r in records if "Traceback" in r and "Unable to deserialize message" not in r]
 
 
-_RECORD = re.compile(r"\n(?=\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
+_RECORD = re.compile(r"\n(?=\d{4}-\d\d-\d\d \d\d:\d\d:\d\d|Exception ignored in)")
+"""Where a record of the log begins: its timestamp, or Python's own report of an exception it could not raise."""
 
 
 # ---- the typist ------------------------------------------------------------------------------------------------

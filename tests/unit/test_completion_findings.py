@@ -1,6 +1,7 @@
 """What the reliability area of suggestions found (tests/reliability/test_suggestions.py), each a test of its own:
-closing a model request however often lets the provider's clean-up end (completions/stream.py); a long line is
-searched for names near the cursor only (completions/context.py)."""
+closing a model request however often lets the provider's clean-up end, and a request that has read enough
+closes every generator of its stream as it stops (completions/stream.py); a long line is searched for names near
+the cursor only (completions/context.py)."""
 
 from __future__ import annotations
 
@@ -85,3 +86,47 @@ def test_a_long_line_is_searched_for_names_near_the_cursor_only(monkeypatch):
     assert searched == [context.NAME_WINDOW]
     assert [r[1]["position"] for r in language.requests] == [
         {"line": 1, "character": line.rindex("load_config")}, {"line": 1, "character": line.rindex("b(")}]
+
+
+class Endless:
+    """A model that streams lines for ever, through generators of its own, as an SDK's stream does (its reader, the
+    HTTP response's chunks); each notes when it is closed."""
+
+    name = "endless"
+
+    def __init__(self) -> None:
+        self.closed: list[str] = []
+
+    async def _chunks(self) -> AsyncIterator[str]:
+        try:
+            n = 0
+            while True:
+                await asyncio.sleep(0)  # a read from the network
+                n += 1
+                yield f"line_{n} = {n}\n"
+        finally:
+            self.closed.append("chunks")
+
+    async def complete(self, prompt: CompletionPrompt) -> AsyncIterator[str]:
+        chunks = self._chunks()
+        try:
+            async for text in chunks:  # as an SDK's stream iterates its response
+                yield text
+        finally:
+            self.closed.append("answer")
+
+
+def test_enough_read_closes_every_generator_of_the_stream():
+    """A suggestion that had every line it could keep stopped reading with a break: the provider's own generators
+    (the SDK's stream, httpx's response chunks) were left suspended for the garbage collector, which now and then
+    finalized one from another thread while it ran ("async generator already executing" in the log)."""
+    async def go() -> None:
+        model = Endless()
+        ended = []
+        stream = ModelStream(place_at("file:///a.py", 1, "x = ", 4), 3, model, _prompt, ended.append)
+        await asyncio.wait_for(_until(lambda: ended), 10)
+        assert model.closed == ["chunks", "answer"]  # from the innermost read outwards, before the stream ended
+        assert stream.done and not stream.closed and stream.error is None
+        assert stream.suggestion == "line_1 = 1\nline_2 = 2\nline_3 = 3"
+
+    asyncio.run(go())
