@@ -53,9 +53,9 @@ def register_inline_completion(server: Any) -> None:
         if suggestion is None:
             return {"items": []}
         here = {"line": line, "character": character}
-        return {"items": [{"insertText": suggestion.text, "range": {"start": here, "end": here},
-                           "command": {"title": "Suggestion accepted", "command": ACCEPTED,
-                                       "arguments": [{"id": suggestion.id}]}}]}
+        return Offered(ls, uri, doc.version, [{"insertText": suggestion.text, "range": {"start": here, "end": here},
+                                               "command": {"title": "Suggestion accepted", "command": ACCEPTED,
+                                                           "arguments": [{"id": suggestion.id}]}}])
 
     @server.feature(SHOWN)
     def did_show_completion(ls: Any, params: Any) -> None:
@@ -92,6 +92,25 @@ def register_inline_completion(server: Any) -> None:
         engine = _ENGINES.get(ls)
         if engine is not None:
             engine.forget(params.text_document.uri)
+
+
+class Offered(dict):
+    """An inlineCompletion answer with an item, and the buffer version it was made for. pygls writes an answer a
+    loop turn after its handler returns, and a didChange read in that turn makes it stale: the server's writer asks
+    `at_write` (lsp/server.py) and sends no item then."""
+
+    def __init__(self, ls: Any, uri: str, version: Optional[int], items: list[dict]) -> None:
+        super().__init__(items=items)
+        self._made_for = (ls, uri, version)
+
+    def at_write(self) -> dict:
+        """This answer while its buffer is still at the version it was made for, else one with no item."""
+        ls, uri, version = self._made_for
+        doc = open_text_document(ls, uri)
+        if doc is not None and doc.version == version:
+            return self
+        _count(ls, "stale")
+        return {"items": []}
 
 
 # ---- parsing ------------------------------------------------------------------------------------------------

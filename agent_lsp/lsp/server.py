@@ -26,7 +26,7 @@ from agent_lsp.capabilities import client_agent_capabilities, server_agent_capab
 from agent_lsp.config import Layers, clean
 from agent_lsp.config.user_file import UserSettingsFile
 from agent_lsp.lsp.code_actions import COMMANDS, code_actions
-from agent_lsp.lsp.inline_completion import RAW_PARAMS, register_inline_completion
+from agent_lsp.lsp.inline_completion import RAW_PARAMS, Offered, register_inline_completion
 
 log = logging.getLogger(__name__)
 
@@ -161,8 +161,11 @@ class AgentProtocol(LanguageServerProtocol):
             return
         super()._handle_response(msg_id, result, error)
 
-    # pygls 2.1 has no public hook on an error response: it sends the traceback in data
+    # pygls 2.1 has no public hook on an answer as it is written: it sends the traceback in data, and a suggestion
+    # made stale by a didChange read after its handler returned would go out as it was
     def _send_response(self, msg_id, result=None, error=None):
+        if isinstance(result, Offered):
+            result = result.at_write()
         if error is not None and error.data is not None and error.code == -32603:
             # pygls ships the traceback (with the install's file paths) in data: the log has it, the client not
             error = ResponseError(code=error.code, message=error.message)

@@ -1,11 +1,13 @@
 """What the reliability area of suggestions found (tests/reliability/test_suggestions.py), each a test of its own:
 closing a model request however often lets the provider's clean-up end, and a request that has read enough
 closes every generator of its stream as it stops (completions/stream.py); a long line is searched for names near
-the cursor only (completions/context.py)."""
+the cursor only (completions/context.py); a suggestion whose buffer changed after its handler returned goes out
+with no item (lsp/inline_completion.py's Offered, checked as pygls writes the answer)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import AsyncIterator
 
@@ -14,6 +16,10 @@ from agent_lsp.completions.place import place_at
 from agent_lsp.completions.stream import ModelStream
 from agent_lsp.core.completion import CompletionPrompt
 from agent_lsp.core.ports import OpenDocument
+from agent_lsp.lsp.inline_completion import Offered
+from agent_lsp.lsp.server import create_server
+from lsprotocol import types
+from pygls.workspace import Workspace
 from tests.fakes.language import FakeLanguageFeatures
 
 
@@ -130,3 +136,42 @@ def test_enough_read_closes_every_generator_of_the_stream():
         assert stream.suggestion == "line_1 = 1\nline_2 = 2\nline_3 = 3"
 
     asyncio.run(go())
+
+
+class _Written:
+    def __init__(self) -> None:
+        self.data = b""
+
+    def write(self, data: bytes) -> None:
+        self.data += data
+
+    def close(self) -> None:
+        pass
+
+
+class _Editor:
+    """What an answer needs of the connection: its open buffers."""
+
+    def __init__(self) -> None:
+        self.workspace = Workspace(None)
+
+
+def _answer_sent(server, result) -> dict:
+    written = _Written()
+    server.protocol.set_writer(written)
+    server.protocol._send_response(7, result=result)
+    return json.loads(written.data.split(b"\r\n\r\n", 1)[1])
+
+
+def test_a_suggestion_whose_buffer_changed_before_the_write_goes_out_with_no_item():
+    server, editor = create_server({}), _Editor()
+    uri = "file:///w/a.py"
+    editor.workspace.put_text_document(types.TextDocumentItem(uri=uri, language_id="python", version=3, text="def f():\n    ret"))
+    item = {"insertText": "urn 1", "range": {"start": {"line": 1, "character": 7}, "end": {"line": 1, "character": 7}}}
+    assert _answer_sent(server, Offered(editor, uri, 3, [item])) == {"jsonrpc": "2.0", "id": 7, "result": {"items": [item]}}
+    editor.workspace.update_text_document(
+        types.VersionedTextDocumentIdentifier(uri=uri, version=4),
+        types.TextDocumentContentChangeWholeDocument(text="def f():\n    retu"))
+    assert _answer_sent(server, Offered(editor, uri, 3, [item])) == {"jsonrpc": "2.0", "id": 7, "result": {"items": []}}
+    editor.workspace.remove_text_document(uri)
+    assert _answer_sent(server, Offered(editor, uri, 3, [item]))["result"] == {"items": []}
