@@ -9,7 +9,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from agent_lsp.lsp.connection import connection_of
-from agent_lsp.lsp.convert import lsp_uri_to_path
+from agent_lsp.lsp.convert import lsp_open_document, lsp_uri_to_path
 from agent_lsp.lsp.handlers import SESSION_BUSY, parse, session_of
 from agent_lsp.protocol import RefusedRevert, RevertParams, RevertResult
 from agent_lsp.sessions.chat_run import NothingToRevert
@@ -43,7 +43,7 @@ def hover(ls: Any, params: types.HoverParams) -> Optional[types.Hover]:
     except UnknownSession:
         return None
     line = params.position.line
-    document = ls.workspace.text_documents.get(params.text_document.uri)
+    document = lsp_open_document(ls, params.text_document.uri)
     now = document.lines[line].rstrip("\r\n") if document and line < len(document.lines) else None
     for checkpoint in reversed(session.checkpoints):
         change = checkpoint.files.get(path.resolve())

@@ -23,6 +23,12 @@ def lsp_uri_to_path(uri: str) -> Optional[Path]:
     return Path(unquote(parsed.path))
 
 
+def lsp_open_document(server: Any, uri: str) -> Any:
+    """pygls's document for `uri` when the editor has it open, else None. (pygls keeps documents under the URI
+    unescaped: `file:///c%3A/a%20b.py` is there as `file:///c:/a b.py`.)"""
+    return server.workspace.text_documents.get(unquote(uri))
+
+
 def lsp_folder_uri(uri: str) -> str:
     """One spelling of a folder's URI (as the server records workspace folders): a file: URI is rebuilt from its
     path, so percent-encoding and a trailing slash do not matter; other schemes are kept as they are."""

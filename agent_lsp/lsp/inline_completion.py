@@ -12,7 +12,6 @@ from collections import OrderedDict
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Optional
-from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
@@ -40,7 +39,7 @@ def register_inline_completion(server: Any) -> None:
     @server.feature(INLINE_COMPLETION)
     async def inline_completion(ls: Any, params: Any) -> dict:
         uri, line, character, trigger_version, indent = parse(params)
-        doc = open_text_document(ls, uri)
+        doc = _open_text_document(ls, uri)
         if doc is None:  # never opened (or closed): nothing to complete from
             return {"items": []}
         offset = offset_of(doc.source, line, character, _encoding(ls))
@@ -106,7 +105,7 @@ class Offered(dict):
     def at_write(self) -> dict:
         """This answer while its buffer is still at the version it was made for, else one with no item."""
         ls, uri, version = self._made_for
-        doc = open_text_document(ls, uri)
+        doc = _open_text_document(ls, uri)
         if doc is not None and doc.version == version:
             return self
         _count(ls, "stale")
@@ -251,10 +250,10 @@ def _count(ls: Any, what: str) -> None:
         setattr(engine.stats, what, getattr(engine.stats, what) + 1)
 
 
-def open_text_document(server: Any, uri: str) -> Any:
-    """pygls's document for `uri` when the editor has it open, else None. (pygls keeps documents under the URI
-    unescaped: `file:///c%3A/a%20b.py` is there as `file:///c:/a b.py`.)"""
-    return server.workspace.text_documents.get(unquote(uri))
+def _open_text_document(ls: Any, uri: str) -> Any:
+    from agent_lsp.lsp.convert import lsp_open_document  # (with the core: not at start-up)
+
+    return lsp_open_document(ls, uri)
 
 
 def _open_document(doc: Any) -> Any:
@@ -277,7 +276,7 @@ class _Buffers:
         return _roots(self._server)
 
     def get(self, uri: str) -> Any:
-        doc = open_text_document(self._server, uri)
+        doc = _open_text_document(self._server, uri)
         return _open_document(doc) if doc is not None else None
 
     def recent(self) -> list[tuple[str, int]]:

@@ -211,3 +211,7 @@ async def test_hover_on_a_line_the_agent_wrote_names_the_chat(lsp):
     untouched = await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(0, 1)))
     assert untouched is None
+    escaped = uri.replace("/app.py", "/%61pp.py")  # another spelling of the same URI (VS Code escapes "c:" so)
+    again = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=escaped), position=types.Position(1, 5)))
+    assert again is not None and again.contents.value == hover.contents.value
