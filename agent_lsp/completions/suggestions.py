@@ -24,6 +24,8 @@ from agent_lsp.core.ports import LanguageFeatures, ModelError, OpenDocument
 
 log = logging.getLogger(__name__)
 
+REMEMBERED = 64
+"""Documents whose last suggestion is kept to type through (the least recently suggested beyond are asked anew)."""
 CANCEL_GRACE = 0.01
 """Seconds a cancelled request's model request stays open for a newer request of the document to take over: VS Code
 cancels a request and sends the next in the same write, so the next is read well within this; then it is closed
@@ -108,6 +110,8 @@ class Suggestions:
     """Makes the model for a models/resolver.py ModelChoice (None: the provider's own, completions/providers.py)."""
     stats: Stats = field(default_factory=Stats)
     _states: dict[str, _Document] = field(default_factory=dict)
+    _remembered: dict[str, None] = field(default_factory=dict)
+    """The documents whose `last` is set, least recently suggested first."""
     _completers: dict[tuple, Completer] = field(default_factory=dict)
     _shown: set[str] = field(default_factory=set)
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
@@ -292,6 +296,20 @@ class Suggestions:
             suggestion = stream.suggestion
             if suggestion is not None:
                 state.last = (stream.origin, suggestion)
+                self._remember(stream.origin.uri)
+
+    def _remember(self, uri: str) -> None:
+        """`uri` has the newest suggestion; the oldest beyond REMEMBERED is forgotten (each keeps 4 KB of text)."""
+        self._remembered.pop(uri, None)
+        self._remembered[uri] = None
+        while len(self._remembered) > REMEMBERED:
+            oldest = next(iter(self._remembered))
+            del self._remembered[oldest]
+            state = self._states.get(oldest)
+            if state is not None:
+                state.last = None
+                if state.current is None and state.stream is None:
+                    del self._states[oldest]
 
     def _close(self, state: _Document, keep: Optional[ModelStream]) -> None:
         """Close the document's model request in flight, unless it is `keep`."""
@@ -309,6 +327,7 @@ class Suggestions:
 
     def forget(self, uri: str) -> None:
         """A document was closed: its model request is closed, its state dropped."""
+        self._remembered.pop(uri, None)
         state = self._states.pop(uri, None)
         if state is not None:
             self._close(state, keep=None)

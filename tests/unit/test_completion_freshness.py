@@ -1,7 +1,8 @@
 """The per-document freshness of suggestions (agent_lsp/completions/suggestions.py) with a model the test streams by
 hand: typing through costs no model call (also while streaming), a newer request supersedes and closes the older
 model request unless it uses it, a cancel closes it after the grace, never an answer for an older version, failures
-shown once per cause until a success."""
+shown once per cause until a success; the last suggestion is remembered for the REMEMBERED documents most
+recently suggested in."""
 
 from __future__ import annotations
 
@@ -128,6 +129,27 @@ async def test_a_suggestion_then_typing_through_it_costs_no_model_call():
     assert await text_of(rig.ask(rig.type("x = compute("))) == "1)"
     assert len(rig.model.calls) == 1
     assert (rig.engine.stats.requests, rig.engine.stats.model_calls, rig.engine.stats.reused) == (3, 1, 2)
+
+
+async def test_only_the_documents_most_recently_suggested_in_keep_their_suggestion(monkeypatch):
+    monkeypatch.setattr(engine, "REMEMBERED", 2)
+    rig = Rig()
+    uris = [(ROOT / f"m{n}.py").as_uri() for n in range(3)]
+    for n, uri in enumerate(uris):
+        asked = rig.ask(rig.type("x = ", uri))
+        await until(lambda: len(rig.model.calls) == n + 1)
+        rig.model.calls[n].send("compute(1)")
+        rig.model.calls[n].end()
+        assert await text_of(asked) == "compute(1)"
+    assert await text_of(rig.ask(rig.type("x = com", uris[2]))) == "pute(1)"
+    assert await text_of(rig.ask(rig.type("x = com", uris[1]))) == "pute(1)"
+    assert len(rig.model.calls) == 3 and set(rig.engine._states) == set(uris[1:])
+    forgotten = rig.ask(rig.type("x = com", uris[0]))  # the oldest was forgotten: asked anew
+    await until(lambda: len(rig.model.calls) == 4)
+    rig.model.calls[3].send("bine(2)")
+    rig.model.calls[3].end()
+    assert await text_of(forgotten) == "bine(2)"
+    assert rig.engine.stats.reused == 2
 
 
 async def test_typing_through_a_suggestion_still_streaming_shares_its_model_request():
