@@ -141,9 +141,12 @@ async def _misbehaving_mcp_servers(start_server, fake_api, out: Path, web: subpr
     pending = server.request_future("agent/chat", {"message": "hang", **bypass})
     fake_api.add(tool_use("mcp__hang__act", {}))
     await until((out / "hang" / "started").exists, ANSWER_CEILING, "the hanging MCP call to start")
-    session_id = next(n["params"]["sessionId"] for n in server.notifications if n["method"] == "agent/update"
-                      and n["params"]["update"]["kind"] == "tool_call" and
-                      n["params"]["update"]["name"] == "mcp__hang__act")
+
+    def hanging_call() -> list[str]:  # its tool_call update may reach us after the MCP server saw the call
+        return [n["params"]["sessionId"] for n in server.notifications if n["method"] == "agent/update"
+                and n["params"]["update"]["kind"] == "tool_call" and n["params"]["update"]["name"] == "mcp__hang__act"]
+
+    session_id = (await until(hanging_call, ANSWER_CEILING, "the hanging MCP call's tool_call update"))[0]
     await server.request("agent/abort", {"sessionId": session_id})
     hung = (await asyncio.wait_for(pending, ANSWER_CEILING))["result"]
     if hung["stopReason"] != "aborted":
