@@ -1,10 +1,11 @@
-"""The workspace's own settings files (.agent-lsp/settings.json, .mcp.json): what runs commands or sends code
-elsewhere applies only once the user trusted it (the question is asked once per folder and content, by whichever
-front end the chat came through: LSP window/showMessageRequest, ACP session/request_permission); its `sandbox` only
-ever turns the sandbox on or tightens it."""
+"""The workspace's own settings files (.agent-lsp/settings.json, .mcp.json): what runs commands, sends code elsewhere
+or lets the agent act without asking applies only once the user trusted it (the question is asked once per folder
+and content, by whichever front end the chat came through: LSP window/showMessageRequest, ACP
+session/request_permission); its `sandbox` only ever turns the sandbox on or tightens it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Optional
 
@@ -12,23 +13,28 @@ from agent_lsp.config import GATED, WORKSPACE_FILE, clean, read_workspace_file
 from agent_lsp.mcp.mcp_json import MCP_JSON, read_mcp_json
 from agent_lsp.sessions.trust import Trust, digest
 
+HANDS_OFF_MODES = {"acceptEdits": "edit files without asking", "bypassPermissions": "run every tool without asking"}
+"""The permission modes a workspace's settings file sets only once trusted, and what the trust question says of them."""
 AskTrust = Callable[[str], Awaitable[Optional[bool]]]
 """Ask the user the question given: True to trust, False not to, None when it was dismissed or cannot be asked."""
 
 
 async def workspace_file_layer(root: Optional[Path], trust: Trust, ask: AskTrust) -> tuple[dict[str, Any], list[str]]:
     """The cleaned settings of the workspace's .agent-lsp/settings.json and the servers of its .mcp.json, with the
-    gated keys (hooks, baseUrl, MCP and language servers) only once the user trusted them; and the warnings."""
+    gated keys (hooks, baseUrl, MCP and language servers, webFetch, a permissionMode that acts without asking) only
+    once the user trusted them; and the warnings."""
     if root is None:
         return {}, []
     raw, warnings = read_workspace_file(root)
     servers, mcp_warnings = read_mcp_json(root)
     gated = {key: raw[key] for key in GATED if key in raw}
+    if raw.get("permissionMode") in HANDS_OFF_MODES:  # a mode that acts without asking is the user's to allow
+        gated["permissionMode"] = raw["permissionMode"]
     if servers is not None:
         gated[MCP_JSON] = servers
     if gated:
         if not await trust.decide(root, digest(gated), ask, trust_question(root, gated)):
-            raw = {key: value for key, value in raw.items() if key not in GATED}
+            raw = {key: value for key, value in raw.items() if key not in gated}
             servers = None
     layer, problems = clean(raw, str(root / WORKSPACE_FILE))
     if layer.get("sandbox") is not None:  # it may turn the sandbox on, never off (PROTOCOL §10)
@@ -71,6 +77,10 @@ def trust_question(root: Path, gated: dict[str, Any]) -> str:
             parts.append(f"{what}: {', '.join(f'`{c}`' for c in commands)}")
     if "baseUrl" in gated:
         parts.append(f"send your code to {gated['baseUrl']}")
+    if "webFetch" in gated:
+        parts.append(f"set where web_fetch may go (`webFetch`: {json.dumps(gated['webFetch'])})")
+    if "permissionMode" in gated:
+        parts.append(f"{HANDS_OFF_MODES[gated['permissionMode']]} (`permissionMode`: {gated['permissionMode']})")
     files = [str(root / WORKSPACE_FILE)] if set(gated) - {MCP_JSON} else []
     files += [str(root / MCP_JSON)] if MCP_JSON in gated else []
     return (f"agent-lsp: {' and '.join(files)} {'asks' if len(files) == 1 else 'ask'} to {' and '.join(parts)}. "

@@ -1,10 +1,13 @@
-"""Shell hooks from settings and from the workspace's own settings file (only once trusted)."""
+"""Shell hooks from settings and from the workspace's own settings file (only once trusted), and the other keys of
+that file that need trust: a permission mode that acts without asking, webFetch."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
-from tests.e2e.conftest import chat, sent, text, tool_use, updates_of
+from tests.e2e.conftest import chat, confirm, sent, text, tool_use, updates_of, waiting_for_confirmation
+from tests.waiting import until
 
 RUN = tool_use("run_command", {"command": "touch ran.txt"}, id="toolu_r1")
 
@@ -79,3 +82,32 @@ async def test_a_malformed_hooks_setting_is_a_warning_naming_it(lsp):
     (warning,) = [m.message for m in client.messages]
     assert warning.startswith("agent-lsp: setting `hooks` from initializationOptions PreToolUse matcher '(' is not "
                               "a regex")
+
+
+async def test_a_workspace_files_hands_off_permission_mode_applies_only_once_trusted(lsp):
+    (lsp.workspace / ".agent-lsp").mkdir()
+    (lsp.workspace / ".agent-lsp" / "settings.json").write_text(json.dumps({"permissionMode": "bypassPermissions"}))
+    lsp.fake_api.add(RUN, text("Asked first."))
+    client = await lsp.start(agent={"confirmTool": True})
+    client.message_answer = "Don't trust"
+    task = asyncio.ensure_future(chat(client, "make a file"))
+    await until(waiting_for_confirmation(client))  # untrusted: the default mode asks
+    (question,) = client.message_requests
+    assert question.message == (f"agent-lsp: {lsp.workspace}/.agent-lsp/settings.json asks to run every tool without "
+                                "asking (`permissionMode`: bypassPermissions). Trust this workspace's settings? Until "
+                                "you do, they are ignored.")
+    await confirm(client, "reject_once")
+    assert (await task)["stopReason"] == "end_turn" and not (lsp.workspace / "ran.txt").exists()
+
+    await lsp.stop_client(client)  # the answer is remembered for this content: changed, it is asked again
+    (lsp.workspace / ".agent-lsp" / "settings.json").write_text(json.dumps(
+        {"permissionMode": "bypassPermissions", "webFetch": {"timeout": 5}}))
+    lsp.fake_api.add(RUN, text("Ran."))
+    trusted = await lsp.start(agent={"confirmTool": True})
+    trusted.message_answer = "Trust"
+    await chat(trusted, "make a file")
+    (question,) = trusted.message_requests
+    assert question.message.startswith(f"agent-lsp: {lsp.workspace}/.agent-lsp/settings.json asks to set where "
+                                       'web_fetch may go (`webFetch`: {"timeout": 5}) and run every tool without asking')
+    assert (lsp.workspace / "ran.txt").exists()  # trusted: it ran without a confirmation
+    assert not [u for u in trusted.updates if u["update"]["kind"] == "confirmation_request"]
