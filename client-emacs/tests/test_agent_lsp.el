@@ -107,4 +107,4 @@
     (error (princ (format "%s\n" (error-message-string err)) #'external-debugging-output)))
   (princ (format "%s - emacs agent-lsp.el (%d ms)\n" (if (= code 0) "ok" "not ok")
                  (round (* 1000 (- (float-time) test-t0)))))
-  (kill-emacs code))
+  (test-exit code))
