@@ -28,7 +28,8 @@ async def workspace_file_layer(root: Optional[Path], trust: Trust, ask: AskTrust
     raw, warnings = read_workspace_file(root)
     servers, mcp_warnings = read_mcp_json(root)
     gated = {key: raw[key] for key in GATED if key in raw}
-    if raw.get("permissionMode") in HANDS_OFF_MODES:  # a mode that acts without asking is the user's to allow
+    mode = raw.get("permissionMode")
+    if isinstance(mode, str) and mode in HANDS_OFF_MODES:  # a mode that acts without asking is the user's to allow
         gated["permissionMode"] = raw["permissionMode"]
     if servers is not None:
         gated[MCP_JSON] = servers
