@@ -86,7 +86,11 @@ class OracleModel:
                 call = Call(fake._server.accepted.pop(self.request, time.perf_counter()))
                 with fake._lock:
                     fake.calls.append(call)
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                length = int(self.headers.get("content-length", 0))
+                raw = self.rfile.read(length)
+                if len(raw) < length:  # the client went away before its whole body (an aborted call): no answer
+                    return
+                body = json.loads(raw or b"{}")
                 call.prompt = body.get("prompt", "")
                 call.answer = fake.answer(call.prompt)
                 if self._closed_within(fake.latency):

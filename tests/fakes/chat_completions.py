@@ -158,7 +158,11 @@ class FakeChatCompletions:
                 self._json(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
 
             def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                length = int(self.headers.get("content-length", 0))
+                raw = self.rfile.read(length)
+                if len(raw) < length:  # the client went away before its whole body (an aborted call): no answer
+                    return
+                body = json.loads(raw or b"{}")
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     return self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
                 number, reply = fake._next(body, self.headers.get("authorization"))

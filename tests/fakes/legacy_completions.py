@@ -60,9 +60,11 @@ class FakeLegacyCompletions(FakeChatCompletions):
 
         class Handler(super()._handler()):  # its quiet log and its JSON answers; POST is this API's
             def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
-                if not body:  # the client went away before its body
+                length = int(self.headers.get("content-length", 0))
+                raw = self.rfile.read(length)
+                if len(raw) < length:  # the client went away before its whole body (an aborted call): no answer
                     return
+                body = json.loads(raw or b"{}")
                 path = self.path.split("?")[0].rstrip("/")
                 if path != "/v1/completions":
                     return self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})

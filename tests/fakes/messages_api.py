@@ -152,7 +152,11 @@ class FakeMessagesAPI:
                 self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
 
             def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                length = int(self.headers.get("content-length", 0))
+                raw = self.rfile.read(length)
+                if len(raw) < length:  # the client went away before its whole body (an aborted call): no answer
+                    return
+                body = json.loads(raw or b"{}")
                 if self.path.startswith("/v1/messages/count_tokens"):
                     return self._json(200, {"input_tokens": len(json.dumps(body)) // 4})
                 number, reply = fake._next(body)

@@ -12,6 +12,7 @@ import itertools
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -46,6 +47,8 @@ class RawServer:
         self._reader = asyncio.create_task(self._read())
         self._drain = asyncio.create_task(self._drain_stderr())
         self.closed = asyncio.get_running_loop().create_future()
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
 
     @classmethod
     async def start(cls, *args: str, env: Optional[dict[str, str]] = None, cwd: Optional[Path] = None,
@@ -116,7 +119,13 @@ class RawServer:
     # ---- sending --------------------------------------------------------------------------------------------
 
     def send_raw(self, data: bytes) -> None:
-        self.proc.stdin.write(data)
+        """Bytes out in the order sent. From another thread (a test driving a server on a loop of its own) the write
+        is queued to the loop's thread: an asyncio transport is not thread-safe, and writing into its buffer while the
+        loop writes from it raises BufferError."""
+        if threading.get_ident() == self._loop_thread:
+            self.proc.stdin.write(data)
+        else:
+            self._loop.call_soon_threadsafe(self.proc.stdin.write, data)
 
     def send(self, message: Any) -> None:
         self.send_raw(frame(dumps(message)))
