@@ -45,9 +45,11 @@ class Environment:
 
 
 def project_instructions(roots: list[Path]) -> list[tuple[str, str]]:
-    """The AGENTS.md and CLAUDE.md of the first workspace folder that has either: [(file name, text)], bounded."""
+    """The AGENTS.md and CLAUDE.md of the first workspace folder that has either: [(file name, text)], bounded. As
+    for a subfolder's, a link leading out of the folder is not read (a cloned repository's `AGENTS.md -> ~/.aws/
+    credentials` would otherwise go to the model in every request), and CLAUDE.md linked to AGENTS.md is read once."""
     for root in roots:
-        found = folder_instructions(root)
+        found = folder_instructions(root, os.path.realpath(root))
         if found:
             return [(path.name, text) for path, text in found]
     return []

@@ -80,6 +80,18 @@ def test_system_prompt_layers(ws):
     assert editor_context(Environment(os_name="x", roots=[ws])) is None
 
 
+def test_the_root_instructions_leave_out_a_link_out_of_the_folder_and_read_a_linked_twin_once(ws, tmp_path):
+    os.symlink(tmp_path / "secret.txt", ws / "AGENTS.md")
+    assert project_instructions([ws]) == []
+    os.unlink(ws / "AGENTS.md")
+    (ws / "AGENTS.md").write_text("Use tabs.\n")
+    os.symlink(ws / "AGENTS.md", ws / "CLAUDE.md")
+    assert project_instructions([ws]) == [("AGENTS.md", "Use tabs.\n")]
+    os.unlink(ws / "CLAUDE.md")
+    (ws / "CLAUDE.md").write_text("Run the tests.\n")  # two files of their own: both
+    assert project_instructions([ws]) == [("AGENTS.md", "Use tabs.\n"), ("CLAUDE.md", "Run the tests.\n")]
+
+
 @pytest.mark.parametrize("padding", [0, 600_000])  # 1.2 MB of padding: a big file
 async def test_read_file_numbers_lines_as_search_does(ws, padding):
     (ws / "crlf.txt").write_bytes(b"-\n" * padding + b"one\r\ntwo\x0cstill two\r\n\r\nfour TODO")
