@@ -119,6 +119,7 @@ async def measure(runs: int, provider: str = "anthropic") -> dict[str, list[floa
             api.script.clear()
         results[state] = samples
         api.default = None
+    never.set_result({"applied": False})  # the aborted chats' applyEdit questions answered at last: no task left pending
     await client.close()
     api.stop()
     return results
