@@ -4,6 +4,7 @@ installation, or run the offline demo. The composition root."""
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import os
@@ -120,6 +121,9 @@ def main(argv: Optional[list[str]] = None) -> None:
         return
     from agent_lsp.lsp.server import create_server
 
+    # What is imported by now lives as long as the process: kept out of every later collection. Without it, the
+    # collections during pygls's converter set-up scan all of lsprotocol's classes again (~30 ms of start-up).
+    gc.freeze()
     server = create_server(environment_layer(args.model), args.data_dir or default_data_dir())
     if args.tcp:
         server.start_tcp(args.host or "127.0.0.1", args.port or 2087)
