@@ -221,6 +221,17 @@ def environment_layer(cli_model: Optional[str] = None, env: Mapping[str, str] = 
 
 
 
+def env_seconds(name: str, default: float, env: Mapping[str, str] = os.environ) -> float:
+    """Seconds from the environment variable `name`; `default` when it is unset or not a number ≥ 0. The server's
+    waits (for the client, for a language or MCP server still starting) read it: the tests make them ceilings, or
+    short where a wait must run out."""
+    try:
+        value = float(env.get(name, default))
+    except ValueError:
+        return default
+    return value if value >= 0 else default
+
+
 def default_data_dir(env: Mapping[str, str] = os.environ) -> Path:
     """Where sessions are stored by default: $XDG_STATE_HOME/agent-lsp, else ~/.local/state/agent-lsp."""
     base = env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")

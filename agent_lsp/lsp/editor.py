@@ -15,6 +15,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
+from agent_lsp.config import env_seconds
 from agent_lsp.core.ports import DiagnosticsReport, EditOutcome, FileEdit, OpenDocument
 from agent_lsp.core.syntax import python_syntax_errors
 from agent_lsp.core.tool import ToolError
@@ -22,8 +23,8 @@ from agent_lsp.lsp.convert import lsp_diagnostic, lsp_lines, lsp_text_edits, lsp
 
 log = logging.getLogger(__name__)
 # How long to wait for the client (the environment overrides them: the e2e tests make them generous ceilings).
-CLIENT_REQUEST_TIMEOUT = float(os.environ.get("AGENT_LSP_CLIENT_TIMEOUT", "10"))
-DID_CHANGE_WAIT = float(os.environ.get("AGENT_LSP_DID_CHANGE_WAIT", "1"))
+CLIENT_REQUEST_TIMEOUT = env_seconds("AGENT_LSP_CLIENT_TIMEOUT", 10.0)
+DID_CHANGE_WAIT = env_seconds("AGENT_LSP_DID_CHANGE_WAIT", 1.0)
 
 
 class LspEditor:

@@ -15,6 +15,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
+from agent_lsp.config import env_seconds
 from agent_lsp.config.mcp_servers import ServerConfig
 from agent_lsp.core.tool import ToolError
 from agent_lsp.mcp.server_tool import McpTool, schema_problem
@@ -22,9 +23,9 @@ from agent_lsp.mcp.tool_listings import listings_checked
 from agent_lsp.mcp.transports import ChildCommand, transport
 
 log = logging.getLogger(__name__)
-CHAT_WAIT = 10.0
+CHAT_WAIT = env_seconds("AGENT_LSP_MCP_START_WAIT", 10.0)
 """Seconds a chat waits for servers still starting; it then goes on without their tools, offered once they are up
-(a server has its own `startTimeout` to start at all)."""
+(a server has its own `startTimeout` to start at all). The environment overrides it (a ceiling under test)."""
 STOP_TIMEOUT = 10.0
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
+from agent_lsp.config import env_seconds
 from agent_lsp.config.language_servers import LanguageServerConfig
 from agent_lsp.core.ports import LANGUAGE_METHODS, Editor, LanguageFeatureError
 from agent_lsp.sidecar.languages import extensions, folder_has, language_id, serves
@@ -21,20 +21,11 @@ ENCODINGS = ("utf-32", "utf-8", "utf-16")
 """Position encodings offered, preferred first (utf-32 needs no conversion; utf-16 is what every server knows)."""
 
 
-def _seconds(name: str, default: float) -> float:
-    """Seconds from the environment variable `name`; `default` when it is unset or not a number ≥ 0."""
-    try:
-        value = float(os.environ.get(name, default))
-    except ValueError:
-        return default
-    return value if value >= 0 else default
-
-
-START_WAIT = _seconds("AGENT_LSP_LANGUAGE_START_WAIT", 10.0)
+START_WAIT = env_seconds("AGENT_LSP_LANGUAGE_START_WAIT", 10.0)
 """Seconds a language request waits for a server still starting (counted from the first request that waited for
 that start); it then fails at once, saying so, until the server has answered `initialize` (its start goes on, up to
 its `startTimeout`). The chat goes on meanwhile, as for MCP servers (mcp/servers.py CHAT_WAIT). The environment
-overrides it (the reliability tests make it short)."""
+overrides it (the tests make it a ceiling, or short where a server must outlast it)."""
 
 
 class SidecarLanguageFeatures:

@@ -154,6 +154,9 @@ def server_env(base_url: Optional[str], key: bool = True, **extra: str) -> dict[
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AGENT_LSP_", "OPENAI_"))}
     env["AGENT_LSP_OFFLINE"] = "1"
     env["XDG_CONFIG_HOME"] = NO_USER_SETTINGS
+    # A chat's wait for a language or MCP server still starting is a ceiling: on a loaded machine a start can take
+    # longer than the default 10 s, and the chat would go on without that server's tools.
+    env["AGENT_LSP_LANGUAGE_START_WAIT"] = env["AGENT_LSP_MCP_START_WAIT"] = str(CEILING)
     if key:
         env["ANTHROPIC_API_KEY"] = "test-key"
     if base_url:

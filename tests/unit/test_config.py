@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import field
 
-from agent_lsp.config import Layers, Settings, clean, default_data_dir, effective_max_turns, environment_layer
+from agent_lsp.config import (Layers, Settings, clean, default_data_dir, effective_max_turns, env_seconds,
+                              environment_layer)
 from agent_lsp.config.section import Section, integer, switch
 
 
@@ -174,3 +175,9 @@ def test_checking_settings_loads_pydantic_only_when_there_is_a_setting_to_check(
             "print('pydantic' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "True"]
+
+
+def test_a_wait_from_the_environment_is_seconds_at_least_zero_or_the_default():
+    assert [env_seconds("WAIT", 10.0, env) for env in ({}, {"WAIT": "2.5"}, {"WAIT": "0"}, {"WAIT": "-1"},
+                                                       {"WAIT": "soon"}, {"WAIT": ""})] == [10.0, 2.5, 0.0, 10.0,
+                                                                                            10.0, 10.0]
