@@ -220,7 +220,6 @@ def environment_layer(cli_model: Optional[str] = None, env: Mapping[str, str] = 
     return layer
 
 
-
 def env_seconds(name: str, default: float, env: Mapping[str, str] = os.environ) -> float:
     """Seconds from the environment variable `name`; `default` when it is unset or not a number ≥ 0. The server's
     waits (for the client, for a language or MCP server still starting) read it: the tests make them ceilings, or
