@@ -11,10 +11,11 @@ import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterable, Optional, Protocol, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 from agent_lsp.config.completions import DEFAULT_EXCLUDE
-from agent_lsp.core.completion import CompletionPrompt, Snippet
+from agent_lsp.completions.ports import Documents
+from agent_lsp.completions.prompt import CompletionPrompt, Snippet
 from agent_lsp.core.ports import LanguageFeatureError, LanguageFeatures, OpenDocument
 
 log = logging.getLogger(__name__)
@@ -32,27 +33,6 @@ NAME_WINDOW = 400
 """Characters before the cursor looked at for names worth a definition."""
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NAME_PART = re.compile(r"[A-Za-z0-9_]")
-
-
-class Documents(Protocol):
-    """The editor's open buffers as suggestions see them."""
-
-    @property
-    def roots(self) -> list[Path]:
-        """The workspace folders."""
-        ...
-
-    def get(self, uri: str) -> Optional[OpenDocument]:
-        """The open document `uri` as it is now; None when it is not open."""
-        ...
-
-    def recent(self) -> list[tuple[str, int]]:
-        """(uri, 0-based line of its last change) of the open buffers changed lately, the most recent first."""
-        ...
-
-    def all(self) -> list[OpenDocument]:
-        """Every open document."""
-        ...
 
 
 def shown_path(uri: str, path: Optional[Path], roots: Sequence[Path]) -> str:

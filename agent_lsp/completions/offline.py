@@ -7,7 +7,7 @@ import asyncio
 import re
 from typing import AsyncIterator, Callable, Iterable
 
-from agent_lsp.core.completion import CompletionPrompt
+from agent_lsp.completions.prompt import CompletionPrompt
 from agent_lsp.core.ports import ModelError, OpenDocument
 
 

@@ -10,7 +10,7 @@ from typing import Awaitable, Callable, Optional
 
 from agent_lsp.completions.place import Place
 from agent_lsp.completions.postprocess import finish, not_retyped_indentation, opening
-from agent_lsp.core.completion import Completer, CompletionPrompt
+from agent_lsp.completions.prompt import Completer, CompletionPrompt
 from agent_lsp.core.ports import ModelError
 
 log = logging.getLogger(__name__)

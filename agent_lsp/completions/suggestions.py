@@ -14,13 +14,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
-from agent_lsp.completions.context import ContextSource, Documents, build_prompt, excluded
+from agent_lsp.completions.context import ContextSource, build_prompt, excluded
 from agent_lsp.completions.place import Place, place_at
+from agent_lsp.completions.ports import Documents, LanguageSource, SettingsInForce, Warn
 from agent_lsp.completions.stream import ModelStream
 from agent_lsp.config import Settings
 from agent_lsp.config.completions import CompletionsSettings
-from agent_lsp.core.completion import Completer
-from agent_lsp.core.ports import LanguageFeatures, ModelError, OpenDocument
+from agent_lsp.completions.prompt import Completer
+from agent_lsp.core.ports import ModelError, OpenDocument
 
 log = logging.getLogger(__name__)
 
@@ -102,12 +103,12 @@ class Suggestions:
     features to find definitions with (None: none), `warn(message)` shows a warning."""
 
     documents: Documents
-    settings: Callable[[], tuple[Settings, CompletionsSettings]]
-    warn: Callable[[str], None]
-    language: Callable[[], Optional[LanguageFeatures]] = lambda: None
+    settings: SettingsInForce
+    warn: Warn
+    language: LanguageSource = lambda: None
     env: Mapping[str, str] = field(default_factory=lambda: os.environ)
     completer_for: Optional[Callable[[Any], Completer]] = None
-    """Makes the model for a models/resolver.py ModelChoice (None: the provider's own, completions/providers.py)."""
+    """Makes the model for a models/resolver.py ModelChoice (None: the provider's own, completions/providers/)."""
     stats: Stats = field(default_factory=Stats)
     _states: dict[str, _Document] = field(default_factory=dict)
     _remembered: dict[str, None] = field(default_factory=dict)
@@ -145,11 +146,15 @@ class Suggestions:
                 state.current = None
         if text is None:
             return None
-        current = self.documents.get(doc.uri)
-        if current is None or current.version != doc.version:
+        if self._changed(doc):
             self.stats.stale += 1
             return None
         return Suggestion(text, next(self._ids))
+
+    def _changed(self, doc: OpenDocument) -> bool:
+        """Whether the buffer is no longer at the version `doc` was taken from (or closed)."""
+        current = self.documents.get(doc.uri)
+        return current is None or current.version != doc.version
 
     async def _answer(self, state: _Document, ticket: _Ticket, older: Optional[_Ticket], doc: OpenDocument,
                       settings: Settings, options: CompletionsSettings) -> Optional[str]:

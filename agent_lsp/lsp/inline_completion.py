@@ -8,13 +8,14 @@ from __future__ import annotations
 import logging
 import re
 import weakref
-from collections import OrderedDict
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Optional
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
+
+from agent_lsp.lsp import documents
 
 log = logging.getLogger(__name__)
 
@@ -26,21 +27,16 @@ ACCEPTED = "agent.completionAccepted"
 RAW_PARAMS = frozenset({INLINE_COMPLETION})
 """LSP methods whose params reach their handler as sent (pygls would structure them, and a bad field would be
 answered without its name)."""
-RECENT = 64
-"""Open buffers whose last change is remembered (the context of suggestions in other files)."""
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 def register_inline_completion(server: Any) -> None:
     """Register the handlers of PROTOCOL §10 on `server` (the capability itself is set in `initialize`)."""
-    recent: OrderedDict[str, int] = OrderedDict()
-    _RECENT[server] = recent
-
     @server.feature(INLINE_COMPLETION)
     async def inline_completion(ls: Any, params: Any) -> dict:
         uri, line, character, trigger_version, indent = parse(params)
-        doc = _open_text_document(ls, uri)
-        if doc is None:  # never opened (or closed): nothing to complete from
+        doc = documents.as_of_request(ls, params, uri)
+        if doc is None:  # never opened (or closed) when the request was read: nothing to complete from
             return {"items": []}
         offset = offset_of(doc.source, line, character, _encoding(ls))
         if offset is None:  # past the end of its line or of the document
@@ -48,7 +44,7 @@ def register_inline_completion(server: Any) -> None:
         engine = await _engine(ls)
         from agent_lsp.completions.suggestions import Ask
 
-        suggestion = await engine.suggest(Ask(_open_document(doc), offset, indent, trigger_version))
+        suggestion = await engine.suggest(Ask(documents.open_document(doc), offset, indent, trigger_version))
         if suggestion is None:
             return {"items": []}
         here = {"line": line, "character": character}
@@ -78,16 +74,12 @@ def register_inline_completion(server: Any) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: Any, params: types.DidChangeTextDocumentParams) -> None:
-        uri = params.text_document.uri
         ranges = [c.range for c in params.content_changes if isinstance(c, types.TextDocumentContentChangePartial)]
-        recent[uri] = ranges[-1].start.line if ranges else recent.get(uri, 0)
-        recent.move_to_end(uri)
-        if len(recent) > RECENT:
-            recent.popitem(last=False)
+        documents.changed(ls, params.text_document.uri, ranges[-1].start.line if ranges else None)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: Any, params: types.DidCloseTextDocumentParams) -> None:
-        recent.pop(params.text_document.uri, None)
+        documents.closed(ls, params.text_document.uri)
         engine = _ENGINES.get(ls)
         if engine is not None:
             engine.forget(params.text_document.uri)
@@ -105,7 +97,7 @@ class Offered(dict):
     def at_write(self) -> dict:
         """This answer while its buffer is still at the version it was made for, else one with no item."""
         ls, uri, version = self._made_for
-        doc = _open_text_document(ls, uri)
+        doc = documents.current(ls, uri)
         if doc is not None and doc.version == version:
             return self
         _count(ls, "stale")
@@ -222,7 +214,6 @@ def _encoding(ls: Any) -> str:
 # ---- the connection's suggestions --------------------------------------------------------------------------
 
 _ENGINES: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
-_RECENT: "weakref.WeakKeyDictionary[Any, OrderedDict[str, int]]" = weakref.WeakKeyDictionary()
 
 
 async def _engine(ls: Any) -> Any:
@@ -238,7 +229,7 @@ async def _engine(ls: Any) -> Any:
         from agent_lsp.completions.suggestions import Suggestions
 
         settings = _SettingsInForce(ls)
-        engine = _ENGINES[ls] = Suggestions(_Buffers(ls, _RECENT[ls]), settings, lambda m: ls.warn([m]),
+        engine = _ENGINES[ls] = Suggestions(documents.Buffers(ls), settings, lambda m: ls.warn([m]),
                                             language=lambda: _language(ls))
     return engine
 
@@ -250,49 +241,6 @@ def _count(ls: Any, what: str) -> None:
         setattr(engine.stats, what, getattr(engine.stats, what) + 1)
 
 
-def _open_text_document(ls: Any, uri: str) -> Any:
-    from agent_lsp.lsp.convert import lsp_open_document  # (with the core: not at start-up)
-
-    return lsp_open_document(ls, uri)
-
-
-def _open_document(doc: Any) -> Any:
-    from agent_lsp.core.ports import OpenDocument
-    from agent_lsp.lsp.convert import lsp_uri_to_path  # (with the core: not at start-up)
-
-    return OpenDocument(uri=doc.uri, path=lsp_uri_to_path(doc.uri), language_id=doc.language_id or "",
-                        version=doc.version, text=doc.source, unsaved=True)
-
-
-class _Buffers:
-    """completions' Documents port over pygls's workspace: the open buffers as they are now."""
-
-    def __init__(self, server: Any, recent: OrderedDict[str, int]) -> None:
-        self._server = server
-        self._recent = recent
-
-    @property
-    def roots(self) -> list[Path]:
-        return _roots(self._server)
-
-    def get(self, uri: str) -> Any:
-        doc = _open_text_document(self._server, uri)
-        return _open_document(doc) if doc is not None else None
-
-    def recent(self) -> list[tuple[str, int]]:
-        return list(reversed(self._recent.items()))
-
-    def all(self) -> list[Any]:
-        return [_open_document(doc) for doc in list(self._server.workspace.text_documents.values())]
-
-
-def _roots(server: Any) -> list[Path]:
-    """The workspace folders, as the editor port sees them."""
-    from agent_lsp.lsp.editor import LspEditor
-
-    return LspEditor(server, client_diagnostics=False).roots
-
-
 def _language(ls: Any) -> Any:
     """The editor's language features when the client answers textDocument/definition (None otherwise)."""
     if "textDocument/definition" not in ls.agent_caps.get("languageFeatures", []):
@@ -301,6 +249,9 @@ def _language(ls: Any) -> Any:
     from agent_lsp.lsp.language_features import EditorLanguageFeatures
 
     return EditorLanguageFeatures(ls, LspEditor(ls, client_diagnostics=False))
+
+
+_roots = documents.roots
 
 
 class _SettingsInForce:

@@ -143,9 +143,29 @@ def test_nothing_below_the_front_ends_imports_the_sidecar(path):
     assert [m for m in imports(path) if m == "agent_lsp.sidecar" or m.startswith("agent_lsp.sidecar.")] == []
 
 
-@pytest.mark.parametrize("path", modules("completions"), ids=lambda p: p.name)
-def test_suggestions_never_touch_sessions_nor_the_wire_nor_an_sdk(path):
-    """completions/ is a pipeline of its own beside the chats: it reaches SDKs only through models/ (lazily)."""
-    bad = [m for m in imports(path) if m.split(".")[0] in VENDOR + FRONT_ENDS or m.startswith("agent_lsp.sessions")
+def top_level_imports(path: Path) -> set[str]:
+    """The modules a file imports when it is imported (not those imported inside a function)."""
+    found = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+@pytest.mark.parametrize("path", modules("completions"), ids=lambda p: p.relative_to(PACKAGE / "completions").as_posix())
+def test_suggestions_never_touch_sessions_nor_the_wire_nor_the_lsp_edge(path):
+    """completions/ is a pipeline of its own beside the chats: it reads the editor through the ports it owns
+    (completions/ports.py), never climbing into lsp/ or sessions/."""
+    bad = [m for m in imports(path) if m.split(".")[0] in FRONT_ENDS or m.startswith("agent_lsp.sessions")
            or any(m == f or m.startswith(f + ".") for f in FRONT_END_MODULES)]
+    assert bad == []
+
+
+@pytest.mark.parametrize("path", modules("completions"), ids=lambda p: p.relative_to(PACKAGE / "completions").as_posix())
+def test_suggestions_import_a_vendor_sdk_only_in_a_provider_and_lazily(path):
+    """Only completions/providers/ reaches a vendor SDK, and only when a suggestion is asked (start-up is measured)."""
+    in_provider = path.parent.name == "providers"
+    bad = [m for m in (top_level_imports(path) if in_provider else imports(path)) if m.split(".")[0] in VENDOR]
     assert bad == []

@@ -14,7 +14,7 @@ from typing import AsyncIterator
 from agent_lsp.completions import context
 from agent_lsp.completions.place import place_at
 from agent_lsp.completions.stream import ModelStream
-from agent_lsp.core.completion import CompletionPrompt
+from agent_lsp.completions.prompt import CompletionPrompt
 from agent_lsp.core.ports import OpenDocument
 from agent_lsp.lsp.inline_completion import Offered
 from agent_lsp.lsp.server import create_server

@@ -17,7 +17,7 @@ from agent_lsp.completions.place import place_at
 from agent_lsp.completions.suggestions import Ask, Suggestions
 from agent_lsp.config import Settings
 from agent_lsp.config.completions import CompletionsSettings
-from agent_lsp.core.completion import CompletionPrompt
+from agent_lsp.completions.prompt import CompletionPrompt
 from agent_lsp.core.ports import ModelError, OpenDocument
 
 ROOT = Path("/ws")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Iterable, Mapping
 
-from agent_lsp.core.completion import Completer
+from agent_lsp.completions.prompt import Completer
 from agent_lsp.core.ports import ModelError, OpenDocument
 
 
@@ -23,11 +23,11 @@ def make_completer(choice: Any, timeout: float, documents: Callable[[], Iterable
 
         return ScriptCompleter(choice.model)
     if choice.provider == "anthropic":
-        from agent_lsp.models.anthropic_completer import AnthropicCompleter
+        from agent_lsp.completions.providers.anthropic import AnthropicCompleter
 
         return AnthropicCompleter(choice.model, choice.base_url, timeout)
     if choice.provider == "openai":
-        from agent_lsp.models.openai_completer import OpenAICompleter
+        from agent_lsp.completions.providers.openai import OpenAICompleter
 
         return OpenAICompleter(choice.model, choice.base_url or "", choice.api_key(env), choice.api, timeout)
     raise ModelError("initialization_failed", choice.problem or f"no suggestions from {choice.provider!r}")

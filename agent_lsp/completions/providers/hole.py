@@ -6,7 +6,7 @@ cache can hold."""
 
 from __future__ import annotations
 
-from agent_lsp.core.completion import CompletionPrompt
+from agent_lsp.completions.prompt import CompletionPrompt
 
 HOLE = "<hole/>"
 STOP = "</completion>"

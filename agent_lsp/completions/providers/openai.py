@@ -1,5 +1,5 @@
 """Suggestions from an OpenAI-compatible server through the official `openai` SDK (imported on first use), no
-retries: `chat` asks a chat model with the fill-the-hole prompt (models/hole.py); `fim` posts the text before the
+retries: `chat` asks a chat model with the fill-the-hole prompt (completions/providers/hole.py); `fim` posts the text before the
 cursor as `prompt` and the text after it as `suffix` to {baseUrl}/completions, the legacy completions shape that
 Ollama, llama.cpp's server and DeepSeek's FIM endpoint serve."""
 
@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Any, AsyncIterator, Literal
 
-from agent_lsp.core.completion import CompletionPrompt
+from agent_lsp.completions.prompt import CompletionPrompt
 from agent_lsp.core.ports import ModelError
-from agent_lsp.models import hole, preload
+from agent_lsp.completions.providers import hole
+from agent_lsp.models import preload
 
 
 class OpenAICompleter:

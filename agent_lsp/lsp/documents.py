@@ -1,0 +1,118 @@
+"""The editor's open buffers as suggestions see them (PROTOCOL §10): the buffers changed lately, completions'
+Documents port over pygls's workspace, and each request's document pinned as the request was read — "the document
+as of this request", for every kind of suggestion: a didChange read after the request never changes what it is
+answered from."""
+
+from __future__ import annotations
+
+import weakref
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+from urllib.parse import unquote
+
+RECENT = 64
+"""Open buffers whose last change is remembered (the context of suggestions in other files)."""
+PINS_KEPT = 64
+"""Pins of requests whose handler has not run yet kept per connection (a request cancelled before its handler ran
+leaves one behind)."""
+PINNED = {"textDocument/inlineCompletion"}
+"""Requests whose document is pinned as they are read (lsp/wire.py calls `pin`); a new kind of suggestion adds
+its method here and reads `as_of_request`."""
+
+
+@dataclass(frozen=True)
+class Pinned:
+    """An open document as a request found it when it was read."""
+
+    uri: str
+    version: Optional[int]
+    source: str
+    language_id: str
+
+
+_PINS: "weakref.WeakKeyDictionary[Any, dict[int, tuple[Any, Optional[Pinned]]]]" = weakref.WeakKeyDictionary()
+_RECENT: "weakref.WeakKeyDictionary[Any, OrderedDict[str, int]]" = weakref.WeakKeyDictionary()
+
+
+def pin(protocol: Any, params: Any) -> None:
+    """Keep the document `params` names as it is now, for the handler that runs later (called as the request is
+    read, before any later message is handled)."""
+    if not isinstance(params, dict) or not isinstance(params.get("textDocument"), dict):
+        return  # bad params: the handler answers -32602
+    uri = params["textDocument"].get("uri")
+    doc = protocol.workspace.text_documents.get(unquote(uri)) if isinstance(uri, str) else None
+    pinned = None if doc is None else Pinned(doc.uri, doc.version, doc.source, doc.language_id or "")
+    pins = _PINS.setdefault(protocol, {})
+    pins[id(params)] = (params, pinned)  # params kept: its id is not reused meanwhile
+    if len(pins) > PINS_KEPT:
+        del pins[next(iter(pins))]
+
+
+def as_of_request(ls: Any, params: Any, uri: str) -> Optional[Pinned]:
+    """The document `uri` as the request with `params` found it when it was read (as it is now when it was not
+    pinned); None when it was not open."""
+    pins = _PINS.get(ls.protocol, {})
+    kept = pins.pop(id(params), None)
+    if kept is not None and kept[0] is params:
+        return kept[1]
+    doc = current(ls, uri)
+    return None if doc is None else Pinned(doc.uri, doc.version, doc.source, doc.language_id or "")
+
+
+def current(ls: Any, uri: str) -> Any:
+    """pygls's document for `uri` when the editor has it open, else None."""
+    from agent_lsp.lsp.convert import lsp_open_document  # (with the core: not at start-up)
+
+    return lsp_open_document(ls, uri)
+
+
+def open_document(doc: Any) -> Any:
+    """A pygls document (or a Pinned one) as the core's OpenDocument."""
+    from agent_lsp.core.ports import OpenDocument
+    from agent_lsp.lsp.convert import lsp_uri_to_path  # (with the core: not at start-up)
+
+    return OpenDocument(uri=doc.uri, path=lsp_uri_to_path(doc.uri), language_id=doc.language_id or "",
+                        version=doc.version, text=doc.source, unsaved=True)
+
+
+def changed(ls: Any, uri: str, line: Optional[int]) -> None:
+    """A didChange of `uri` whose last range starts at `line` (None: the whole text was sent)."""
+    recent = _RECENT.setdefault(ls, OrderedDict())
+    recent[uri] = line if line is not None else recent.get(uri, 0)
+    recent.move_to_end(uri)
+    if len(recent) > RECENT:
+        recent.popitem(last=False)
+
+
+def closed(ls: Any, uri: str) -> None:
+    _RECENT.get(ls, {}).pop(uri, None)
+
+
+class Buffers:
+    """completions' Documents port over pygls's workspace: the open buffers as they are now."""
+
+    def __init__(self, server: Any) -> None:
+        self._server = server
+
+    @property
+    def roots(self) -> list[Path]:
+        return roots(self._server)
+
+    def get(self, uri: str) -> Any:
+        doc = current(self._server, uri)
+        return open_document(doc) if doc is not None else None
+
+    def recent(self) -> list[tuple[str, int]]:
+        return list(reversed(_RECENT.get(self._server, {}).items()))
+
+    def all(self) -> list[Any]:
+        return [open_document(doc) for doc in list(self._server.workspace.text_documents.values())]
+
+
+def roots(server: Any) -> list[Path]:
+    """The workspace folders, as the editor port sees them."""
+    from agent_lsp.lsp.editor import LspEditor
+
+    return LspEditor(server, client_diagnostics=False).roots
