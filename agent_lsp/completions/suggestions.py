@@ -122,8 +122,8 @@ class Suggestions:
         self.stats.requests += 1
         settings, options = self.settings()
         doc = ask.doc
-        if ask.expected_version is not None and ask.expected_version != doc.version:
-            self.stats.stale += 1
+        if ask.expected_version is not None and ask.expected_version != doc.version or self._changed(doc):
+            self.stats.stale += 1  # asked about a version it no longer has: nothing to ask the model
             return None
         if not options.enabled or excluded(doc.uri, doc.path, self.documents.roots, options.exclude):
             return None

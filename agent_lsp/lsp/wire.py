@@ -21,6 +21,7 @@ from typing import Any, Awaitable, Callable, Optional
 from pygls.protocol import JsonRPCProtocol
 
 from agent_lsp.core.surrogates import SURROGATE, printable, replaced
+from agent_lsp.lsp.documents import PINNED, pin
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +119,8 @@ class Dispatcher:
             return self.error(msg_id, INVALID_PARAMS, f"Invalid params for {method}: {why}", {"fields": ["params"]})
         if method == "initialize":
             self.initialized = True
+        if method in PINNED:  # in read order: a didChange read after this request must not change what it reads
+            pin(self.protocol, getattr(structured, "params", None))
         self._handle(structured, msg_id)
 
     def _notification(self, message: dict, method: str) -> None:

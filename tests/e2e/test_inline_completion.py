@@ -452,3 +452,40 @@ async def test_malformed_requests_are_invalid_params_naming_the_field(lsp, param
     with pytest.raises(JsonRpcInvalidParams) as raised:
         await client.protocol.send_request_async(COMPLETION, params)
     assert field in raised.value.message
+
+
+async def test_a_change_read_after_the_request_never_gets_an_item_for_the_newer_text(fake_api, tmp_path):
+    """In one write: the request at version 1 (after `    ret`), its didChange to version 2 (`zz_` at the start
+    of that line), a request for a document never opened. The change is read before the first handler runs (the
+    third request is answered first); the first is answered for the version it was asked about: no item (an item
+    made from version 2's text at version 1's column would insert inside `zz_    ret`)."""
+    from tests.reliability.rawlsp import RawServer, dumps, frame
+
+    fake_api.default = lambda body: text("<completion>urn total</completion>")
+    root = tmp_path / "ws"
+    root.mkdir()
+    source = "def total(xs):\n    total = 0\n    total += sum(xs)\n    ret\n"
+    uri = (root / "a.py").as_uri()
+    server = await RawServer.start(env=server_env(fake_api.base_url, XDG_CONFIG_HOME=str(tmp_path / "config")))
+    try:
+        await server.initialize(root)
+        server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                                                                "text": source}})
+        first, never = server.next_id(), server.next_id()
+        answers = {msg_id: asyncio.get_running_loop().create_future() for msg_id in (first, never)}
+        server.pending.update(answers)
+        server.send_raw(b"".join(frame(dumps(message)) for message in (
+            {"jsonrpc": "2.0", "id": first, "method": COMPLETION, "params": {
+                "textDocument": {"uri": uri}, "position": {"line": 3, "character": 7},
+                "context": {"triggerKind": 2}}},
+            {"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+                "textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"range": {
+                    "start": {"line": 3, "character": 0}, "end": {"line": 3, "character": 0}}, "text": "zz_"}]}},
+            {"jsonrpc": "2.0", "id": never, "method": COMPLETION, "params": {
+                "textDocument": {"uri": (root / "never.py").as_uri()}, "position": {"line": 0, "character": 0},
+                "context": {"triggerKind": 2}}})))
+        done = await asyncio.wait_for(asyncio.gather(*answers.values()), CEILING)
+        assert [answer["result"] for answer in done] == [{"items": []}, {"items": []}]
+        assert fake_api.requests == []  # asked about version 1, which is gone: nothing to ask the model
+    finally:
+        await server.stop()
