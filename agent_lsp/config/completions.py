@@ -24,7 +24,7 @@ class CompletionsSettings(Section):
     """Who suggests; none: the chat's provider."""
     model: Optional[text()] = None
     """The model that suggests; none: the chat's model when that is demo or script:FILE, else the provider's small,
-    fast one (anthropic: claude-haiku-4-5; openai: the chat's model)."""
+    fast one (anthropic: claude-haiku-5-5; openai: the chat's model)."""
     base_url: Optional[text()] = None
     """Where that model's API is; none: the chat's baseUrl when both use the same provider, else the provider's own.
     Never taken from a workspace's settings file."""

@@ -32,6 +32,14 @@ REASONING_FIELDS = ("reasoning_content", "reasoning")
 """Where compatible servers stream reasoning: DeepSeek and vLLM `reasoning_content`, OpenRouter `reasoning`."""
 
 
+def token_limit(base_url: Optional[str]) -> str:
+    """The name of chat.completions' limit on the answer's tokens at `base_url` (None: OpenAI's own), for chats and
+    suggestions alike: OpenAI itself wants `max_completion_tokens` (its reasoning models refuse `max_tokens`); the
+    compatible servers (Ollama, vLLM, LM Studio, DeepSeek, OpenRouter) all read `max_tokens`."""
+    host = urlparse(base_url or "https://api.openai.com/v1").hostname or ""
+    return "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
+
+
 def api_request(model: str, request: ModelRequest, base_url: Optional[str] = None) -> dict[str, Any]:
     """The keyword arguments of `chat.completions.create` for a request."""
     kwargs: dict[str, Any] = {
@@ -40,10 +48,7 @@ def api_request(model: str, request: ModelRequest, base_url: Optional[str] = Non
         "stream": True,
         "stream_options": {"include_usage": True},
     }
-    # OpenAI itself wants `max_completion_tokens` (its reasoning models refuse `max_tokens`); the compatible
-    # servers (Ollama, vLLM, LM Studio, DeepSeek, OpenRouter) all read `max_tokens`.
-    host = urlparse(base_url or "https://api.openai.com/v1").hostname or ""
-    kwargs["max_completion_tokens" if host == "api.openai.com" else "max_tokens"] = request.max_tokens
+    kwargs[token_limit(base_url)] = request.max_tokens
     if request.tools:
         kwargs["tools"] = [
             {"type": "function", "function": {"name": t.name, "description": t.description,

@@ -28,7 +28,7 @@ ANTHROPIC_API = "https://api.anthropic.com"
 SDK_MODULES: dict[str, tuple[str, ...]] = {"anthropic": ("agent_lsp.models.anthropic", "anthropic", "httpx2"),
                                            "openai": ("agent_lsp.models.openai", "openai", "httpx2")}
 """What a provider's first model call imports, SDK last (the warm-up imports them in this order)."""
-SUGGESTION_MODELS = {"anthropic": "claude-haiku-4-5"}
+SUGGESTION_MODELS = {"anthropic": "claude-haiku-5-5"}
 """A provider's small, fast model, for suggestions as you type; openai has none that every server knows."""
 
 NO_PROVIDER = (
@@ -98,7 +98,7 @@ def resolve_completions(settings: Settings, provider: Optional[str] = None, mode
     chat's `settings`:
     - provider: the chat's provider;
     - model: the chat's model when that is "demo" or "script:FILE", else the provider's small, fast model
-      (`SUGGESTION_MODELS`: claude-haiku-4-5 for anthropic); openai has no such default, so there it is the chat's
+      (`SUGGESTION_MODELS`: claude-haiku-5-5 for anthropic); openai has no such default, so there it is the chat's
       `model` setting when chats use openai too, else `completions.model` is needed;
     - base URL: the chat's `baseUrl` when both use the same provider, else that provider's own;
     - api: "chat"; "fim" only with openai."""

@@ -78,7 +78,7 @@ def test_all_green_and_the_json_shape(home):
     assert details["version"] == f"agent-lsp-server {report['version']} (protocol {report['protocol']})"
     assert details["keys"] == "present: ANTHROPIC_API_KEY; provider anthropic"
     assert details["MCP server fake"].endswith("started with 3 tools")
-    assert details["suggestions"] == f"on: anthropic claude-haiku-4-5, api chat, at {env['ANTHROPIC_BASE_URL']}, " \
+    assert details["suggestions"] == f"on: anthropic claude-haiku-5-5, api chat, at {env['ANTHROPIC_BASE_URL']}, " \
                                      "key ANTHROPIC_API_KEY"
 
 
@@ -130,7 +130,7 @@ OFF = " Or turn suggestions off: `completions.enabled` false."
      ("Set `completions.model` to the model's name as its server knows it (e.g. \"qwen2.5-coder:1.5b-base\" on "
       "Ollama; docs/providers.md).")),
     ({"api": "fim"},
-     ("on: anthropic claude-haiku-4-5, api fim, at {anthropic}, key ANTHROPIC_API_KEY; `completions.api` \"fim\" "
+     ("on: anthropic claude-haiku-5-5, api fim, at {anthropic}, key ANTHROPIC_API_KEY; `completions.api` \"fim\" "
       "posts to an OpenAI-compatible /completions endpoint"),
      ("Set `completions.provider` to \"openai\" and `completions.baseUrl` to a server of the legacy /completions "
       "shape (Ollama, llama.cpp, DeepSeek), or `completions.api` to \"chat\".")),
@@ -178,7 +178,7 @@ def test_suggestions_off_and_on_a_reachable_server_of_their_own(home):
     code, report = doctor(env)
     assert code == 0 and checks(report)["suggestions"] == {
         "name": "suggestions", "status": "skip", "detail": "off (`completions.enabled` is false); when on: anthropic "
-        f"claude-haiku-4-5, api fim, at {env['ANTHROPIC_BASE_URL']}, key ANTHROPIC_API_KEY"}
+        f"claude-haiku-5-5, api fim, at {env['ANTHROPIC_BASE_URL']}, key ANTHROPIC_API_KEY"}
 
 
 def test_base_url_unreachable(home):
@@ -326,7 +326,7 @@ def test_model_says_what_chats_would_use_with_an_editors_settings_over_the_rest(
     assert model(env) == (0, {"provider": "anthropic", "model": "claude-from-the-file",
                               "baseUrl": env["ANTHROPIC_BASE_URL"], "key": "ANTHROPIC_API_KEY", "api": "chat",
                               "lacks": None, "problem": None,
-                              "completions": {"provider": "anthropic", "model": "claude-haiku-4-5",
+                              "completions": {"provider": "anthropic", "model": "claude-haiku-5-5",
                                               "baseUrl": env["ANTHROPIC_BASE_URL"], "key": "ANTHROPIC_API_KEY",
                                               "api": "chat", "lacks": None, "problem": None, "enabled": True},
                               "warnings": []})

@@ -313,7 +313,7 @@ async def test_anthropic_is_asked_to_fill_the_hole_with_a_small_model_and_a_cach
     uri = open_doc(client, workspace / "app.py", "def f():\n    return g(\n\nprint(f())\n")
     await suggest(client, uri, 1, 13)
     (request,) = backend.fake.requests
-    assert request["model"] == "claude-haiku-4-5" and "temperature" not in request
+    assert request["model"] == "claude-haiku-5-5" and "temperature" not in request
     assert request["stop_sequences"] == ["</completion>"] and request["max_tokens"] == 416
     assert request["system"][0]["cache_control"] == {"type": "ephemeral"}
     context, hole = request["messages"][0]["content"]

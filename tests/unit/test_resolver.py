@@ -128,3 +128,32 @@ def test_fim_is_for_openai_only():
     assert (refused.provider, refused.lacks) == ("anthropic", "api") and "openai" in refused.problem
     with pytest.raises(ModelError):
         build(refused, KEY)
+
+
+def test_the_default_suggestion_model_is_the_newest_haiku_the_sdk_knows():
+    """The fast model, current: of the Haiku names the installed `anthropic` SDK lists, the newest (a newer SDK
+    with a newer Haiku makes this fail until the default follows)."""
+    import re
+    import typing
+
+    from anthropic.types.model import Model
+
+    names = [n for arg in typing.get_args(Model) for n in typing.get_args(arg) if isinstance(n, str)]
+    haikus = [n for n in names if re.fullmatch(r"claude-haiku-\d+(-\d+)?", n)]
+    newest = max(haikus, key=lambda n: tuple(int(x) for x in n.split("-")[2:]))
+    assert SUGGESTION_MODELS["anthropic"] == newest
+
+
+@pytest.mark.parametrize("base_url, name", [("https://api.openai.com/v1", "max_completion_tokens"),
+                                            ("http://127.0.0.1:11434/v1", "max_tokens")])
+def test_suggestions_name_the_token_limit_as_chats_do(base_url, name):
+    """OpenAI's reasoning models refuse `max_tokens`: a suggestion asks as a chat does at the same URL."""
+    from agent_lsp.completions.prompt import CompletionPrompt
+    from agent_lsp.completions.providers.openai import chat_request
+    from agent_lsp.core.ports import ModelRequest
+    from agent_lsp.models.openai_wire import api_request
+
+    suggestion = chat_request("o4-mini", CompletionPrompt("a.py", "python", "x = ", "\n"), base_url)
+    chat = api_request("o4-mini", ModelRequest(system="s", messages=[], tools=[]), base_url)
+    assert name in suggestion and name in chat
+    assert {"max_tokens", "max_completion_tokens"} - {name} & (suggestion.keys() | chat.keys()) == set()

@@ -42,9 +42,7 @@ class OpenAICompleter:
                     model=self.name, prompt=prompt.prefix, suffix=prompt.suffix, max_tokens=hole.max_tokens(prompt),
                     stream=True, **({"stop": ["\n"]} if prompt.single_line else {}))
             else:
-                stream = await client.chat.completions.create(
-                    model=self.name, messages=hole.chat_messages(prompt), max_tokens=hole.max_tokens(prompt),
-                    stop=[hole.STOP], stream=True)
+                stream = await client.chat.completions.create(**chat_request(self.name, prompt, self.base_url))
             async with stream:  # leaving the block closes the response (and its connection)
                 content_type = stream.response.headers.get("content-type", "")
                 if "html" in content_type:
@@ -80,6 +78,15 @@ class OpenAICompleter:
 
     def _url(self) -> str:
         return f"{self.base_url.rstrip('/')}/{'completions' if self.api == 'fim' else 'chat/completions'}"
+
+
+def chat_request(model: str, prompt: CompletionPrompt, base_url: str) -> dict[str, Any]:
+    """The keyword arguments of `chat.completions.create` for a suggestion: the token limit named as for chats
+    (models/openai_wire.py `token_limit`: OpenAI's reasoning models refuse `max_tokens`)."""
+    from agent_lsp.models.openai_wire import token_limit
+
+    return {"model": model, "messages": hole.chat_messages(prompt), "stop": [hole.STOP], "stream": True,
+            token_limit(base_url): hole.max_tokens(prompt)}
 
 
 def _text(chunk: Any) -> tuple[str, bool]:

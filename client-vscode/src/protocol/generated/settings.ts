@@ -105,7 +105,7 @@ export interface CompletionsSettings {
    */
   maxLines?: number;
   /**
-   * The model that suggests; none: the chat's model when that is demo or script:FILE, else the provider's small, fast one (anthropic: claude-haiku-4-5; openai: the chat's model).
+   * The model that suggests; none: the chat's model when that is demo or script:FILE, else the provider's small, fast one (anthropic: claude-haiku-5-5; openai: the chat's model).
    */
   model?: string;
   /**
