@@ -36,11 +36,15 @@ class Place:
 
     @cached_property
     def indent(self) -> str:
-        """How the buffer indents (a tab, or N spaces): the client's word, else the lines around the cursor."""
+        """How the buffer indents (a tab, or N spaces): the client's word, else the lines around the cursor — the
+        cursor's own among them, even when it holds only its indentation (never the model's way)."""
         if self.indent_hint is not None:
             return self.indent_hint
-        lines = (self.before + self.after).split("\n")
-        return indent_unit(lines[1:-1] if len(lines) > 2 else lines)
+        before, after = self.before.split("\n"), self.after.split("\n")
+        cursor = before[-1] + after[0]
+        lines = [*before[:-1], cursor if cursor.strip() else cursor + "x", *after[1:]]
+        cut = len(self.before) < self.offset  # the window's first line may start mid-line: its indentation unknown
+        return indent_unit(lines[1:] if cut else lines)
 
     def surroundings(self, max_lines: int) -> Surroundings:
         """What post-processing needs of this place."""

@@ -111,8 +111,12 @@ def not_retyped_indentation(text: str, line_before: str) -> str:
     if not line_before or not line_before[-1].isspace():
         return text
     if not line_before.strip():  # only indentation so far: the answer may repeat it, or part of it
-        common = len(line_before) if text.startswith(line_before) else 0
-        return text[common:]
+        if text.startswith(line_before):
+            return text[len(line_before):]
+        ws = leading(text.split("\n", 1)[0])
+        if ws and ("\t" in ws) != ("\t" in line_before):  # retyped in the model's own style (spaces for tabs)
+            return text[len(ws):]
+        return text
     return text.lstrip(" \t") if text[:1] in (" ", "\t") else text
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from agent_lsp.completions.place import place_at
 from agent_lsp.completions.postprocess import Surroundings, finish, indent_unit, opening, unwrap
 
 
@@ -31,6 +32,8 @@ GOLDEN = [
     ("trailing whitespace is dropped", at("x = "), "1   \n\n", "1"),
     ("the space before the cursor is not typed twice", at("x = "), " 1", "1"),
     ("nor the indentation of a blank line", at("    ", "", "    return y"), "    y = 2", "y = 2"),
+    ("nor a tab-indented line's indentation retyped with spaces",
+     at("\t", indent="\t"), "    if x:\n        return 1", "if x:\n\t\treturn 1"),
     ("max lines", at("def f():", max_lines=2), "\n    a = 1\n    b = 2\n    c = 3", "\n    a = 1"),
     ("the block's end when text follows",
      at("    if x:", "", "    return y", "", "def g():"), "\n        y = 1\n    return y\n\ndef g():\n", "\n        y = 1"),
@@ -79,3 +82,25 @@ def test_what_a_streaming_answer_offers_so_far(raw, seen):
 
 def test_unwrap_leaves_plain_text_alone():
     assert unwrap("a\n```\nb") == "a\n```\nb"  # a fence inside the answer is the answer's own
+
+
+@pytest.mark.parametrize("buffer, hint, unit", [
+    ("def f(x):\n\t", None, "\t"),  # the cursor's line, only its indentation so far, is the only indented one
+    ("x = 1\ndef f(x):\n\tfor i in x:", None, "\t"),  # the cursor's line, the last of the buffer
+    ("def f(x):\n  if x:\n    pass\n  ", None, "  "),
+    ("def f(x):\n\t", "  ", "  "),  # the client's formattingOptions win
+])
+def test_the_buffer_says_how_it_indents(buffer, hint, unit):
+    assert place_at("file:///a.py", 1, buffer, len(buffer), hint).indent == unit
+
+
+@pytest.mark.parametrize("buffer, raw, expected", [
+    ("def f(x):\n\tfor i in x:", "\n        print(i)\n    return x", "\n\t\tprint(i)\n\treturn x"),
+    ("def f(x):\n\t", "if x:\n        return 1\n    return 0", "if x:\n\t\treturn 1\n\treturn 0"),
+    ("def f(x):\n\t", "    if x:\n        return 1", "if x:\n\t\treturn 1"),
+])
+def test_a_tab_indented_buffer_gets_tabs_from_a_model_that_answers_with_spaces(buffer, raw, expected):
+    """A chat model indents with spaces; the buffer's way wins, even when the cursor's line is its only indented
+    line."""
+    place = place_at("file:///a.py", 1, buffer, len(buffer))
+    assert finish(raw, place.surroundings(8)) == expected
