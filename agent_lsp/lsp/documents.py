@@ -1,7 +1,7 @@
-"""The editor's open buffers as suggestions see them (PROTOCOL §10): the buffers changed lately, completions'
-Documents port over pygls's workspace, and each request's document pinned as the request was read — "the document
-as of this request", for every kind of suggestion: a didChange read after the request never changes what it is
-answered from."""
+"""The editor's open buffers as suggestions see them (PROTOCOL §10): document sync (the buffers changed lately,
+from didChange and didClose), completions' Documents port over pygls's workspace, and each request's document
+pinned as the request was read — "the document as of this request", for every kind of suggestion: a didChange
+read after the request never changes what it is answered from."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 from urllib.parse import unquote
+
+from lsprotocol import types
 
 RECENT = 64
 """Open buffers whose last change is remembered (the context of suggestions in other files)."""
@@ -77,17 +79,23 @@ def open_document(doc: Any) -> Any:
                         version=doc.version, text=doc.source, unsaved=True)
 
 
-def changed(ls: Any, uri: str, line: Optional[int]) -> None:
-    """A didChange of `uri` whose last range starts at `line` (None: the whole text was sent)."""
-    recent = _RECENT.setdefault(ls, OrderedDict())
-    recent[uri] = line if line is not None else recent.get(uri, 0)
-    recent.move_to_end(uri)
-    if len(recent) > RECENT:
-        recent.popitem(last=False)
+def register_document_sync(server: Any, on_close: Callable[[Any, str], None]) -> None:
+    """Keep the buffers changed lately from `server`'s didChange and didClose (pygls keeps the text itself);
+    `on_close(ls, uri)` is told when a document closes."""
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: Any, params: types.DidChangeTextDocumentParams) -> None:
+        ranges = [c.range for c in params.content_changes if isinstance(c, types.TextDocumentContentChangePartial)]
+        recent = _RECENT.setdefault(ls, OrderedDict())
+        uri = params.text_document.uri
+        recent[uri] = ranges[-1].start.line if ranges else recent.get(uri, 0)
+        recent.move_to_end(uri)
+        if len(recent) > RECENT:
+            recent.popitem(last=False)
 
-
-def closed(ls: Any, uri: str) -> None:
-    _RECENT.get(ls, {}).pop(uri, None)
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: Any, params: types.DidCloseTextDocumentParams) -> None:
+        _RECENT.get(ls, {}).pop(params.text_document.uri, None)
+        on_close(ls, params.text_document.uri)
 
 
 class Buffers:

@@ -72,17 +72,12 @@ def register_inline_completion(server: Any) -> None:
             raise _invalid("params", "must be an object")
         return CompletionStatsResult(**asdict((await _engine(ls)).stats)).wire()
 
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: Any, params: types.DidChangeTextDocumentParams) -> None:
-        ranges = [c.range for c in params.content_changes if isinstance(c, types.TextDocumentContentChangePartial)]
-        documents.changed(ls, params.text_document.uri, ranges[-1].start.line if ranges else None)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: Any, params: types.DidCloseTextDocumentParams) -> None:
-        documents.closed(ls, params.text_document.uri)
+    def forget(ls: Any, uri: str) -> None:
         engine = _ENGINES.get(ls)
         if engine is not None:
-            engine.forget(params.text_document.uri)
+            engine.forget(uri)
+
+    documents.register_document_sync(server, on_close=forget)
 
 
 class Offered(dict):
