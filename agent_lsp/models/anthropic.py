@@ -33,6 +33,7 @@ from agent_lsp.core.ports import (
 from agent_lsp.models import preload
 from agent_lsp.models.clients import shared_client
 from agent_lsp.models.retry import NoAnswer, no_answer, open_with_retries, sdk_delay
+from agent_lsp.models.streams import MESSAGES_API, READ_TIMEOUT, error_body, refuse_page, timeouts
 
 EPHEMERAL = {"type": "ephemeral"}
 _OVERFLOW_HINTS = ("prompt is too long", "context window", "too many tokens", "context_length")
@@ -41,7 +42,7 @@ _OVERFLOW_HINTS = ("prompt is too long", "context window", "too many tokens", "c
 class AnthropicModel:
     """A Claude model. `base_url` None leaves the SDK's own resolution (ANTHROPIC_BASE_URL) in charge."""
 
-    def __init__(self, model: str, base_url: Optional[str] = None, read_timeout: float = 120.0) -> None:
+    def __init__(self, model: str, base_url: Optional[str] = None, read_timeout: float = READ_TIMEOUT) -> None:
         self.name = model
         self.base_url = base_url
         self.read_timeout = read_timeout
@@ -50,12 +51,11 @@ class AnthropicModel:
     def _sdk(self) -> Any:
         if self._client is None:
             import anthropic
-            import httpx2
 
             kwargs: dict[str, Any] = {"base_url": self.base_url} if self.base_url else {}
             # A stalled stream (no headers, or silence mid-stream) fails after read_timeout instead of holding
             # the chat until the user presses Stop; retries are ours (models/retry.py), never of a timeout.
-            kwargs["timeout"] = httpx2.Timeout(self.read_timeout, connect=min(10.0, self.read_timeout))
+            kwargs["timeout"] = timeouts(self.read_timeout)
             self._client = shared_client("anthropic", (self.base_url, self.read_timeout),
                                          lambda: anthropic.AsyncAnthropic(max_retries=0, **kwargs))
         return self._client
@@ -81,6 +81,7 @@ class AnthropicModel:
                     raise ModelError("llm_error", no_answer(self.url(), e.waited, e.attempts)) from None
                 except (anthropic.APITimeoutError, httpx2.TimeoutException):
                     raise ModelError("llm_error", no_answer(self.url(), self.read_timeout, 1)) from None
+                refuse_page(stream.response.headers.get("content-type", ""), self.url(), MESSAGES_API)
                 async for event in stream:
                     if event.type == "text" and event.text:
                         yield TextChunk(event.text)
@@ -228,8 +229,7 @@ def _error_type(error: Any) -> str:
 
 def _status_message(error: Any) -> str:
     """"429 rate_limit_error: ..." from the API's error body, or the SDK's own words."""
-    body = error.body if isinstance(getattr(error, "body", None), dict) else {}
-    detail = body.get("error", body) if isinstance(body.get("error", body), dict) else {}
-    message = detail.get("message") or getattr(error, "message", None) or str(error)
-    prefix = " ".join(str(x) for x in (error.status_code if error.status_code != 200 else None, detail.get("type")) if x)
+    kind, said = error_body(error)
+    message = said or getattr(error, "message", None) or str(error)
+    prefix = " ".join(str(x) for x in (error.status_code if error.status_code != 200 else None, kind) if x)
     return f"{prefix}: {message}" if prefix else message

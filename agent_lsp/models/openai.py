@@ -15,6 +15,7 @@ from agent_lsp.models import preload
 from agent_lsp.models.clients import shared_client
 from agent_lsp.models.openai_wire import ReplyBuilder, api_request
 from agent_lsp.models.retry import NoAnswer, asked_wait, no_answer, open_with_retries, sdk_delay
+from agent_lsp.models.streams import OPENAI_API, READ_TIMEOUT, error_body, no_events, refuse_page, timeouts
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_KEY = "not-needed"
@@ -25,13 +26,10 @@ _OVERFLOW_HINTS = ("context length", "context_length", "context window", "maximu
 _CONTEXT_FIELDS = ("context_window", "context_length", "max_model_len", "max_context_length")
 """Where compatible servers say a model's context window in /models: Groq, OpenRouter, vLLM, LM Studio."""
 
-def client_for(base_url: str, api_key: str, read_timeout: float = 120.0) -> Any:
+def client_for(base_url: str, api_key: str, read_timeout: float = READ_TIMEOUT) -> Any:
     """The process's one `AsyncOpenAI` for this base URL, key and readTimeout (its own retries off: models/retry.py)."""
     def make() -> Any:
-        import httpx2
-
-        return _client_class()(base_url=base_url, api_key=api_key, max_retries=0,
-                               timeout=httpx2.Timeout(read_timeout, connect=min(10.0, read_timeout)))
+        return _client_class()(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeouts(read_timeout))
 
     return shared_client("openai", (base_url, api_key, read_timeout), make)
 
@@ -64,7 +62,7 @@ def _client_class() -> Any:
 class OpenAIModel:
     """A chat.completions model at `base_url`; `client` is an `AsyncOpenAI` to use instead of the shared one."""
 
-    def __init__(self, model: str, base_url: str, api_key: str, read_timeout: float = 120.0,
+    def __init__(self, model: str, base_url: str, api_key: str, read_timeout: float = READ_TIMEOUT,
                  client: Any = None) -> None:
         self.name = model
         self.base_url = base_url
@@ -94,9 +92,7 @@ class OpenAIModel:
             # `async with`: a cancelled task (an abort) closes the HTTP response, which drops the connection.
             async with stream:
                 content_type = stream.response.headers.get("content-type", "")
-                if "html" in content_type:
-                    raise ModelError("llm_error", f"{self._url()} answered 200 with an HTML page "
-                                     f"({content_type}), not an OpenAI-compatible API. {self._expected()}")
+                refuse_page(content_type, self._url(), OPENAI_API, self._expected())
                 if "json" in content_type and "event-stream" not in content_type:
                     stream = await self._json_answer(stream, content_type)
                 async for chunk in stream:
@@ -121,8 +117,7 @@ class OpenAIModel:
             raise ModelError("llm_error", f"{self._url()} sent something that is not a chat.completions stream "
                              f"({_describe(e)}). {self._expected()}") from None
         if reply.chunks == 0:
-            raise ModelError("llm_error", f"{self._url()} answered 200 ({content_type or 'no content-type'}) but "
-                             f"sent no chat.completions chunks. {self._expected()}")
+            raise no_events(self._url(), content_type, "chat.completions chunks", self._expected())
         yield reply.finish()
 
     async def _json_answer(self, stream: Any, content_type: str) -> Any:
@@ -224,13 +219,7 @@ def connection_message(error: Any, url: str) -> str:
 
 
 def _detail(error: Any) -> str:
-    body = getattr(error, "body", None)
-    inner = body.get("error", body) if isinstance(body, dict) else body
-    if isinstance(inner, dict) and inner.get("message"):
-        return _bounded(str(inner["message"]))
-    if isinstance(inner, str) and inner.strip():
-        return inner.strip()[:300]
-    return _bounded(getattr(error, "message", None) or str(error))
+    return _bounded(error_body(error)[1] or getattr(error, "message", None) or str(error))
 
 
 def _describe(error: Any) -> str:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Literal, Mapping, Optional
 from urllib.parse import urlparse
 
 from agent_lsp.config import DEFAULT_MODEL, Settings
+from agent_lsp.models.streams import READ_TIMEOUT
 
 if TYPE_CHECKING:  # the core's ports only when a model is built: the warm-up decides at start-up and imports no more
     from agent_lsp.core.ports import Model
@@ -119,7 +120,7 @@ def resolve_completions(settings: Settings, provider: Optional[str] = None, mode
     return choice
 
 
-def build(choice: ModelChoice, env: Mapping[str, str] = os.environ, read_timeout: float = 120.0) -> Model:
+def build(choice: ModelChoice, env: Mapping[str, str] = os.environ, read_timeout: float = READ_TIMEOUT) -> Model:
     """The model `choice` names; raises ModelError("initialization_failed") with its problem when it has one."""
     if choice.problem:
         from agent_lsp.core.ports import ModelError

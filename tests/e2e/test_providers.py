@@ -220,3 +220,18 @@ async def test_agent_models_lists_the_providers_models(lsp, provider):
     client = await lsp.start()
     assert await client.protocol.send_request_async("agent/models", {}) == LISTED[provider.name]
     assert "models" in client.initialize_result.capabilities.experimental["agent"]["features"]
+
+
+async def test_an_html_page_instead_of_the_api_is_named_on_either_wire(lsp, provider):
+    """A proxy's login page answered 200: the chat ends with an error naming the URL and what came back, then the
+    next chat works (the same check for both provider families, chats and suggestions: models/streams.py)."""
+    provider.fake.add({"raw": "<!doctype html><html><body>Sign in</body></html>", "content_type": "text/html"},
+                      text("Right place."))
+    client = await lsp.start()
+    page = await chat(client)
+    url = (f"{provider.fake.base_url}/v1/messages" if provider.name == "anthropic"
+           else f"{provider.fake.api_url}/chat/completions")
+    api = "the Messages API" if provider.name == "anthropic" else "an OpenAI-compatible API"
+    assert (page["stopReason"], page["error"]["type"]) == ("error", "llm_error")
+    assert page["error"]["message"].startswith(f"{url} answered 200 with an HTML page (text/html), not {api}.")
+    assert (await chat(client))["finalMessage"] == "Right place."

@@ -11,6 +11,7 @@ from agent_lsp.core.ports import ModelError
 from agent_lsp.completions.providers import hole
 from agent_lsp.models import preload
 from agent_lsp.models.clients import shared_client
+from agent_lsp.models.streams import MESSAGES_API, broke_off, error_body, no_events, refuse_page, timeouts
 
 EPHEMERAL = {"type": "ephemeral"}
 
@@ -25,13 +26,10 @@ class AnthropicCompleter:
 
     def _client(self) -> Any:
         import anthropic
-        import httpx2
 
         def make() -> Any:
             options: dict[str, Any] = {"base_url": self.base_url} if self.base_url else {}
-            return anthropic.AsyncAnthropic(max_retries=0, timeout=httpx2.Timeout(self.timeout,
-                                                                                 connect=min(5.0, self.timeout)),
-                                            **options)
+            return anthropic.AsyncAnthropic(max_retries=0, timeout=timeouts(self.timeout), **options)
 
         return shared_client("anthropic", ("completions", self.base_url, self.timeout), make)
 
@@ -53,9 +51,7 @@ class AnthropicCompleter:
                     system=[{"type": "text", "text": hole.SYSTEM, "cache_control": EPHEMERAL}],
                     messages=[{"role": "user", "content": content}]) as stream:
                 content_type = stream.response.headers.get("content-type", "")
-                if "html" in content_type:
-                    raise ModelError("llm_error", f"{self._url(client)} answered 200 with an HTML page "
-                                                  f"({content_type}), not the Messages API.")
+                refuse_page(content_type, self._url(client), MESSAGES_API)
                 started = ended = False
                 async for event in stream:  # leaving the block closes the response (and its connection)
                     if event.type == "text" and event.text:
@@ -66,16 +62,13 @@ class AnthropicCompleter:
                         ended = True
                     elif event.type == "message_stop":
                         break  # its end, even if the server keeps the stream open
-                # a stream cut before its stop reason is a failure: never a suggestion of the part that came
                 if not started:
-                    raise ModelError("llm_error", f"{self._url(client)} answered 200 "
-                                                  f"({content_type or 'no content-type'}) but sent no Messages "
-                                                  "API events.")
+                    raise no_events(self._url(client), content_type, "Messages API events")
                 if not ended:
-                    raise ModelError("llm_error", f"The model stream from {self._url(client)} broke off before its "
-                                                  "end.")
+                    raise broke_off(self._url(client))
         except anthropic.APIStatusError as e:
-            raise ModelError("llm_error", f"{self._url(client)} answered {e.status_code}: {_said(e)}") from None
+            raise ModelError("llm_error", f"{self._url(client)} answered {e.status_code}: "
+                                          f"{error_body(e)[1] or getattr(e, 'message', '') or e}") from None
         except (anthropic.APITimeoutError, httpx2.TimeoutException):
             raise ModelError("llm_error", f"{self._url(client)} did not answer within {self.timeout:g} s "
                                           "(completions.timeout).") from None
@@ -92,10 +85,3 @@ class AnthropicCompleter:
     def _url(client: Any) -> str:
         return f"{str(client.base_url).rstrip('/')}/v1/messages"
 
-
-def _said(error: Any) -> str:
-    """What an API error body says (its `error.message`), else the SDK's message."""
-    body = getattr(error, "body", None)
-    if isinstance(body, dict) and isinstance(body.get("error"), dict) and body["error"].get("message"):
-        return str(body["error"]["message"])
-    return str(getattr(error, "message", "") or error)

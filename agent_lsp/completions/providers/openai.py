@@ -11,6 +11,7 @@ from agent_lsp.completions.prompt import CompletionPrompt
 from agent_lsp.core.ports import ModelError
 from agent_lsp.completions.providers import hole
 from agent_lsp.models import preload
+from agent_lsp.models.streams import OPENAI_API, broke_off, no_events, refuse_page
 
 
 class OpenAICompleter:
@@ -45,9 +46,7 @@ class OpenAICompleter:
                 stream = await client.chat.completions.create(**chat_request(self.name, prompt, self.base_url))
             async with stream:  # leaving the block closes the response (and its connection)
                 content_type = stream.response.headers.get("content-type", "")
-                if "html" in content_type:
-                    raise ModelError("llm_error", f"{self._url()} answered 200 with an HTML page ({content_type}), "
-                                                  "not an OpenAI-compatible API.")
+                refuse_page(content_type, self._url(), OPENAI_API)
                 chunks, finished = 0, False
                 async for chunk in stream:
                     chunks += 1
@@ -56,12 +55,10 @@ class OpenAICompleter:
                         yield text
                     if finished:
                         break  # its end, even if the server keeps the stream open
-                # a stream cut before its finish reason is a failure: never a suggestion of the part that came
                 if not chunks:
-                    raise ModelError("llm_error", f"{self._url()} answered 200 ({content_type or 'no content-type'}) "
-                                                  "but sent no chunks.")
+                    raise no_events(self._url(), content_type, "chunks")
                 if not finished:
-                    raise ModelError("llm_error", f"The model stream from {self._url()} broke off before its end.")
+                    raise broke_off(self._url())
         except openai.APIStatusError as e:
             raise status_error(e, self.name, self._url(), had_tools=False) from None
         except (openai.APITimeoutError, httpx2.TimeoutException):
