@@ -17,7 +17,9 @@ log = logging.getLogger(__name__)
 
 
 class ModelStream:
-    """A suggestion's model answer as it streams, for the request at `origin`."""
+    """A suggestion's model answer as it streams, for the request at `origin`. Another kind of suggestion (next
+    edits) uses it as it is, overriding `_enough` (when to stop reading) and `_finish` (what the whole answer
+    becomes)."""
 
     def __init__(self, origin: Place, max_lines: int, completer: Completer,
                  prompt: Callable[[], Awaitable[CompletionPrompt]],
@@ -85,8 +87,12 @@ class ModelStream:
         if not self.done or self.error is not None or self.closed:
             return None
         if self._suggestion is None:
-            self._suggestion = finish(self.raw, self.origin.surroundings(self.max_lines)) or ""
+            self._suggestion = self._finish(self.raw) or ""
         return self._suggestion or None
+
+    def _finish(self, raw: str) -> Optional[str]:
+        """The whole answer `raw` as offered at `origin` (None: nothing to offer)."""
+        return finish(raw, self.origin.surroundings(self.max_lines))
 
     def agrees(self, typed: str) -> bool:
         """Whether text typed at `origin` since the request still fits what the model says (one begins the other,
