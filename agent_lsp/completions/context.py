@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Optional, Sequence
 
-from agent_lsp.config.completions import DEFAULT_EXCLUDE
 from agent_lsp.completions.ports import Documents
 from agent_lsp.completions.prompt import CompletionPrompt, Snippet
+from agent_lsp.config.completions import DEFAULT_EXCLUDE
 from agent_lsp.core.ports import LanguageFeatureError, LanguageFeatures, OpenDocument
 
 log = logging.getLogger(__name__)

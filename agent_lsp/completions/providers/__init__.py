@@ -1,5 +1,5 @@
-"""The Completer for a models/resolver.py ModelChoice: the vendor SDKs' providers of models/ imported only when
-chosen."""
+"""The Completer for a models/resolver.py ModelChoice: the demo and scripted models of completions/offline.py, or
+a vendor's provider of this folder, each imported only when chosen (so is its SDK)."""
 
 from __future__ import annotations
 

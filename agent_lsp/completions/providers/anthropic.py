@@ -1,14 +1,15 @@
 """Suggestions from Claude through the official `anthropic` SDK (imported on first use): the fill-the-hole prompt
-(completions/providers/hole.py) streamed with `messages.stream`, the instructions and the file before the cursor's line marked for
-the prompt cache, no retries (`max_retries=0`), no `temperature` (the SDK has none)."""
+(providers/hole.py) streamed with `messages.stream`, the instructions and the file before the cursor's line marked
+for the prompt cache, no retries (`max_retries=0`), no `temperature` (the SDK has none); what every model stream
+checks from models/streams.py."""
 
 from __future__ import annotations
 
 from typing import Any, AsyncIterator, Optional
 
 from agent_lsp.completions.prompt import CompletionPrompt
-from agent_lsp.core.ports import ModelError
 from agent_lsp.completions.providers import hole
+from agent_lsp.core.ports import ModelError
 from agent_lsp.models import preload
 from agent_lsp.models.clients import shared_client
 from agent_lsp.models.streams import MESSAGES_API, broke_off, error_body, no_events, refuse_page, timeouts

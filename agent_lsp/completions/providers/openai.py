@@ -1,15 +1,16 @@
 """Suggestions from an OpenAI-compatible server through the official `openai` SDK (imported on first use), no
-retries: `chat` asks a chat model with the fill-the-hole prompt (completions/providers/hole.py); `fim` posts the text before the
-cursor as `prompt` and the text after it as `suffix` to {baseUrl}/completions, the legacy completions shape that
-Ollama, llama.cpp's server and DeepSeek's FIM endpoint serve."""
+retries: `chat` asks a chat model with the fill-the-hole prompt (providers/hole.py), its token limit named as for
+chats; `fim` posts the text before the cursor as `prompt` and the text after it as `suffix` to {baseUrl}/completions,
+the legacy completions shape that Ollama, llama.cpp's server and DeepSeek's FIM endpoint serve. What every model
+stream checks comes from models/streams.py."""
 
 from __future__ import annotations
 
 from typing import Any, AsyncIterator, Literal
 
 from agent_lsp.completions.prompt import CompletionPrompt
-from agent_lsp.core.ports import ModelError
 from agent_lsp.completions.providers import hole
+from agent_lsp.core.ports import ModelError
 from agent_lsp.models import preload
 from agent_lsp.models.streams import OPENAI_API, broke_off, no_events, refuse_page
 
