@@ -21,6 +21,7 @@ from urllib.parse import urlparse
 from agent_lsp import DISTRIBUTION, __version__
 from agent_lsp.capabilities import PROTOCOL_VERSION
 from agent_lsp.config import Layers, Settings, clean, default_data_dir, environment_layer
+from agent_lsp.config.in_force import SettingsInForce
 from agent_lsp.config.user_file import UserSettingsFile, user_settings_path
 from agent_lsp.models.resolver import KEYS, ModelChoice, offline_refuses, resolve, resolve_completions
 
@@ -49,12 +50,12 @@ def read_settings(cli_model: Optional[str], env: Mapping[str, str] = os.environ,
     """The settings the server would start with (the user settings file, then the environment and --model, then
     an editor's initializationOptions `editor` over them, as config's layers stack them), and a warning for each
     thing that could not be read."""
-    user = UserSettingsFile(user_settings_file(env))
-    warnings = user.refresh()
     environment, bad_env = clean(environment_layer(cli_model, env), "the environment")
     given, bad_editor = clean(editor, "--settings")
-    layers = Layers(environment=environment, user_file=user.layer, initialization_options=given)
-    return layers.resolve(), warnings + bad_env + bad_editor
+    warnings: list[str] = []
+    in_force = SettingsInForce(Layers(environment=environment, initialization_options=given), warnings.extend,
+                               user_file=UserSettingsFile(user_settings_file(env)))
+    return in_force.current([]), warnings + bad_env + bad_editor
 
 
 def check_python() -> Check:

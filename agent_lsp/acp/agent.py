@@ -17,7 +17,7 @@ from acp import RequestError, schema
 
 from agent_lsp.config import PERMISSION_MODES, Layers, clean
 from agent_lsp.acp.outbox import Outbox
-from agent_lsp.config.user_file import UserSettingsFile
+from agent_lsp.config.in_force import SettingsInForce
 
 log = logging.getLogger(__name__)
 LIST_PAGE = int(os.environ.get("AGENT_LSP_ACP_LIST_PAGE", "100"))
@@ -65,12 +65,10 @@ class AcpAgent:
 
     def __init__(self, launch_settings: dict[str, Any], data_dir: Optional[Path]) -> None:
         layer, self.warnings = clean(launch_settings, "the environment")
-        self.user_file = UserSettingsFile()
-        self.warnings += self.user_file.refresh()
-        self.layers = Layers(environment=layer, user_file=self.user_file.layer)
+        self.in_force = SettingsInForce(Layers(environment=layer), self._warn, data_dir)
+        self.warnings += self.in_force.refresh()
         self.unshown: list[str] = list(self.warnings)
         """Settings warnings not yet shown in a session (the first prompt shows them)."""
-        self._assembly: Any = None
         self.data_dir = data_dir
         self.conn: Any = None
         self.client = schema.ClientCapabilities()
@@ -103,13 +101,8 @@ class AcpAgent:
 
     @property
     def assembly(self) -> Any:
-        """The chat assembly shared with LSP (sessions/assembly.py), made on first use."""
-        if self._assembly is None:
-            from agent_lsp.sessions.assembly import ChatAssembly
-
-            self._assembly = ChatAssembly(self.layers, self.data_dir, self._warn, self.user_file,
-                                          language_servers=self._language_servers)
-        return self._assembly
+        """The chat assembly shared with LSP (sessions/assembly.py), the service's."""
+        return self.service.assembly
 
     def _language_servers(self) -> Any:
         """agent-lsp's own language servers: ACP clients cannot answer language requests (the editor of the
@@ -130,16 +123,9 @@ class AcpAgent:
         """The chat service over the sessions and the chat assembly, made (and its modules imported) on first use."""
         if self._service is None:
             from agent_lsp.models.resolver import build_model
-            from agent_lsp.sessions.live import Sessions
-            from agent_lsp.sessions.service import ChatService
-            from agent_lsp.sessions.store import open_store
+            from agent_lsp.sessions.service import open_service
 
-            store = None
-            if self.data_dir is not None:
-                store, warning = open_store(self.data_dir)
-                if warning:
-                    log.warning(warning)
-            self._service = ChatService(Sessions(store), self.assembly, build_model)
+            self._service = open_service(self.in_force, self.data_dir, build_model, self._language_servers)
         return self._service
 
     @property
@@ -163,12 +149,11 @@ class AcpAgent:
         fs = self.client.fs or schema.FileSystemCapabilities()
         editor = AcpEditor(self.conn, session.id, root, bool(fs.read_text_file), bool(fs.write_text_file),
                            self.outbox.flush)
-        self.opened[session.id] = Opened(editor, UpdateConverter(editor.applied,
-                                                                 lambda: self.layers.resolve().context_window))
+        self.opened[session.id] = Opened(editor, UpdateConverter(
+            editor.applied, lambda: self.in_force.current([root]).context_window))
         preferences = session.preferences
         preferences.cwd = root
-        self.assembly.refresh_user_file()
-        preferences.permission_mode = preferences.permission_mode or self.layers.resolve().permission_mode
+        preferences.permission_mode = preferences.permission_mode or self.in_force.current([root]).permission_mode
         return acp_modes(preferences.permission_mode)
 
     # ---- sessions ----------------------------------------------------------------------------------------
@@ -205,7 +190,8 @@ class AcpAgent:
 
     def _announce_commands(self, session_id: str) -> None:
         """Send the session's slash commands (`available_commands_update`) right after session/new or load:
-        listing asks nothing (the first prompt asks trust for the project's command files, as for its settings)."""
+        listing asks nothing (the project's commands and skills are listed once its folder is trusted: the first
+        prompt asks, and they are announced again when its answer changed them)."""
         asyncio.ensure_future(self.send_commands(session_id))
 
     async def send_commands(self, session_id: str) -> None:
@@ -260,7 +246,7 @@ class AcpAgent:
         from agent_lsp.acp.convert import acp_model_option
         from agent_lsp.models.catalog import catalog
 
-        found = self.catalog = await catalog(self.layers.resolve())
+        found = self.catalog = await catalog(self.in_force.current([session.preferences.cwd]))
         current = session.preferences.model or found.default
         return [acp_model_option(found.models, current)] if current or found.models else []
 
@@ -404,8 +390,8 @@ class AcpAgent:
 
     async def close(self) -> None:
         """Stop what the chats started (MCP servers) when the connection ends."""
-        if self._assembly is not None:
-            await self._assembly.close()  # the service's, when it was made
+        if self._service is not None:
+            await self._service.close()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "agent-lsp/debugCounts" and os.environ.get("AGENT_LSP_DEBUG") == "1":  # tests' leak checks only

@@ -27,11 +27,12 @@ class AcpPrompt(ChatFrontEnd):
         if self.opened.cancelled:  # cancelled before its chat was reserved: it ends as soon as it starts
             agent.service.abort(self.session_id)
         agent.prompting = self.session_id
-        if [c.name for c in await agent.assembly.invocable([session.preferences.cwd])] != self.opened.commands:
-            await agent.send_commands(self.session_id)  # the project's commands or skills were trusted just now
 
     async def composed(self, request: ChatRequest) -> None:
-        self.agent.show_warnings(self.session_id)
+        agent = self.agent
+        if [c.name for c in await agent.assembly.invocable([self.session.preferences.cwd])] != self.opened.commands:
+            await agent.send_commands(self.session_id)  # the folder was trusted just now: its commands and skills
+        agent.show_warnings(self.session_id)
 
     def publish(self, update: AgentUpdate) -> None:
         converted = self.opened.converter.convert(update)

@@ -35,7 +35,7 @@ def serve(launch_settings: dict[str, Any], data_dir: Optional[Path]) -> None:
 
         agent = AcpAgent(launch_settings, data_dir)
         # The SDK next, in the background: a prompt sent right away awaits this import rather than running its own.
-        preload.load(resolve(agent.layers.resolve()).sdk)
+        preload.load(resolve(agent.in_force.current([])).sdk)
         conn = acp.AgentSideConnection(agent, StdioWire(reader, writer), listening=False)
         try:
             if params is not None:  # answered early: the agent learns the client's capabilities all the same

@@ -15,18 +15,17 @@ import sys
 from typing import Any, Optional
 
 from agent_lsp.config import Layers, clean, environment_layer
-from agent_lsp.config.user_file import UserSettingsFile
+from agent_lsp.config.in_force import SettingsInForce
 from agent_lsp.headless.chat import HeadlessChat
 from agent_lsp.headless.options import RunOptions, parse, read_prompt
 from agent_lsp.headless.output import ANSWERED, Output
 from agent_lsp.models import preload
 from agent_lsp.models.resolver import build_model, resolve
-from agent_lsp.sessions.assembly import BadInput, ChatAssembly, ChatInputs
+from agent_lsp.sessions.assembly import BadInput, ChatInputs
 from agent_lsp.sessions.disk_editor import DiskEditor
-from agent_lsp.sessions.live import SessionBusy, Sessions, UnknownSession
+from agent_lsp.sessions.live import SessionBusy, UnknownSession
 from agent_lsp.sessions.results import ChatOutcome
-from agent_lsp.sessions.service import ChatService
-from agent_lsp.sessions.store import open_store
+from agent_lsp.sessions.service import ChatService, open_service
 
 INTERRUPTED = 130
 """The exit status after SIGINT or SIGTERM (128 + SIGINT, as shells report it)."""
@@ -111,16 +110,14 @@ def chat_service(options: RunOptions) -> tuple[ChatService, DiskEditor, dict[str
     and store, the files of --cwd on disk as the editor, and the chat's own settings from the options."""
     environment, warnings = clean(environment_layer(), "the environment")
     warn(warnings)
-    layers = Layers(environment=environment)
+    in_force = SettingsInForce(Layers(environment=environment), warn, options.data_dir)
     chat_settings = {"permission_mode": options.permission_mode, "max_turns": options.max_turns,
                      "model": options.model}
     editor = DiskEditor([options.cwd])
-    assembly = ChatAssembly(layers, options.data_dir, warn, UserSettingsFile(),
-                            language_servers=lambda: _language_servers(editor))
-    preload.load(resolve(layers.resolve(chat_settings)).sdk)  # the model's SDK imported while the chat is composed
-    store, warning = open_store(options.data_dir)
-    warn([warning] if warning else [])
-    return ChatService(Sessions(store), assembly, build_model), editor, chat_settings
+    service = open_service(in_force, options.data_dir, build_model, lambda: _language_servers(editor))
+    # the model's SDK imported while the chat is composed
+    preload.load(resolve(in_force.current(editor.roots, chat_settings)).sdk)
+    return service, editor, chat_settings
 
 
 def report(outcome: ChatOutcome, output: Output, signalled: Optional[str]) -> int:
@@ -144,7 +141,7 @@ def warn(messages: list[str]) -> None:
 
 
 async def untrusted(question: str) -> Optional[bool]:
-    """A workspace's settings that need the user's trust: nobody can be asked, so they stay off (one line)."""
+    """A workspace folder whose own files need the user's trust: nobody can be asked, so they stay off (one line)."""
     say("not trusted, so ignored (nobody can be asked here; trust the workspace once in an editor): "
         + " ".join(question.split()))
     return None

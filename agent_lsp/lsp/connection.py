@@ -18,13 +18,10 @@ from agent_lsp.lsp.progress import ChatProgress, Token
 from agent_lsp.lsp.updates import UpdateStream
 from agent_lsp.models.resolver import build_model
 from agent_lsp.protocol import ConfirmationRequest, UpdateParams
-from agent_lsp.sessions.assembly import ChatAssembly
 from agent_lsp.sessions.chat_run import ChatRequest, confirmation
-from agent_lsp.sessions.live import Sessions
 from agent_lsp.sessions.permissions import decided
-from agent_lsp.sessions.service import ChatFrontEnd, ChatService
+from agent_lsp.sessions.service import ChatFrontEnd, open_service
 from agent_lsp.sessions.session import Session
-from agent_lsp.sessions.store import open_store
 
 log = logging.getLogger(__name__)
 CONFIRM_ACTIONS = {"Allow once": "allow_once", "Allow always": "allow_always", "Reject": "reject_once"}
@@ -36,14 +33,9 @@ class Connection:
 
     def __init__(self, server: Any) -> None:
         self.server = server
-        store = None
-        if server.data_dir is not None:
-            store, warning = open_store(server.data_dir)
-            server.warn([warning] if warning else [])
-        self.assembly = ChatAssembly(server.layers, server.data_dir, server.warn, server.user_file,
-                                     language_servers=self._language_servers)
-        self.sessions = Sessions(store)
-        self.service = ChatService(self.sessions, self.assembly, build_model)
+        self.service = open_service(server.in_force, server.data_dir, build_model, self._language_servers)
+        self.assembly = self.service.assembly
+        self.sessions = self.service.sessions
         self.current: Optional[str] = None
         """The window's current session: the last one chatted in (code actions continue it)."""
 
@@ -83,7 +75,7 @@ class Connection:
         return decided(CONFIRM_ACTIONS.get(title, "reject_once"))
 
     async def ask_trust(self, question: str) -> Optional[bool]:
-        """Whether the user trusts the workspace's settings files (window/showMessageRequest); None if dismissed."""
+        """Whether the user trusts the workspace folder's own files (window/showMessageRequest); None if dismissed."""
         try:
             return TRUST_ACTIONS.get(await self._choose(question, list(TRUST_ACTIONS)))
         except Exception as e:  # a client that cannot ask: nothing runs
@@ -112,10 +104,10 @@ class LspChat(ChatFrontEnd):
     async def reserved(self, session: Session) -> None:
         self.session = session
         self.stream = UpdateStream(lambda update: self.connection.notify(session, update))
-        self.connection.current = session.id
 
     async def composed(self, request: ChatRequest) -> None:
         session_id = self.session.id
+        self.connection.current = session_id
         self.progress = await ChatProgress.open(self.connection.server, self.token,
                                                 lambda: self.connection.service.abort(session_id))
 

@@ -263,8 +263,7 @@ def agent_delete_session(ls: Any, params: Any) -> dict:
 
 async def agent_models(ls: Any, params: Any) -> dict:
     parse(ModelsParams, params)
-    connection_of(ls).assembly.refresh_user_file()
-    found = await catalog(ls.layers.resolve())  # the settings in force now: listing models asks no question
+    found = await catalog(ls.in_force.current(connection_of(ls).editor().roots))  # listing models asks no question
     return ModelsResult(models=[ModelEntry(id=m.id, display_name=m.display_name, provider=m.provider,
                                            context_window=m.context_window) for m in found.models],
                         default=found.default, error=found.error).wire()

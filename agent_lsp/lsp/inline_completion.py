@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import re
 import weakref
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Optional
 
@@ -223,8 +223,7 @@ async def _engine(ls: Any) -> Any:
     if engine is None:
         from agent_lsp.completions.suggestions import Suggestions
 
-        settings = _SettingsInForce(ls)
-        engine = _ENGINES[ls] = Suggestions(documents.Buffers(ls), settings, lambda m: ls.warn([m]),
+        engine = _ENGINES[ls] = Suggestions(documents.Buffers(ls), lambda: _settings_in_force(ls), lambda m: ls.warn([m]),
                                             language=lambda: _language(ls))
     return engine
 
@@ -246,57 +245,8 @@ def _language(ls: Any) -> Any:
     return EditorLanguageFeatures(ls, LspEditor(ls, client_diagnostics=False))
 
 
-_roots = documents.roots
-
-
-class _SettingsInForce:
-    """The chat's settings and the `completions` object in force, from every source (the user's file read again
-    when it changes; the workspace's `.agent-lsp/settings.json` too, whose `completions.baseUrl` is never taken:
-    sending code elsewhere is what a workspace may only ask for once trusted). Resolved again only when a layer
-    changed."""
-
-    def __init__(self, server: Any) -> None:
-        self._server = server
-        self._key: tuple = ()
-        self._value: Any = None
-        self._file: tuple[Optional[Path], Any, dict] = (None, None, {})
-
-    def __call__(self) -> tuple[Any, Any]:
-        server = self._server
-        server.warn(server.user_file.refresh())
-        layers = server.layers
-        layers.user_file = server.user_file.layer
-        workspace_file = self._workspace_file()
-        key = (layers.user_file, layers.environment, layers.initialization_options, layers.workspace_file,
-               layers.workspace, workspace_file)
-        if len(key) != len(self._key) or any(a is not b for a, b in zip(key, self._key)):
-            own = {k: v for k, v in layers.workspace_file.items() if k != "completions"}  # a chat's reading of it
-            settings = replace(layers, workspace_file={**own, **workspace_file}).resolve()
-            self._key, self._value = key, (settings, settings.completions)
-        return self._value
-
-    def _workspace_file(self) -> dict:
-        """`{"completions": …}` of the first workspace folder's settings file, without `baseUrl` ({} when it has
-        none); read again when the file changes."""
-        from agent_lsp.config import WORKSPACE_FILE, clean, read_workspace_file
-
-        roots = _roots(self._server)
-        root = roots[0] if roots else None
-        try:
-            stat = (root / WORKSPACE_FILE).stat() if root is not None else None
-            seen = (stat.st_mtime_ns, stat.st_size) if stat is not None else None
-        except OSError:
-            seen = None
-        if (root, seen) == self._file[:2]:
-            return self._file[2]
-        layer: dict = {}
-        if root is not None and seen is not None:
-            raw, warnings = read_workspace_file(root)
-            if "completions" in raw:
-                cleaned, problems = clean({"completions": raw["completions"]}, str(root / WORKSPACE_FILE))
-                if "completions" in cleaned:
-                    layer = {"completions": replace(cleaned["completions"], base_url=None)}
-                warnings += problems
-            self._server.warn(warnings)
-        self._file = (root, seen, layer)
-        return layer
+def _settings_in_force(server: Any) -> tuple[Any, Any]:
+    """The settings and the `completions` object in force for the first workspace folder (config/in_force.py: the
+    same rule per key as a chat's, the workspace's gated keys once its folder is trusted)."""
+    settings = server.in_force.current(documents.roots(server))
+    return settings, settings.completions

@@ -61,7 +61,7 @@ class EditorLanguageFeatures:
     async def _send(self, method: str, params: dict[str, Any]) -> Any:
         """agent/languageFeature, bounded in time; a timeout or an abort also cancels it on the client's side."""
         protocol = self._server.protocol
-        timeout = self._server.layers.resolve().language_timeout  # the languageTimeout setting in force
+        timeout = self._server.in_force.current(self._editor.roots).language_timeout  # the setting in force
         msg_id = str(uuid.uuid4())
         future = protocol.send_request_async("agent/languageFeature", {"method": method, "params": params},
                                              msg_id=msg_id)

@@ -24,7 +24,7 @@ from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCProtocol, JsonRP
 from agent_lsp import DISTRIBUTION, __version__
 from agent_lsp.capabilities import client_agent_capabilities, server_agent_capabilities
 from agent_lsp.config import Layers, clean
-from agent_lsp.config.user_file import UserSettingsFile
+from agent_lsp.config.in_force import SettingsInForce
 from agent_lsp.lsp.code_actions import COMMANDS, code_actions
 from agent_lsp.lsp.inline_completion import RAW_PARAMS, Offered, register_inline_completion
 
@@ -180,12 +180,13 @@ class AgentServer(LanguageServer):
         self.data_dir = data_dir
         """Where the session store lives; None keeps sessions in memory."""
         layer, self.pending_warnings = clean(launch_settings, "the environment")
-        self.user_file = UserSettingsFile()
-        """The user's settings file, first read at `initialized`: checking settings loads pydantic, which the answer
-        to `initialize` does not wait for."""
+        self.in_force = SettingsInForce(Layers(environment=layer), self.warn, data_dir)
+        """The settings in force; the user's settings file is first read at `initialized`: checking settings loads
+        pydantic, which the answer to `initialize` does not wait for."""
+        self.layers = self.in_force.layers
+        """The layers the client sets (initializationOptions, workspace/configuration)."""
         self.initialization_options: Any = None
         """As the client sent them; checked at `initialized` too."""
-        self.layers = Layers(environment=layer)
         self.warm_modules: tuple[str, ...] = ()
         """What the SDK warm-up imports (set at `initialized`; () when the settings use no SDK)."""
         self.agent_caps = {"confirmTool": False, "diagnostics": False, "languageFeatures": [], "updates": False}
@@ -311,15 +312,14 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: AgentServer, params: types.InitializedParams) -> None:
-        ls.pending_warnings += ls.user_file.refresh()
-        ls.layers.user_file = ls.user_file.layer
+        ls.pending_warnings += ls.in_force.refresh()
         ls.layers.initialization_options, warnings = clean(ls.initialization_options, "initializationOptions")
         ls.warn(ls.pending_warnings + warnings)
         ls.pending_warnings = []
         await pull_configuration(ls)
         from agent_lsp.lsp.warmup import schedule_warmup
 
-        ls.warm_modules = schedule_warmup(ls.layers.resolve({}))
+        ls.warm_modules = schedule_warmup(ls.in_force.current([]))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: AgentServer, params: types.DidChangeConfigurationParams) -> None:

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Protocol
 
 from agent_lsp import tools
-from agent_lsp.config import Layers, Settings
-from agent_lsp.config.user_file import UserSettingsFile
+from agent_lsp.config import Settings
+from agent_lsp.config.in_force import AskTrust, Folder, SettingsInForce, TrustedPart, never_asked
 from agent_lsp.core.messages import ImagePart, UserMessage
 from agent_lsp.core.ports import Editor, LanguageFeatures
 from agent_lsp.core.prompt import (Environment, SubfolderInstructions, editor_context, project_instructions,
@@ -29,13 +29,11 @@ from agent_lsp.mcp.servers import McpServers
 from agent_lsp.processes import Sandbox, dying_with_us, open_sandbox
 from agent_lsp.sessions.images import BadImage, RawImage, check_images
 from agent_lsp.sessions.combined_language import combined
-from agent_lsp.sessions.commands import Command, available_commands, expand, invocation
+from agent_lsp.sessions.commands import Command, available_commands, commands_to_trust, expand, invocation
 from agent_lsp.sessions.mentions import BadMention, Mention, expand_mentions
 from agent_lsp.sessions.chat_run import ChatRequest
 from agent_lsp.sessions.shell_hooks import ShellHooks
-from agent_lsp.sessions.skills import available_skills
-from agent_lsp.sessions.trust import Trust
-from agent_lsp.sessions.workspace_settings import AskTrust, workspace_file_layer
+from agent_lsp.sessions.skills import available_skills, skills_to_trust
 from agent_lsp.tools.forget import Forget
 from agent_lsp.tools.memory import MemoryFile, memory_file, read_memory
 from agent_lsp.tools.paths import display
@@ -66,10 +64,6 @@ class BadInput(ValueError):
         self.field = field
 
 
-async def _never_trusted(question: str) -> Optional[bool]:
-    return None
-
-
 @dataclass
 class ChatInputs:
     """One chat as a front end parsed it from its wire: plain values and the front end's ports."""
@@ -92,7 +86,7 @@ class ChatInputs:
     """The front end's own way to some tools (ACP: files through the client, commands in its terminal)."""
     language: Optional[LanguageFeatures] = None
     """The editor's language intelligence, when the front end has it."""
-    ask_trust: AskTrust = _never_trusted
+    ask_trust: AskTrust = never_asked
     images: list[RawImage] = field(default_factory=list)
     """Images sent with the message, unchecked."""
 
@@ -104,52 +98,42 @@ class CheckedChat:
     inputs: ChatInputs
     finish: list[Tool]
     mentioned: Optional[str]
-    builtin: Optional[tuple[str, str]] = None
-    """A builtin command the message runs (name, arguments); a file command's prompt replaced the message."""
     images: list[ImagePart] = field(default_factory=list)
-    skills: list[Skill] = field(default_factory=list)
-    """The skills the chat is told about (PROTOCOL §10)."""
-    skill: Optional[Skill] = None
-    """The skill the message runs (`/name`): its body replaced the message."""
+
+
+def parts_to_trust(root: Path) -> list[TrustedPart]:
+    """What a workspace folder's trust question covers besides its settings files: its commands and skills."""
+    return [*commands_to_trust(root), *skills_to_trust(root)]
 
 
 class ChatAssembly:
-    """What every chat of one front end's connection shares (settings layers, the user's settings file, trust
-    answers, MCP servers), and the one place that composes a chat from them."""
+    """What every chat of one front end's connection shares (the settings in force with their trust answers, MCP
+    servers), and the one place that composes a chat from them."""
 
-    def __init__(self, layers: Layers, data_dir: Optional[Path], warn: Warn,
-                 user_file: Optional[UserSettingsFile] = None,
+    def __init__(self, in_force: SettingsInForce, data_dir: Optional[Path],
                  language_servers: Optional[Callable[[], LanguageServers]] = None) -> None:
-        self.layers = layers
+        self.in_force = in_force
         self._make_language_servers = language_servers
         """Makes the front end's sidecar, on the first chat whose settings name language servers."""
         self._language_servers: Optional[LanguageServers] = None
         self.data_dir = data_dir
-        self.warn = warn
-        self.user_file = user_file or UserSettingsFile()
-        self.trust = Trust(data_dir)
-        self.mcp = McpServers(lambda message: warn([message]), dying_with_us)
+        self.warn = in_force.warn
+        self.mcp = McpServers(lambda message: self.warn([message]), dying_with_us)
         self.user_commands: Optional[Path] = None
         """Where the user's command files are (None: the config dir's agent-lsp/commands)."""
         self.user_skills: Optional[Path] = None
         """Where the user's skills are (None: the config dir's agent-lsp/skills)."""
         self._warned: set[str] = set()
-        self.refresh_user_file()
 
-    def refresh_user_file(self) -> None:
-        """Take the user's settings file again if it changed (its warnings go to the user)."""
-        warnings = self.user_file.refresh()
-        self.layers.user_file = self.user_file.layer
-        self.warn(warnings)
+    async def folder(self, roots: list[Path], ask_trust: AskTrust = never_asked) -> Folder:
+        """The first workspace folder decided: its one trust question (settings files, commands, skills) asked
+        with `ask_trust` when the kept answer does not cover what it holds now."""
+        return await self.in_force.folder(roots, ask_trust, parts_to_trust)
 
-    async def settings(self, roots: list[Path], ask_trust: AskTrust = _never_trusted,
+    async def settings(self, roots: list[Path], ask_trust: AskTrust = never_asked,
                        chat: Optional[dict[str, Any]] = None) -> Settings:
-        """The settings in force: every layer, the workspace's own file included (its gated keys once trusted)."""
-        self.refresh_user_file()
-        self.layers.workspace_file, warnings = await workspace_file_layer(roots[0] if roots else None, self.trust,
-                                                                         ask_trust)
-        self.warn(warnings)
-        return self.layers.resolve(chat)
+        """The settings in force: every layer, the workspace's own files included (their gated keys once trusted)."""
+        return self.in_force.resolve(await self.folder(roots, ask_trust), chat)
 
     async def language(self, settings: Settings, roots: list[Path],
                  editor: Optional[LanguageFeatures] = None) -> Optional[LanguageFeatures]:
@@ -190,45 +174,50 @@ class ChatAssembly:
                    web_fetch_tool(settings), *([SkillTool(skills)] if skills else [])]
         return [*builtin, *tools.language_tools(language), *_memory_tools(memory), *mcp]
 
-    async def commands(self, roots: list[Path], ask_trust: AskTrust = _never_trusted) -> list[Command]:
-        """The slash commands: builtins, the project's once trusted (asked with `ask_trust`), the user's. A file
-        skipped is warned about once per process."""
-        found, warnings = await available_commands(roots, self.trust, ask_trust, self.user_commands)
-        self.warn([w for w in warnings if w not in self._warned])
-        self._warned.update(warnings)
+    async def commands(self, roots: list[Path], ask_trust: AskTrust = never_asked,
+                       folder: Optional[Folder] = None) -> list[Command]:
+        """The slash commands: builtins, the project's once trusted (`folder`, else decided asking with
+        `ask_trust`), the user's. A file skipped is warned about once per process."""
+        folder = folder or await self.folder(roots, ask_trust)
+        found, warnings = await available_commands(roots, "commands" in folder.trusted, self.user_commands)
+        self._warn_once(warnings)
         return found
 
-    async def skills(self, roots: list[Path], ask_trust: AskTrust = _never_trusted) -> list[Skill]:
-        """The skills: the project's once trusted (asked with `ask_trust`), the user's. A skill skipped is warned
-        about once per process."""
-        found, warnings = await available_skills(roots, self.trust, ask_trust, self.user_skills)
-        self.warn([w for w in warnings if w not in self._warned])
-        self._warned.update(warnings)
+    async def skills(self, roots: list[Path], ask_trust: AskTrust = never_asked,
+                     folder: Optional[Folder] = None) -> list[Skill]:
+        """The skills: the project's once trusted (`folder`, else decided asking with `ask_trust`), the user's. A
+        skill skipped is warned about once per process."""
+        folder = folder or await self.folder(roots, ask_trust)
+        found, warnings = await available_skills(roots, "skills" in folder.trusted, self.user_skills)
+        self._warn_once(warnings)
         return found
 
-    async def invocable(self, roots: list[Path], ask_trust: AskTrust = _never_trusted) -> list[Command]:
+    def _warn_once(self, warnings: list[str]) -> None:
+        self.warn([w for w in warnings if w not in self._warned])
+        self._warned.update(warnings)
+
+    async def invocable(self, roots: list[Path], ask_trust: AskTrust = never_asked) -> list[Command]:
         """What `/name` runs: the slash commands, then the skills no command's name takes (ACP lists them all as
         its available commands)."""
-        found = await self.commands(roots, ask_trust)
+        folder = await self.folder(roots, ask_trust)
+        found = await self.commands(roots, folder=folder)
         taken = {c.name for c in found}
         return [*found, *(Command(s.name, s.description, s.source, body=s.body)
-                          for s in await self.skills(roots, ask_trust) if s.name not in taken)]
+                          for s in await self.skills(roots, folder=folder) if s.name not in taken)]
 
-    async def _command(self, inputs: ChatInputs, skills: list[Skill]) -> tuple[Optional[tuple[str, str]],
-                                                                                Optional[Skill]]:
+    async def _command(self, inputs: ChatInputs, known: list[Command],
+                       skills: list[Skill]) -> tuple[Optional[tuple[str, str]], Optional[Skill]]:
         """Run the command (or else the skill) the message names, if any: a file's prompt or a skill's body
         replaces the message; a builtin is answered (name, arguments); the skill run is answered. BadInput naming
         `message` for an unknown name."""
-        # every chat asks about the project's command files, as about its settings files: then they are listed
-        known = {c.name: c for c in await self.commands(inputs.editor.roots, inputs.ask_trust)}
         called = invocation(inputs.message)
         if called is None:
             return None, None
         name, arguments = called
-        command = known.get(name)
+        command = next((c for c in known if c.name == name), None)
         skill = next((s for s in skills if s.name == name), None) if command is None else None
         if command is None and skill is None:
-            names = [*known, *(s.name for s in skills if s.name not in known)]
+            names = [*(c.name for c in known), *(s.name for s in skills if s.name not in {c.name for c in known})]
             raise BadInput("message", f"unknown command /{name} (known: {', '.join('/' + n for n in names)})")
         if command is not None and command.source == "builtin":
             return (name, arguments), None
@@ -238,12 +227,11 @@ class ChatAssembly:
         return None, skill
 
     async def check(self, inputs: ChatInputs) -> CheckedChat:
-        """BadInput naming the field when the chat cannot start: an unknown command, an invalid outputSchema, a
-        mention that cannot be read, an image that cannot be sent, a message with neither words nor an image."""
+        """BadInput naming the field when the chat cannot start: an invalid outputSchema, a mention that cannot be
+        read, an image that cannot be sent, a message with neither words nor an image. (An unknown `/name` is
+        found by `compose`, once the folder's trust decided which commands there are.)"""
         if not inputs.message.strip() and not inputs.images:  # images alone are a message: a pasted screenshot
             raise BadInput("message", "must not be empty (a message needs words or an image)")
-        skills = await self.skills(inputs.editor.roots, inputs.ask_trust)
-        builtin, skill = await self._command(inputs, skills)
         finish = []
         if inputs.output_schema is not None:
             from agent_lsp.tools.finish import InvalidSchema, finish_tool
@@ -257,21 +245,23 @@ class ChatAssembly:
             mentioned = await expand_mentions(ToolContext(editor=inputs.editor), inputs.mentions, images)
         except (BadMention, BadImage) as e:
             raise BadInput(e.field, str(e)) from None
-        return CheckedChat(inputs, finish, mentioned, builtin=builtin, images=images, skills=skills, skill=skill)
+        return CheckedChat(inputs, finish, mentioned, images=images)
 
     async def compose(self, checked: CheckedChat) -> ChatRequest:
         """What the chat is told and may use."""
         inputs = checked.inputs
         roots = inputs.editor.roots
-        settings = await self.settings(roots, inputs.ask_trust, inputs.chat_settings)
+        folder = await self.folder(roots, inputs.ask_trust)  # the one trust question, once the session is reserved
+        skills = await self.skills(roots, folder=folder)
+        builtin, skill = await self._command(inputs, await self.commands(roots, folder=folder), skills)
+        settings = self.in_force.resolve(folder, inputs.chat_settings)
         env = await environment(inputs)
         memory = memory_file(settings.memory_file, roots, self.data_dir)
-        ran = skill_run_note(checked.skill, roots) if checked.skill else None
+        ran = skill_run_note(skill, roots) if skill else None
         context = "\n\n".join(part for part in (editor_context(env), inputs.attached, checked.mentioned, ran) if part)
         language = await self.language(settings, roots, inputs.language)
         sandbox = await self.sandbox(settings, roots)
-        offered = await self.tools(settings, roots, inputs.substitute, language, sandbox, checked.skills)
-        builtin = checked.builtin
+        offered = await self.tools(settings, roots, inputs.substitute, language, sandbox, skills)
         if builtin and builtin[0] == "memory":
             builtin = ("memory", memory_text_for_user(memory))
         return ChatRequest(
@@ -279,10 +269,10 @@ class ChatAssembly:
             settings=settings,
             system=system_prompt(env, project_instructions(roots),
                                  read_memory(memory) if memory and not memory.in_workspace else None,
-                                 [(s.name, s.description) for s in checked.skills]),
+                                 [(s.name, s.description) for s in skills]),
             tools=[*offered, *checked.finish],
             ctx=ToolContext(editor=inputs.editor, secret_env=settings.secret_env, language=language,
-                            readable=readable_folders(checked.skills), instructions=SubfolderInstructions(roots)),
+                            readable=readable_folders(skills), instructions=SubfolderInstructions(roots)),
             ends_with="finish" if inputs.output_schema is not None else None,
             hooks=[ShellHooks(settings.hooks, inputs.session_id, roots[0] if roots else None, sandbox)]
             if settings.hooks else [],

@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Mapping, Optional
 
+from agent_lsp.config.in_force import TrustedPart
 from agent_lsp.config.user_file import config_dir
-from agent_lsp.sessions.trust import Trust
-from agent_lsp.sessions.workspace_settings import AskTrust
 
 Source = Literal["builtin", "project", "user"]
 PROJECT_DIR = Path(".agent-lsp") / "commands"
@@ -130,27 +129,24 @@ def _digest(folder: Path) -> str:
     return h.hexdigest()
 
 
-async def project_trusted(root: Path, trust: Trust, ask: AskTrust) -> bool:
-    """Whether the project's command files may be listed and run: trusted once for this content (asked with
-    `ask`, which may not ask and answer None)."""
+def commands_to_trust(root: Path) -> list[TrustedPart]:
+    """The project's command files as the folder's trust question names them ([] when there are none)."""
     folder = root / PROJECT_DIR
-    names = [p.stem for p in await asyncio.to_thread(_files, folder)]
+    names = [p.stem for p in _files(folder)]
     if not names:
-        return False
-    content = await asyncio.to_thread(_digest, folder)
+        return []
     shown = ", ".join(f"/{n}" for n in names[:10]) + (", …" if len(names) > 10 else "")
-    return await trust.decide(folder, content, ask, f"agent-lsp: {folder} holds commands ({shown}) whose prompts the "
-                              "agent would follow. Trust this workspace's commands? Until you do, they are not listed "
-                              "or run.")
+    return [TrustedPart("commands", f"{folder} holds commands ({shown}) whose prompts the agent would follow",
+                        _digest(folder))]
 
 
-async def available_commands(roots: list[Path], trust: Trust, ask: AskTrust,
+async def available_commands(roots: list[Path], trusted: bool,
                              user_dir: Optional[Path] = None) -> tuple[list[Command], list[str]]:
-    """Every command, builtins first, then the project's (once trusted; they win over the user's of the same
+    """Every command, builtins first, then the project's (when `trusted`; they win over the user's of the same
     name), then the user's; and the warnings about skipped files."""
     warnings: list[str] = []
     project: list[Command] = []
-    if roots and await project_trusted(roots[0], trust, ask):
+    if roots and trusted:
         project, warnings = await asyncio.to_thread(read_commands, roots[0] / PROJECT_DIR, "project")
     user, more = await asyncio.to_thread(read_commands, user_dir or user_commands_dir(), "user")
     taken = {c.name for c in project}

@@ -1,4 +1,5 @@
-"""The chat service: check → reserve → compose → chat → release, once for every front end (LSP, ACP, headless).
+"""The chat service: check → reserve → compose (the folder's trust question first) → chat → release, once for every
+front end (LSP, ACP, headless), and `open_service`, which builds it with its store and sessions for each of them.
 
 A front end parses its wire into `ChatInputs`, hands them over with a `ChatFrontEnd` (what it does in that chat:
 where the updates go, who is asked), and converts the `ChatOutcome`. Updates are published as they happen.
@@ -6,15 +7,18 @@ where the updates go, who is asked), and converts the `ChatOutcome`. Updates are
 
 from __future__ import annotations
 
-from typing import Optional
+from pathlib import Path
+from typing import Callable, Optional
 
+from agent_lsp.config.in_force import SettingsInForce
 from agent_lsp.core.events import AgentUpdate, Decision
 from agent_lsp.core.ports import Emit, Permission, PermissionRequest
-from agent_lsp.sessions.assembly import ChatAssembly, ChatInputs
+from agent_lsp.sessions.assembly import BadInput, ChatAssembly, ChatInputs, LanguageServers
 from agent_lsp.sessions.chat_run import BuildModel, ChatRequest, ChatRunner, abort, confirm
 from agent_lsp.sessions.live import Sessions
 from agent_lsp.sessions.results import ChatOutcome
 from agent_lsp.sessions.session import Session
+from agent_lsp.sessions.store import open_store
 
 
 class ChatFrontEnd:
@@ -51,11 +55,14 @@ class ChatService:
     async def chat(self, inputs: ChatInputs, front: ChatFrontEnd) -> ChatOutcome:
         """Run one chat to its end. Without a session id, a session of the editor's folders is started once the
         inputs passed the checks, titled by the message. The chat does not start on UnknownSession, BadInput
-        (naming the field) or SessionBusy; once it started, it always ends with an outcome (an abort, or the
-        caller cancelled, included)."""
+        (naming the field) or SessionBusy; the workspace folder's trust question is asked only once the session is
+        reserved (a busy session asks nothing), and a session started for a chat that then does not start (an
+        unknown `/name`) is gone again. Once it started, it always ends with an outcome (an abort, or the caller
+        cancelled, included)."""
         session = self.sessions.get(inputs.session_id) if inputs.session_id else None
         title = inputs.message  # before a file command's prompt replaces it
         checked = await self.assembly.check(inputs)
+        started = session is None
         if session is None:
             session = self.sessions.start(title, [root.as_uri() for root in inputs.editor.roots])
             inputs.session_id = session.id
@@ -65,7 +72,12 @@ class ChatService:
             await front.reserved(session)
             chosen = {k: v for k, v in inputs.chat_settings.items() if v is not None}
             inputs.chat_settings = {**session.preferences.chat_settings(), **chosen}
-            request = await self.assembly.compose(checked)
+            try:
+                request = await self.assembly.compose(checked)
+            except BadInput:
+                if started:
+                    self.sessions.delete(session.id)
+                raise
             await front.composed(request)
             return await self._runner.run(session, request, front.publish, front.ask)
         finally:
@@ -92,3 +104,15 @@ class ChatService:
     async def close(self) -> None:
         """Stop what the chats started (MCP servers, language servers)."""
         await self.assembly.close()
+
+
+def open_service(in_force: SettingsInForce, data_dir: Optional[Path], build_model: BuildModel,
+                 language_servers: Optional[Callable[[], LanguageServers]] = None) -> ChatService:
+    """The chat service of one front end's connection: its store in `data_dir` (None: sessions in memory; a store
+    that cannot open is a warning and sessions stay in memory), its sessions and its chat assembly over the settings
+    in force; the same for LSP, ACP and headless runs."""
+    store = None
+    if data_dir is not None:
+        store, warning = open_store(data_dir)
+        in_force.warn([warning] if warning else [])
+    return ChatService(Sessions(store), ChatAssembly(in_force, data_dir, language_servers), build_model)

@@ -1,5 +1,5 @@
 """Agent Skills (PROTOCOL §10 "Skills"): the folders holding a `SKILL.md` in the workspace's `.agents/skills/` and
-`.claude/skills/` (once the user trusted them, asked per folder and content as for the project's commands) and in
+`.claude/skills/` (once the user trusted the workspace folder: its one question, config/in_force.py) and in
 the user's `<config dir>/agent-lsp/skills/` (the user's own: nothing asked). A workspace skill wins over a user skill
 of the same name. A SKILL.md without a name or description, or with front matter this parser refuses, is left out
 with a warning naming its path; so is a project skill whose folder or file is a link out of the workspace."""
@@ -13,10 +13,9 @@ import re
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
+from agent_lsp.config.in_force import TrustedPart
 from agent_lsp.config.user_file import config_dir
 from agent_lsp.sessions.front_matter import split_front_matter
-from agent_lsp.sessions.trust import Trust
-from agent_lsp.sessions.workspace_settings import AskTrust
 from agent_lsp.tools.paths import is_inside
 from agent_lsp.tools.skill import Skill, Source
 
@@ -144,36 +143,45 @@ def _digest(entries: list[Path]) -> str:
     return h.hexdigest()
 
 
-async def project_trusted(folder: Path, entries: list[Path], trust: Trust, ask: AskTrust) -> bool:
-    """Whether the skills of a workspace's folder of skills may be listed and used: trusted once for this content
-    (asked with `ask`, which may not ask and answer None: then asked again next time)."""
-    content = await asyncio.to_thread(_digest, entries)
-    names = [e.name for e in entries]
-    shown = ", ".join(names[:10]) + (f", and {len(names) - 10} more" if len(names) > 10 else "")
-    return await trust.decide(folder, content, ask, f"agent-lsp: {folder} holds skills ({shown}) whose instructions "
-                              "the agent would follow. Trust this workspace's skills? Until you do, they are not "
-                              "listed or used.")
+def skills_to_trust(root: Path) -> list[TrustedPart]:
+    """The workspace's skills (its `.agents/skills`, then `.claude/skills`) as the folder's trust question names
+    them ([] when there are none)."""
+    asks, contents = [], []
+    for folder, entries in _project_folders(root)[0]:
+        names = [e.name for e in entries]
+        shown = ", ".join(names[:10]) + (f", and {len(names) - 10} more" if len(names) > 10 else "")
+        asks.append(f"{folder} holds skills ({shown}) whose instructions the agent would follow")
+        contents.append(_digest(entries))
+    return [TrustedPart("skills", "; ".join(asks), "".join(contents))] if asks else []
 
 
-async def available_skills(roots: list[Path], trust: Trust, ask: AskTrust,
-                           user_dir: Optional[Path] = None) -> tuple[list[Skill], list[str]]:
-    """Every skill: the workspace's (its first folder's `.agents/skills`, then `.claude/skills`, each once
-    trusted), then the user's whose names they do not take; and the warnings about skipped skills."""
-    found: dict[str, Skill] = {}
-    warnings: list[str] = []
-    root = Path(os.path.realpath(roots[0])) if roots else None
-    looked: set[str] = set()
-    for folder in [root / d for d in PROJECT_DIRS] if root else []:
+def _project_folders(root: Path) -> tuple[list[tuple[Path, list[Path]]], list[str]]:
+    """The workspace's folders of skills that hold skills, each with its skill folders (a link from one to the
+    other counted once); and the warnings about skill folders refused."""
+    root = Path(os.path.realpath(root))
+    found, warnings, looked = [], [], set()
+    for folder in (root / d for d in PROJECT_DIRS):
         real = os.path.realpath(folder)
-        if real in looked:  # .claude/skills a link to .agents/skills: one question
+        if real in looked:  # .claude/skills a link to .agents/skills: one folder
             continue
         looked.add(real)
-        entries, more = await asyncio.to_thread(_entries, folder, root)
+        entries, more = _entries(folder, root)
         warnings += more
-        if entries and await project_trusted(folder, entries, trust, ask):
-            skills, more = await asyncio.to_thread(_read, entries, "project")
-            warnings += more
-            found.update((s.name, s) for s in skills if s.name not in found)
+        if entries:
+            found.append((folder, entries))
+    return found, warnings
+
+
+async def available_skills(roots: list[Path], trusted: bool,
+                           user_dir: Optional[Path] = None) -> tuple[list[Skill], list[str]]:
+    """Every skill: the workspace's (its first folder's `.agents/skills`, then `.claude/skills`, when `trusted`),
+    then the user's whose names they do not take; and the warnings about skipped skills."""
+    found: dict[str, Skill] = {}
+    folders, warnings = await asyncio.to_thread(_project_folders, roots[0]) if roots else ([], [])
+    for _, entries in folders if trusted else []:
+        skills, more = await asyncio.to_thread(_read, entries, "project")
+        warnings += more
+        found.update((s.name, s) for s in skills if s.name not in found)
     user, more = await asyncio.to_thread(read_skills, user_dir or user_skills_dir(), "user")
     project = sorted(found.values(), key=lambda s: s.name)
     return [*project, *(s for s in user if s.name not in found)], warnings + more

@@ -54,7 +54,7 @@ async def test_agent_skills_lists_the_user_s_and_the_project_s_once_trusted(lsp,
     assert await skills(client) == [notes]  # asked, dismissed
     (question,) = client.message_requests
     assert question.message == (f"agent-lsp: {project.parent} holds skills (deploy) whose instructions the agent would "
-                                "follow. Trust this workspace's skills? Until you do, they are not listed or used.")
+                                "follow. Trust this workspace's skills? Until you do, they are ignored.")
     assert [m.message for m in client.messages] == [
         f"agent-lsp: the skill {config / 'agent-lsp' / 'skills' / 'broken' / 'SKILL.md'} was skipped: line 3: a "
         "single-quoted value is not closed"]

@@ -42,6 +42,15 @@ FRONT_END_MODULES = ("agent_lsp.protocol", "agent_lsp.lsp", "agent_lsp.acp")
 BELOW_FRONT_ENDS = modules("core") + modules("tools") + modules("mcp") + modules("sessions") + modules("models")
 
 
+def test_the_settings_in_force_are_decided_in_config_alone():
+    """Only config/ stacks the layers (`Layers.resolve`) and reads the user's file: chats, suggestions and the
+    server ask config/in_force.py, so a key follows one rule for every consumer."""
+    calls = [f"{p.relative_to(PACKAGE)}: {ast.unparse(n)}" for p in PACKAGE.rglob("*.py") if p.parent.name != "config"
+             for n in ast.walk(ast.parse(p.read_text())) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and (n.func.attr, ast.unparse(n.func.value).split(".")[-1]) in (("resolve", "layers"), ("refresh", "user_file"))]
+    assert calls == []
+
+
 @pytest.mark.parametrize("path", BELOW_FRONT_ENDS,
                          ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_nothing_below_the_front_ends_imports_their_wire_types(path):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agent_lsp.config import Layers
+from agent_lsp.config.in_force import SettingsInForce
 from agent_lsp.config.user_file import UserSettingsFile
 from agent_lsp.core.events import TextDelta, ToolCall, ToolCallUpdate, TurnStart, Usage
 from agent_lsp.core.ports import Allow, Deny
@@ -45,7 +46,8 @@ class CannotAsk(ChatFrontEnd):
 @pytest.fixture
 def chat_service(tmp_path):
     model = ScriptedModel([])
-    assembly = ChatAssembly(Layers(), None, lambda warnings: None, UserSettingsFile(tmp_path / "no-user-file.json"))
+    in_force = SettingsInForce(Layers(), lambda warnings: None, user_file=UserSettingsFile(tmp_path / "no-user-file.json"))
+    assembly = ChatAssembly(in_force, None)
     service = ChatService(Sessions(Store(tmp_path / "sessions.db")), assembly, lambda settings: model)
     return service, model, FakeEditor(root=tmp_path.resolve())
 
@@ -97,8 +99,25 @@ async def test_a_chat_that_cannot_start_starts_no_session_and_a_busy_session_is_
     with pytest.raises(BadInput) as bad:
         await service.chat(ChatInputs(message="  ", editor=editor, session_id=""), CannotAsk())
     assert bad.value.field == "message" and service.sessions.all() == []
-    session = service.sessions.reserve(service.sessions.start())
+    with pytest.raises(BadInput) as bad:  # known only once the folder's trust decided which commands there are
+        await service.chat(ChatInputs(message="/nosuch", editor=editor, session_id=""), CannotAsk())
+    assert bad.value.field == "message" and service.sessions.all() == []
+    (editor.root / ".agent-lsp" / "commands").mkdir(parents=True)
+    (editor.root / ".agent-lsp" / "commands" / "fix.md").write_text("Fix it.")
+    questions: list[str] = []
     front = CannotAsk()
+
+    async def ask_trust(question: str) -> None:
+        questions.append(question)
+        front.steps.append("asked trust")
+
+    session = service.sessions.reserve(service.sessions.start())
     with pytest.raises(SessionBusy):
-        await service.chat(ChatInputs(message="hi", editor=editor, session_id=session.id), front)
-    assert front.steps == [] and session.busy
+        await service.chat(ChatInputs(message="hi", editor=editor, session_id=session.id, ask_trust=ask_trust), front)
+    assert front.steps == [] and session.busy and questions == []  # a busy session asks nothing
+    service.sessions.release(session)
+    model.script += [{"content": [{"type": "text", "text": "Hi."}]}]
+    await service.chat(ChatInputs(message="hi", editor=editor, session_id=session.id, ask_trust=ask_trust), front)
+    assert front.steps == [f"reserved {session.id} busy=True", "asked trust", "composed"]
+    assert questions == [f"agent-lsp: {editor.root}/.agent-lsp/commands holds commands (/fix) whose prompts the agent "
+                         "would follow. Trust this workspace's commands? Until you do, they are ignored."]

@@ -11,6 +11,8 @@ import pytest
 
 from agent_lsp.capabilities import LANGUAGE_METHODS, client_agent_capabilities
 from agent_lsp.config import Layers
+from agent_lsp.config.in_force import SettingsInForce
+from agent_lsp.config.user_file import UserSettingsFile
 from agent_lsp.core import ports
 from agent_lsp.core.ports import LanguageFeatureError, OpenDocument
 from agent_lsp.lsp.convert import lsp_character, lsp_column
@@ -69,7 +71,8 @@ class FakeProtocol:
 class FakeServer:
     def __init__(self, methods: list[str], encoding: str, answer) -> None:
         self.agent_caps = {"languageFeatures": methods}
-        self.layers = Layers()
+        self.in_force = SettingsInForce(Layers(), lambda warnings: None,
+                                        user_file=UserSettingsFile(Path("/nonexistent/agent-lsp/settings.json")))
         self.workspace = FakeWorkspace(encoding)
         self.protocol = FakeProtocol(answer)
 
@@ -79,6 +82,7 @@ class Buffers:
 
     def __init__(self, texts: dict[Path, str]) -> None:
         self.texts = texts
+        self.roots: list[Path] = []
 
     def open_document(self, path: Path) -> Optional[OpenDocument]:
         text = self.texts.get(path)

@@ -2,7 +2,7 @@
 
 from agent_lsp.config import Layers, clean
 from agent_lsp.config.mcp_servers import ServerConfig
-from agent_lsp.mcp.mcp_json import read_mcp_json
+from agent_lsp.config.mcp_json import read_mcp_json
 from agent_lsp.mcp.server_tool import model_name
 
 

@@ -7,8 +7,7 @@ import json
 
 from agent_lsp.config import Layers, clean
 from agent_lsp.config.sandbox import SandboxSettings
-from agent_lsp.sessions.trust import Trust
-from agent_lsp.sessions.workspace_settings import workspace_file_layer
+from agent_lsp.config.workspace_file import read_settings_files
 
 
 def test_a_valid_setting(tmp_path):
@@ -57,26 +56,22 @@ def test_layers_stack_key_by_key():
     assert layers.resolve().sandbox == SandboxSettings(enabled=True, network=True, auto_allow=True)
 
 
-async def never_asked(question: str):
-    raise AssertionError(f"asked: {question}")
-
-
-async def test_a_workspace_file_may_turn_the_sandbox_on_and_tighten_it(tmp_path):
+def test_a_workspace_file_may_turn_the_sandbox_on_and_tighten_it(tmp_path):
     (tmp_path / ".agent-lsp").mkdir()
     (tmp_path / ".agent-lsp" / "settings.json").write_text(json.dumps(
         {"sandbox": {"enabled": True, "network": False, "autoAllow": False}}))
-    layer, warnings = await workspace_file_layer(tmp_path, Trust(None), never_asked)
+    layer, warnings = read_settings_files(tmp_path).layer(trusted=False)
     assert (layer, warnings) == ({"sandbox": SandboxSettings(enabled=True, network=False, auto_allow=False)}, [])
     user = clean({"sandbox": {"network": True}}, "user")[0]
     assert Layers(user_file=user, workspace_file=layer).resolve().sandbox == SandboxSettings(
         enabled=True, network=False, auto_allow=False)
 
 
-async def test_a_workspace_file_never_turns_the_sandbox_off_or_loosens_it(tmp_path):
+def test_a_workspace_file_never_turns_the_sandbox_off_or_loosens_it(tmp_path):
     (tmp_path / ".agent-lsp").mkdir()
     (tmp_path / ".agent-lsp" / "settings.json").write_text(json.dumps(
         {"sandbox": {"enabled": False, "network": True, "writable": [str(tmp_path)], "autoAllow": True}}))
-    layer, warnings = await workspace_file_layer(tmp_path, Trust(None), never_asked)
+    layer, warnings = read_settings_files(tmp_path).layer(trusted=False)
     source = tmp_path / ".agent-lsp" / "settings.json"
     assert warnings == [f"agent-lsp: `sandbox.{key}` from {source} is ignored: a workspace's settings file may turn "
                         "the sandbox on or tighten it, never turn it off or loosen it."

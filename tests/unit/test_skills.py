@@ -11,12 +11,12 @@ from typing import Optional
 import pytest
 
 from agent_lsp.config import Layers
+from agent_lsp.config.in_force import SettingsInForce, TrustedPart
 from agent_lsp.config.user_file import UserSettingsFile
 from agent_lsp.core.prompt import MAX_SKILL_LISTING, MAX_SKILL_NAMES, SKILLS_INTRO, skill_listing
 from agent_lsp.core.tool import ToolContext, ToolError
 from agent_lsp.sessions.assembly import BadInput, ChatAssembly, ChatInputs
-from agent_lsp.sessions.skills import available_skills, parse_skill, read_skills, user_skills_dir
-from agent_lsp.sessions.trust import Trust
+from agent_lsp.sessions.skills import available_skills, skills_to_trust, parse_skill, read_skills, user_skills_dir
 from agent_lsp.tools.read_file import ReadFile, ReadFileInput
 from agent_lsp.tools.skill import Skill, SkillInput, SkillTool
 from tests.fakes.editor import FakeEditor
@@ -37,18 +37,6 @@ def write_skill(folder: Path, name: str, text: Optional[str] = None, **files: st
         (skill / relative).parent.mkdir(parents=True, exist_ok=True)
         (skill / relative).write_text(content)
     return skill
-
-
-class Asker:
-    """The trust question, answered as told; every question kept."""
-
-    def __init__(self, answer: Optional[bool]) -> None:
-        self.answer = answer
-        self.questions: list[str] = []
-
-    async def __call__(self, question: str) -> Optional[bool]:
-        self.questions.append(question)
-        return self.answer
 
 
 def test_a_skill_md_with_its_fields():
@@ -113,33 +101,22 @@ def test_the_user_folder_follows_xdg_config_home(tmp_path):
     assert user_skills_dir({"XDG_CONFIG_HOME": str(tmp_path)}) == tmp_path / "agent-lsp" / "skills"
 
 
-async def test_workspace_skills_once_trusted_asked_again_after_a_dismissal_and_winning_over_the_user_s(tmp_path):
+async def test_workspace_skills_only_once_trusted_and_winning_over_the_user_s(tmp_path):
     root, user = (tmp_path / "ws").resolve(), tmp_path / "user"
     write_skill(root / ".agents" / "skills", "deploy")
     write_skill(root / ".claude" / "skills", "lint", skill_md("lint", "The project's lint."))
     write_skill(user, "lint", skill_md("lint", "The user's lint."))
     write_skill(user, "notes")
-    trust = Trust(None)
-    dismissed = Asker(None)
-    skills, warnings = await available_skills([root], trust, dismissed, user)
+    skills, warnings = await available_skills([root], False, user)
     assert [(s.name, s.source) for s in skills] == [("lint", "user"), ("notes", "user")] and warnings == []
-    assert dismissed.questions == [
-        f"agent-lsp: {root / '.agents' / 'skills'} holds skills (deploy) whose instructions the agent would follow. "
-        "Trust this workspace's skills? Until you do, they are not listed or used.",
-        f"agent-lsp: {root / '.claude' / 'skills'} holds skills (lint) whose instructions the agent would follow. "
-        "Trust this workspace's skills? Until you do, they are not listed or used."]
-    again = Asker(True)
-    skills, _ = await available_skills([root], trust, again, user)
-    assert len(again.questions) == 2  # a dismissed question is asked again
+    skills, _ = await available_skills([root], True, user)
     assert [(s.name, s.source, s.description) for s in skills] == [
         ("deploy", "project", "The deploy skill."), ("lint", "project", "The project's lint."),
         ("notes", "user", "The notes skill.")]
-    quiet = Asker(False)
-    assert [s.name for s in (await available_skills([root], trust, quiet, user))[0]] == ["deploy", "lint", "notes"]
-    assert quiet.questions == []  # trusted once for this content
-    (root / ".agents" / "skills" / "deploy" / "SKILL.md").write_text(skill_md("deploy", "Now it deletes things."))
-    skills, _ = await available_skills([root], trust, quiet, user)
-    assert len(quiet.questions) == 1 and [s.name for s in skills] == ["lint", "notes"]  # changed: asked, refused
+    assert skills_to_trust(root) == [TrustedPart(
+        "skills", f"{root / '.agents' / 'skills'} holds skills (deploy) whose instructions the agent would follow; "
+        f"{root / '.claude' / 'skills'} holds skills (lint) whose instructions the agent would follow",
+        skills_to_trust(root)[0].content)]
 
 
 async def test_a_skill_folder_linked_out_of_the_workspace_is_not_followed(tmp_path):
@@ -153,15 +130,14 @@ async def test_a_skill_folder_linked_out_of_the_workspace_is_not_followed(tmp_pa
     os.symlink(root / "shared" / "inside", skills_dir / "inside")  # a link that stays inside is fine
     (root / ".claude").mkdir()
     os.symlink(outside / "all", root / ".claude" / "skills")
-    asker = Asker(True)
-    skills, warnings = await available_skills([root], Trust(None), asker, tmp_path / "no-user")
+    skills, warnings = await available_skills([root], True, tmp_path / "no-user")
     assert [s.name for s in skills] == ["fine", "inside"]
     assert warnings == [
         f"agent-lsp: the skill {skills_dir / 'secret' / 'SKILL.md'} was skipped: it is a link out of the workspace, "
         "which is not followed",
         f"agent-lsp: the skills in {root / '.claude' / 'skills'} were skipped: it is a link out of the workspace, "
         "which is not followed"]
-    assert len(asker.questions) == 1 and "(fine, inside)" in asker.questions[0]
+    assert "(fine, inside)" in skills_to_trust(root)[0].asks
 
 
 def test_500_skills_keep_the_listing_bounded():
@@ -223,7 +199,8 @@ async def test_an_unknown_or_malformed_name_is_an_error_listing_the_known_ones(t
 
 def assembly_for(tmp_path: Path, user: Path) -> tuple[ChatAssembly, list[str]]:
     warnings: list[str] = []
-    assembly = ChatAssembly(Layers(), None, warnings.extend, UserSettingsFile(tmp_path / "no-settings.json"))
+    in_force = SettingsInForce(Layers(), warnings.extend, user_file=UserSettingsFile(tmp_path / "no-settings.json"))
+    assembly = ChatAssembly(in_force, None)
     assembly.user_skills, assembly.user_commands = user, tmp_path / "no-commands"
     return assembly, warnings
 
@@ -263,19 +240,18 @@ async def test_slash_name_runs_a_skill_when_no_command_has_that_name(tmp_path):
     editor = FakeEditor(root=root)
 
     async def run(message: str):
-        checked = await assembly.check(ChatInputs(message=message, editor=editor, session_id="s"))
-        return checked, await assembly.compose(checked)
+        return await assembly.compose(await assembly.check(ChatInputs(message=message, editor=editor, session_id="s")))
 
-    checked, request = await run("/review app.py")
-    assert request.message.text == "Review app.py carefully." and checked.skill.name == "review"
+    request = await run("/review app.py")
+    assert request.message.text == "Review app.py carefully." and request.builtin is None
     assert request.message.context.endswith(
         f"The message is the skill review (its folder: {(user / 'review').resolve()}; `skill` lists its files).")
-    _, request = await run("/plain now please")
+    request = await run("/plain now please")
     assert request.message.text == "Tidy the imports.\n\nARGUMENTS: now please"
-    _, request = await run("/plain")
+    request = await run("/plain")
     assert request.message.text == "Tidy the imports."
-    checked, request = await run("/memory")
-    assert checked.builtin == ("memory", "") and checked.skill is None
+    request = await run("/memory")
+    assert request.builtin[0] == "memory" and "skill review" not in (request.message.context or "")
     with pytest.raises(BadInput) as e:
         await run("/nosuch")
     assert (e.value.field, str(e.value)) == ("message", "unknown command /nosuch (known: /compact, /memory, /plain, "
