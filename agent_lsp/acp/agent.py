@@ -331,7 +331,7 @@ class AcpAgent:
         from agent_lsp.acp.convert import acp_images, acp_prompt
         from agent_lsp.acp.editor import ThroughClient
         from agent_lsp.sessions.assembly import ChatInputs
-        from agent_lsp.tools.paths import is_inside
+        from agent_lsp.core.paths import is_inside
 
         text, attached, mentions = acp_prompt(prompt)
         editor = self.opened[session_id].editor

@@ -13,9 +13,9 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from agent_lsp import tools
 from agent_lsp.core.events import Usage
+from agent_lsp.core.paths import folder_uri, uri_to_path
 from agent_lsp.lsp import plain_clients
 from agent_lsp.lsp.connection import Connection, LspChat, connection_of
-from agent_lsp.lsp.convert import lsp_folder_uri, lsp_uri_to_path
 from agent_lsp.lsp.editor import LspEditor
 from agent_lsp.models.catalog import catalog
 from agent_lsp.protocol import (
@@ -139,11 +139,11 @@ def invalid(field: str, message: str) -> JsonRpcInvalidParams:
 def chat_inputs(connection: Connection, editor: LspEditor, p: ChatParams, session_id: str) -> ChatInputs:
     """An agent/chat in plain terms, for the chat assembly."""
     context = p.context
-    mentions = [Mention(kind=m.kind, path=lsp_uri_to_path(m.uri) if m.uri else None, name=m.name,
+    mentions = [Mention(kind=m.kind, path=uri_to_path(m.uri) if m.uri else None, name=m.name,
                         lines=(m.range.start.line, m.range.end.line) if m.range else None)
                 for m in (context.mentions or [] if context else [])]
     active = context.active_uri if context else None
-    active_path = lsp_uri_to_path(active) if active else None
+    active_path = uri_to_path(active) if active else None
     selection = context.selection if context else None
     return ChatInputs(
         message=p.message, editor=editor, session_id=session_id, mentions=mentions, output_schema=p.output_schema,
@@ -240,7 +240,7 @@ def agent_confirm_tool(ls: Any, params: Any) -> dict:
 
 def agent_sessions(ls: Any, params: Any) -> dict:
     workspace = parse(SessionsParams, params).workspace
-    rows = connection_of(ls).sessions.all(lsp_folder_uri(workspace) if workspace is not None else None)
+    rows = connection_of(ls).sessions.all(folder_uri(workspace) if workspace is not None else None)
     return SessionsResult(sessions=[
         SessionInfo(session_id=s.id, title=s.title, created_at=s.created_at, updated_at=s.updated_at,
                     turns_count=s.turns_count, workspace=s.workspace_folders[0] if s.workspace_folders else None,

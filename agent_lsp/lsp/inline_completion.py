@@ -6,7 +6,6 @@ Positions stay in the negotiated encoding on the wire; completions/ counts chara
 from __future__ import annotations
 
 import logging
-import re
 import weakref
 from collections import OrderedDict
 from dataclasses import asdict, replace
@@ -15,6 +14,9 @@ from typing import Any, Optional
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
+
+from agent_lsp.core.paths import uri_to_path
+from agent_lsp.core.positions import offset_of
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +30,6 @@ RAW_PARAMS = frozenset({INLINE_COMPLETION})
 answered without its name)."""
 RECENT = 64
 """Open buffers whose last change is remembered (the context of suggestions in other files)."""
-_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 def register_inline_completion(server: Any) -> None:
@@ -42,7 +43,9 @@ def register_inline_completion(server: Any) -> None:
         doc = _open_text_document(ls, uri)
         if doc is None:  # never opened (or closed): nothing to complete from
             return {"items": []}
-        offset = offset_of(doc.source, line, character, _encoding(ls))
+        from agent_lsp.lsp.convert import lsp_encoding  # (with the core: not at start-up)
+
+        offset = offset_of(doc.source, line, character, lsp_encoding(ls))
         if offset is None:  # past the end of its line or of the document
             return {"items": []}
         engine = await _engine(ls)
@@ -165,60 +168,6 @@ def _indentation(options: Any) -> Optional[str]:
     return " " * size if isinstance(size, int) and not isinstance(size, bool) and 1 <= size <= 16 else None
 
 
-# ---- positions ----------------------------------------------------------------------------------------------
-
-
-def offset_of(text: str, line: int, character: int, encoding: str) -> Optional[int]:
-    """The character offset into `text` of an LSP position (`character` in `encoding` units); None when the
-    position is past the end of its line or of the document."""
-    span = _line_span(text, line)
-    if span is None:
-        return None
-    start, end = span
-    column = _column(text[start:end], character, encoding)
-    return None if column is None else start + column
-
-
-def _line_span(text: str, line: int) -> Optional[tuple[int, int]]:
-    """(start, end) of line `line` without its line break; None past the last line."""
-    start = 0
-    if "\r" not in text:  # the usual case: one C-speed find per line
-        for _ in range(line):
-            newline = text.find("\n", start)
-            if newline < 0:
-                return None
-            start = newline + 1
-        end = text.find("\n", start)
-        return start, len(text) if end < 0 else end
-    breaks = _LINE_END.finditer(text)
-    for _ in range(line):
-        found = next(breaks, None)
-        if found is None:
-            return None
-        start = found.end()
-    found = next(breaks, None)
-    return start, found.start() if found is not None else len(text)
-
-
-def _column(line: str, character: int, encoding: str) -> Optional[int]:
-    """The column in characters of `character` units of `encoding` (a unit inside a character counts as before
-    it); None past the end of `line`."""
-    if encoding == "utf-32" or line.isascii():
-        return character if character <= len(line) else None
-    if encoding == "utf-8":
-        data, unit, codec = line.encode("utf-8", "surrogatepass"), 1, "utf-8"
-    else:
-        data, unit, codec = line.encode("utf-16-le", "surrogatepass"), 2, "utf-16-le"
-    if character * unit > len(data):
-        return None
-    return len(data[: character * unit].decode(codec, "ignore"))
-
-
-def _encoding(ls: Any) -> str:
-    negotiated = ls.workspace.position_encoding
-    return str(getattr(negotiated, "value", negotiated) or "utf-16")
-
-
 # ---- the connection's suggestions --------------------------------------------------------------------------
 
 _ENGINES: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
@@ -258,9 +207,8 @@ def _open_text_document(ls: Any, uri: str) -> Any:
 
 def _open_document(doc: Any) -> Any:
     from agent_lsp.core.ports import OpenDocument
-    from agent_lsp.lsp.convert import lsp_uri_to_path  # (with the core: not at start-up)
 
-    return OpenDocument(uri=doc.uri, path=lsp_uri_to_path(doc.uri), language_id=doc.language_id or "",
+    return OpenDocument(uri=doc.uri, path=uri_to_path(doc.uri), language_id=doc.language_id or "",
                         version=doc.version, text=doc.source, unsaved=True)
 
 

@@ -38,7 +38,7 @@ from agent_lsp.sessions.trust import Trust
 from agent_lsp.sessions.workspace_settings import AskTrust, workspace_file_layer
 from agent_lsp.tools.forget import Forget
 from agent_lsp.tools.memory import MemoryFile, memory_file, read_memory
-from agent_lsp.tools.paths import display
+from agent_lsp.core.paths import display
 from agent_lsp.tools.remember import Remember
 from agent_lsp.tools.run_command import RunCommand
 from agent_lsp.tools.skill import Skill, SkillTool, readable_folders

@@ -22,7 +22,7 @@ from agent_lsp.sessions.permissions import chat_approval, offered
 from agent_lsp.sessions.results import ChatFailure, ChatOutcome
 from agent_lsp.sessions.session import Session, now, title_of
 from agent_lsp.sessions.store import ChatRecord
-from agent_lsp.tools.paths import display
+from agent_lsp.core.paths import display
 
 log = logging.getLogger(__name__)
 NOT_SAVED = "This chat could not be saved to the session store (see the log); it is kept in memory only."

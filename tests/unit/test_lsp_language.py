@@ -13,17 +13,17 @@ from agent_lsp.capabilities import LANGUAGE_METHODS, client_agent_capabilities
 from agent_lsp.config import Layers
 from agent_lsp.core import ports
 from agent_lsp.core.ports import LanguageFeatureError, OpenDocument
-from agent_lsp.lsp.convert import lsp_character, lsp_column
+from agent_lsp.core.positions import to_chars, to_units
 from agent_lsp.lsp.language_features import EditorLanguageFeatures
 
 LINE = "a😀é=x"  # 😀: 2 UTF-16 units, 4 UTF-8 bytes; é: 1 and 2
 
 
 @pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
-def test_lsp_character_is_the_inverse_of_lsp_column(encoding):
+def test_lsp_character_is_the_inverse_of_to_chars(encoding):
     for column in range(len(LINE) + 3):  # past the end too
-        assert lsp_column(LINE, lsp_character(LINE, column, encoding), encoding) == column
-    assert lsp_character(LINE, 2, "utf-16") == 3 and lsp_character(LINE, 3, "utf-8") == 7
+        assert to_chars(LINE, to_units(LINE, column, encoding), encoding) == column
+    assert to_units(LINE, 2, "utf-16") == 3 and to_units(LINE, 3, "utf-8") == 7
 
 
 def test_language_methods_of_the_capabilities_are_the_ports():
