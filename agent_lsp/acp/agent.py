@@ -337,12 +337,11 @@ class AcpAgent:
         editor = self.opened[session_id].editor
         # a link to a file of the workspace is read like an @file mention; others stay links in the text
         mentions = [m for m in mentions if m.path.is_file() and any(is_inside(m.path.resolve(), r) for r in editor.roots)]
-        through = {"read_file", "edit_file", "write_file"}
 
         def substitute(tool: Any) -> Any:
-            if tool.name in through:
+            if tool.file_tool:
                 return ThroughClient(tool)
-            if tool.name == "run_command" and self.client.terminal:
+            if tool.runs_command and self.client.terminal:
                 return self.in_terminal(session_id, tool)
             return tool
 

@@ -34,6 +34,8 @@ from agent_lsp.protocol import (
     DeleteSessionResult,
     HistoryMessage,
     HistoryResult,
+    MemoryFileParams,
+    MemoryFileResult,
     ModelEntry,
     ModelsParams,
     ModelsResult,
@@ -58,6 +60,7 @@ from agent_lsp.sessions.results import ChatOutcome, HistoryEntry
 from agent_lsp.sessions.chat_run import UnknownToolCall
 from agent_lsp.sessions.live import SessionBusy, UnknownSession
 from agent_lsp.sessions.session import Session
+from agent_lsp.tools.memory import memory_file
 
 log = logging.getLogger(__name__)
 SESSION_BUSY = -32001
@@ -184,6 +187,18 @@ async def agent_tools(ls: Any, params: Any) -> dict:
     return ToolsResult(tools=[ToolInfo(name=t.name, kind=t.kind, origin=getattr(t, "origin", "builtin"),
                                        read_only=t.kind in ("read", "search"), description=t.description)
                               for t in offered]).wire()
+
+
+async def agent_memory_file(ls: Any, params: Any) -> dict:
+    """Where the project memory is, by the settings in force (asking no trust question: `memoryFile` needs none),
+    so a client opens the file the tools write rather than working its place out again."""
+    parse(MemoryFileParams, params)
+    connection = connection_of(ls)
+    roots = connection.editor().roots
+    settings = await connection.assembly.settings(roots)
+    memory = memory_file(settings.memory_file, roots, connection.assembly.data_dir)
+    return MemoryFileResult(uri=memory.path.as_uri() if memory else None,
+                            private=settings.memory_file == "private").wire()
 
 
 async def agent_commands(ls: Any, params: Any) -> dict:

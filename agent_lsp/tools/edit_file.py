@@ -53,6 +53,7 @@ def applied(text: str, edits: list[TextEdit]) -> str:
 class EditFile(Tool):
     name = "edit_file"
     kind = "edit"
+    file_tool = True
     description = (
         "Replace old_string with new_string in a file. The edit goes through the editor, so it lands in the "
         "open buffer (with undo) and is refused if the user changed the document since you read it. old_string "

@@ -27,6 +27,7 @@ class ReadFileInput(ToolInput):
 class ReadFile(Tool):
     name = "read_file"
     kind = "read"
+    file_tool = True
     description = (
         "Read a file as the editor has it: an open buffer's unsaved text wins over the file on disk. "
         "Lines come numbered (`   12\\ttext`); use offset and limit for large files."

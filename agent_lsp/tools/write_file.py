@@ -22,6 +22,7 @@ class WriteFileInput(ToolInput):
 class WriteFile(Tool):
     name = "write_file"
     kind = "edit"
+    file_tool = True
     description = (
         "Create a file, or replace the whole text of an existing one, through the editor. Prefer edit_file for "
         "changes to existing files."
