@@ -24,8 +24,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from agent_lsp.demo.client import LspClient
 from agent_lsp.core.paths import uri_to_path
+from agent_lsp.demo.client import LspClient
 from bench.figures import DONE, Driven, Row, env_for, median, ratio_row, recorded, tool_use
 from tests.fakes.messages_api import FakeMessagesAPI
 

@@ -16,11 +16,11 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from agent_lsp.config import env_seconds
+from agent_lsp.core.paths import real, uri_to_path
 from agent_lsp.core.ports import DiagnosticsReport, EditOutcome, FileEdit, OpenDocument
+from agent_lsp.core.positions import split_lines
 from agent_lsp.core.syntax import python_syntax_errors
 from agent_lsp.core.tool import ToolError
-from agent_lsp.core.paths import real, uri_to_path
-from agent_lsp.core.positions import split_lines
 from agent_lsp.lsp.convert import lsp_diagnostic, lsp_encoding, lsp_text_edits
 
 log = logging.getLogger(__name__)

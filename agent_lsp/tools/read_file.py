@@ -9,9 +9,9 @@ from typing import AnyStr, Optional
 from pydantic import Field
 
 from agent_lsp.core.events import Location
+from agent_lsp.core.paths import display
 from agent_lsp.core.ports import OpenDocument
 from agent_lsp.core.tool import MAX_OUTPUT_CHARS, Tool, ToolContext, ToolError, ToolInput, ToolOutput, bound
-from agent_lsp.core.paths import display
 from agent_lsp.tools.paths import file_location, resolve
 
 DEFAULT_LIMIT = 2000

@@ -7,10 +7,10 @@ from typing import Optional
 from pydantic import Field
 
 from agent_lsp.core.events import Location
+from agent_lsp.core.paths import display
 from agent_lsp.core.ports import FileChange, FileEdit, TextEdit
 from agent_lsp.core.tool import Preview, Tool, ToolContext, ToolError, ToolInput, ToolOutput
 from agent_lsp.tools.editing import apply, current, unified_diff
-from agent_lsp.core.paths import display
 from agent_lsp.tools.paths import file_location, resolve
 
 
