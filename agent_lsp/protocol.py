@@ -255,6 +255,19 @@ class ToolsResult(WireModel):
     tools: list[ToolInfo]
 
 
+class MemoryFileParams(Params):
+    """agent/memoryFile params (none yet)."""
+
+
+class MemoryFileResult(WireModel):
+    """Where the project memory of the window's first workspace folder is, as the `memoryFile` setting in force
+    places it: AGENTS.md in the folder, or the private file under the data directory."""
+
+    uri: Optional[str] = None
+    """The file (it may not exist yet); null without a workspace folder, or private without a data directory."""
+    private: bool
+
+
 class ModelsParams(Params):
     """agent/models params (none yet)."""
 
@@ -397,8 +410,9 @@ class ClientAgentCapabilities(WireModel):
     model_config = ConfigDict(extra="ignore", defer_build=True)
     confirm_tool: bool = False
     diagnostics: bool = False
-    language_features: list[str] = []
-    """The standard LSP methods the client answers through agent/languageFeature (PROTOCOL §9)."""
+    language_features: Union[list[str], Literal[True]] = []
+    """The standard LSP methods the client answers through agent/languageFeature (PROTOCOL §9); `true`: every
+    one of the server's `languageMethods`."""
 
 
 class ServerAgentCapabilities(WireModel):
@@ -409,6 +423,8 @@ class ServerAgentCapabilities(WireModel):
     permission_modes: list[PermissionMode] = ["default", "acceptEdits", "plan", "bypassPermissions"]
     features: list[str] = []
     """Protocol 1.1 additions this server has (PROTOCOL §8)."""
+    language_methods: list[str] = []
+    """The standard LSP methods the server may ask a client with agent/languageFeature (PROTOCOL §9)."""
 
 
 SCHEMAS: dict[str, type[WireModel]] = {
@@ -432,6 +448,8 @@ SCHEMAS: dict[str, type[WireModel]] = {
     "agent-skills.result": SkillsResult,
     "agent-tools.params": ToolsParams,
     "agent-tools.result": ToolsResult,
+    "agent-memoryFile.params": MemoryFileParams,
+    "agent-memoryFile.result": MemoryFileResult,
     "agent-models.params": ModelsParams,
     "agent-models.result": ModelsResult,
     "agent-revert.params": RevertParams,

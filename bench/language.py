@@ -24,8 +24,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from agent_lsp.core.paths import uri_to_path
 from agent_lsp.demo.client import LspClient
-from agent_lsp.tools.language_tool import uri_path
 from bench.figures import DONE, Driven, Row, env_for, median, ratio_row, recorded, tool_use
 from tests.fakes.messages_api import FakeMessagesAPI
 
@@ -98,7 +98,7 @@ async def start_jedi(root: Path) -> LspClient:
 
 def shown(root: Path, uri: str) -> str:
     """A location's file as agent-lsp shows it to the model."""
-    path = uri_path(uri)
+    path = uri_to_path(uri)
     return path.relative_to(root).as_posix() if path and path.is_relative_to(root) else str(path or uri)
 
 

@@ -317,18 +317,17 @@ class AcpAgent:
         from agent_lsp.acp.convert import acp_images, acp_prompt
         from agent_lsp.acp.editor import ThroughClient
         from agent_lsp.sessions.assembly import ChatInputs
-        from agent_lsp.tools.paths import is_inside
+        from agent_lsp.core.paths import is_inside
 
         text, attached, mentions = acp_prompt(prompt)
         editor = self.opened[session_id].editor
         # a link to a file of the workspace is read like an @file mention; others stay links in the text
         mentions = [m for m in mentions if m.path.is_file() and any(is_inside(m.path.resolve(), r) for r in editor.roots)]
-        through = {"read_file", "edit_file", "write_file"}
 
         def substitute(tool: Any) -> Any:
-            if tool.name in through:
+            if tool.file_tool:
                 return ThroughClient(tool)
-            if tool.name == "run_command" and self.client.terminal:
+            if tool.runs_command and self.client.terminal:
                 return self.in_terminal(session_id, tool)
             return tool
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
-from urllib.parse import unquote, urlparse
 
 from acp import schema
 from acp.helpers import text_block, tool_content, tool_diff_content
 
 from agent_lsp.core.events import (AgentUpdate, Plan, TextDelta, ThinkingDelta, ToolCall, ToolCallUpdate, TurnStart,
                                    Usage)
+from agent_lsp.core.paths import uri_to_path
 from agent_lsp.sessions.images import RawImage
 from agent_lsp.sessions.mentions import Mention
 from agent_lsp.sessions.results import HistoryEntry, HistoryToolCall
@@ -33,9 +33,9 @@ OPTION_NAMES = {"allow_once": "Allow once", "allow_always": "Allow always", "rej
 
 
 def acp_path(uri: str) -> Optional[str]:
-    """The absolute path of a file: URI (None for other schemes)."""
-    parsed = urlparse(uri)
-    return unquote(parsed.path) if parsed.scheme == "file" else None
+    """The real path of a file: URI (None for other URIs)."""
+    path = uri_to_path(uri)
+    return str(path) if path is not None else None
 
 
 def acp_modes(current: str) -> schema.SessionModeState:

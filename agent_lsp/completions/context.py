@@ -171,7 +171,8 @@ def names_before(line_before: str) -> list[int]:
 
 async def _definition_snippet(source: ContextSource, answer: Any, doc: OpenDocument, line: int) -> Optional[Snippet]:
     """The lines at the first place of a definition answer (Location, Location[], LocationLink[])."""
-    from agent_lsp.tools.language_tool import locations, uri_path  # what the language tools read answers with
+    from agent_lsp.core.paths import uri_to_path
+    from agent_lsp.tools.language_tool import locations  # what the language tools read answers with
 
     places = locations(answer)
     if not places:
@@ -180,7 +181,7 @@ async def _definition_snippet(source: ContextSource, answer: Any, doc: OpenDocum
     if uri == doc.uri and abs(start["line"] - line) <= SNIPPET_LINES:
         return None  # in the window around the cursor already
     other = source.documents.get(uri)
-    path = other.path if other is not None else uri_path(uri)
+    path = other.path if other is not None else uri_to_path(uri)
     if excluded(uri, path, source.documents.roots, source.exclude):
         return None
     text = other.text if other is not None else await asyncio.to_thread(_read, path) if path is not None else None

@@ -35,16 +35,6 @@ LOOSENING = {"enabled": False, "network": True, "autoAllow": True}
 """The values that would loosen the sandbox (`writable` always does)."""
 
 
-def sandbox_schema() -> dict[str, Any]:
-    """The JSON Schema of the setting (schemas/settings.json), without pydantic's titles."""
-    schema = SandboxSettings.model_json_schema(by_alias=True)
-    schema.pop("title", None)
-    for prop in schema["properties"].values():
-        prop.pop("title", None)
-    schema["description"] = "Commands in an OS sandbox (docs/sandbox.md)"
-    return schema
-
-
 def parse_sandbox(value: Any) -> SandboxSettings:
     """The setting, checked; PartlyValid (keeping the good keys) naming `sandbox.<key>` for each bad one, ValueError
     when it is not an object."""

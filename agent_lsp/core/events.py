@@ -9,7 +9,6 @@ from pydantic.alias_generators import to_camel
 
 ToolKind = Literal["read", "search", "edit", "execute", "fetch", "other"]
 ToolStatus = Literal["awaiting_confirmation", "running", "completed", "failed", "rejected", "cancelled"]
-TERMINAL_STATUSES = frozenset({"completed", "failed", "rejected", "cancelled"})
 Decision = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 DECISIONS: list[Decision] = ["allow_once", "allow_always", "reject_once", "reject_always"]
 

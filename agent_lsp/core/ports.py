@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable, Literal, Optional, Protocol, Union
 
 from agent_lsp.core.events import AgentUpdate, Usage
+from agent_lsp.core.language_methods import LANGUAGE_METHODS  # noqa: F401 (the port's vocabulary)
 from agent_lsp.core.messages import AssistantPart, Message
 
 # ---- model -----------------------------------------------------------------------------------------------
@@ -225,21 +226,6 @@ class Editor(Protocol):
 
 # ---- language intelligence -------------------------------------------------------------------------------
 
-LANGUAGE_METHODS = (
-    "textDocument/definition",
-    "textDocument/typeDefinition",
-    "textDocument/implementation",
-    "textDocument/references",
-    "textDocument/hover",
-    "textDocument/documentSymbol",
-    "workspace/symbol",
-    "textDocument/prepareCallHierarchy",
-    "callHierarchy/incomingCalls",
-    "callHierarchy/outgoingCalls",
-    "textDocument/prepareRename",
-    "textDocument/rename",
-)
-"""The standard LSP requests a LanguageFeatures port may answer (PROTOCOL §9)."""
 
 
 class LanguageFeatureError(Exception):

@@ -95,6 +95,10 @@ class Tool:
     kind: ClassVar[ToolKind]
     description: ClassVar[str]
     Input: ClassVar[type[ToolInput]]
+    file_tool: ClassVar[bool] = False
+    """Reads or writes the one file it names (a front end may run it on its client's files: ACP)."""
+    runs_command: ClassVar[bool] = False
+    """Runs a shell command (a front end may run it in its client's terminal: ACP)."""
 
     def spec(self) -> ToolSpec:
         """The definition the model sees."""
@@ -131,6 +135,7 @@ class ToolAround(Tool):
     def __init__(self, inner: Tool) -> None:
         self.inner = inner
         self.name, self.kind, self.description, self.Input = inner.name, inner.kind, inner.description, inner.Input
+        self.file_tool, self.runs_command = inner.file_tool, inner.runs_command
 
     def title(self, input: ToolInput) -> str:
         return self.inner.title(input)

@@ -8,8 +8,9 @@ from typing import Any, Optional
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
+from agent_lsp.core.paths import uri_to_path
 from agent_lsp.lsp.connection import connection_of
-from agent_lsp.lsp.convert import lsp_open_document, lsp_uri_to_path
+from agent_lsp.lsp.convert import lsp_open_document
 from agent_lsp.lsp.handlers import SESSION_BUSY, parse, session_of
 from agent_lsp.protocol import RefusedRevert, RevertParams, RevertResult
 from agent_lsp.sessions.chat_run import NothingToRevert
@@ -35,7 +36,7 @@ def hover(ls: Any, params: types.HoverParams) -> Optional[types.Hover]:
     """On a line the agent wrote in a chat of the window's current session (and that still reads as it wrote it):
     which chat, what it was asked, and which edit wrote the line."""
     connection = ls.connection
-    path = lsp_uri_to_path(params.text_document.uri)
+    path = uri_to_path(params.text_document.uri)  # a real path, as the checkpoints keep them
     if connection is None or connection.current is None or path is None:
         return None
     try:
@@ -46,7 +47,7 @@ def hover(ls: Any, params: types.HoverParams) -> Optional[types.Hover]:
     document = lsp_open_document(ls, params.text_document.uri)
     now = document.lines[line].rstrip("\r\n") if document and line < len(document.lines) else None
     for checkpoint in reversed(session.checkpoints):
-        change = checkpoint.files.get(path.resolve())
+        change = checkpoint.files.get(path)
         if change is None:
             continue
         written = change.after.splitlines()

@@ -9,15 +9,14 @@ from lsprotocol import types
 from pydantic import ValidationError
 from pygls.exceptions import JsonRpcInvalidParams
 
+from agent_lsp.core.paths import display, is_inside, uri_to_path
 from agent_lsp.core.ports import DiagnosticsReport
 from agent_lsp.lsp import plain_clients
 from agent_lsp.lsp.code_actions import EXPLAIN, FIX
 from agent_lsp.lsp.connection import connection_of
-from agent_lsp.lsp.convert import lsp_uri_to_path
 from agent_lsp.lsp.handlers import agent_chat
 from agent_lsp.protocol import CommandArgument
 from agent_lsp.sessions.live import UnknownSession
-from agent_lsp.tools.paths import display, is_inside
 
 
 def command_message(command: str, argument: CommandArgument, name: str,
@@ -59,8 +58,7 @@ async def execute_command(ls: Any, params: types.ExecuteCommandParams) -> dict:
                                    f"{'; '.join(err['msg'] for err in e.errors())}", data={"fields": fields}) from None
     connection = connection_of(ls)
     editor = connection.editor()
-    path = lsp_uri_to_path(argument.uri)
-    path = path.resolve() if path is not None else None
+    path = uri_to_path(argument.uri)
     known = path is not None and (editor.open_document(path) is not None or path.is_file())
     if not known or not any(is_inside(path, root) for root in editor.roots):
         raise JsonRpcInvalidParams(f"Invalid params: arguments.0.uri: {argument.uri} is not a document of this "

@@ -10,7 +10,6 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
-from urllib.parse import unquote
 
 from lsprotocol import types
 
@@ -44,7 +43,9 @@ def pin(protocol: Any, params: Any) -> None:
     if not isinstance(params, dict) or not isinstance(params.get("textDocument"), dict):
         return  # bad params: the handler answers -32602
     uri = params["textDocument"].get("uri")
-    doc = protocol.workspace.text_documents.get(unquote(uri)) if isinstance(uri, str) else None
+    from agent_lsp.lsp.convert import lsp_open_document  # (with the core: not at start-up)
+
+    doc = lsp_open_document(protocol, uri) if isinstance(uri, str) else None
     pinned = None if doc is None else Pinned(doc.uri, doc.version, doc.source, doc.language_id or "")
     pins = _PINS.setdefault(protocol, {})
     pins[id(params)] = (params, pinned)  # params kept: its id is not reused meanwhile
@@ -72,10 +73,10 @@ def current(ls: Any, uri: str) -> Any:
 
 def open_document(doc: Any) -> Any:
     """A pygls document (or a Pinned one) as the core's OpenDocument."""
+    from agent_lsp.core.paths import uri_to_path
     from agent_lsp.core.ports import OpenDocument
-    from agent_lsp.lsp.convert import lsp_uri_to_path  # (with the core: not at start-up)
 
-    return OpenDocument(uri=doc.uri, path=lsp_uri_to_path(doc.uri), language_id=doc.language_id or "",
+    return OpenDocument(uri=doc.uri, path=uri_to_path(doc.uri), language_id=doc.language_id or "",
                         version=doc.version, text=doc.source, unsaved=True)
 
 

@@ -16,10 +16,12 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from agent_lsp.config import env_seconds
+from agent_lsp.core.paths import real, uri_to_path
 from agent_lsp.core.ports import DiagnosticsReport, EditOutcome, FileEdit, OpenDocument
+from agent_lsp.core.positions import split_lines
 from agent_lsp.core.syntax import python_syntax_errors
 from agent_lsp.core.tool import ToolError
-from agent_lsp.lsp.convert import lsp_diagnostic, lsp_lines, lsp_text_edits, lsp_uri_to_path
+from agent_lsp.lsp.convert import lsp_diagnostic, lsp_encoding, lsp_text_edits
 
 log = logging.getLogger(__name__)
 # How long to wait for the client (the environment overrides them: the e2e tests make them generous ceilings).
@@ -38,7 +40,7 @@ class LspEditor:
     def roots(self) -> list[Path]:
         workspace = self._server.workspace
         uris = [f.uri for f in workspace.folders.values()] or ([workspace.root_uri] if workspace.root_uri else [])
-        return [p for p in (lsp_uri_to_path(u) for u in uris) if p is not None]
+        return [p for p in (uri_to_path(u) for u in uris) if p is not None]
 
     def open_documents(self) -> list[OpenDocument]:
         return [self._document(doc) for doc in list(self._server.workspace.text_documents.values())]
@@ -49,7 +51,7 @@ class LspEditor:
         return self._document(docs[uri]) if uri is not None else None
 
     def _document(self, doc: Any) -> OpenDocument:
-        path = lsp_uri_to_path(doc.uri)
+        path = uri_to_path(doc.uri)
         uri, text, version = doc.uri, doc.source, doc.version  # as of now: didChange replaces them on `doc`
         index = buffers_of(self._server.workspace)
         return OpenDocument(uri=uri, path=path, language_id=doc.language_id or "", version=version,
@@ -85,10 +87,10 @@ class LspEditor:
     async def _editor_diagnostics(self, paths: Optional[list[Path]]) -> DiagnosticsReport:
         params = {"uris": [p.as_uri() for p in paths]} if paths is not None else {}
         answer = await self.request("agent/diagnostics", params)
-        encoding = self._encoding()
+        encoding = lsp_encoding(self._server)
         items = []
         for entry in (answer or {}).get("items", []):
-            path = lsp_uri_to_path(entry.get("uri", ""))
+            path = uri_to_path(entry.get("uri", ""))
             diagnostics = entry.get("diagnostics", [])
             if path is not None and diagnostics:
                 lines = self._lines(path) if encoding != "utf-32" else None
@@ -99,14 +101,9 @@ class LspEditor:
         """The lines of `path` as the editor has it (to count columns in characters); None when unreadable."""
         doc = self.open_document(path)
         try:
-            return lsp_lines(doc.text if doc else path.read_text(encoding="utf-8", errors="replace"))
+            return split_lines(doc.text if doc else path.read_text(encoding="utf-8", errors="replace"))
         except OSError:
             return None
-
-    def _encoding(self) -> str:
-        """The position encoding negotiated with the client (UTF-16 unless it chose another)."""
-        negotiated = self._server.workspace.position_encoding
-        return str(getattr(negotiated, "value", negotiated) or "utf-16")
 
     async def apply_edit(self, edit: FileEdit) -> EditOutcome:
         """workspace/applyEdit shaped by what the client declared (PROTOCOL §4 "Edits")."""
@@ -115,7 +112,7 @@ class LspEditor:
         workspace_edit = caps.workspace_edit if caps else None
         versioned = bool(workspace_edit and workspace_edit.document_changes)
         can_create = bool(versioned and types.ResourceOperationKind.Create in (workspace_edit.resource_operations or []))
-        text_edits = lsp_text_edits(edit.base_text, edit.edits, self._encoding())
+        text_edits = lsp_text_edits(edit.base_text, edit.edits, lsp_encoding(self._server))
         if edit.create and not can_create:
             edit.path.parent.mkdir(parents=True, exist_ok=True)
             edit.path.write_text(edit.edits[0].new_text, encoding="utf-8")
@@ -206,21 +203,20 @@ class Buffers:
             return uri
         if docs.keys() != self._real_of.keys():
             self._sync(docs)
-        uri = self._by_real.get(os.path.realpath(path))
+        uri = self._by_real.get(str(real(path)))
         return uri if uri in docs else None
 
     def _sync(self, docs: dict[str, Any]) -> None:
         for uri in self._real_of.keys() - docs.keys():
-            real = self._real_of.pop(uri)
+            name = self._real_of.pop(uri)
             self._unsaved.pop(uri, None)
-            if real is not None and self._by_real.get(real) == uri:
-                del self._by_real[real]
+            if name is not None and self._by_real.get(name) == uri:
+                del self._by_real[name]
         for uri in docs.keys() - self._real_of.keys():
-            path = lsp_uri_to_path(uri)
-            real = os.path.realpath(path) if path is not None else None
-            self._real_of[uri] = real
-            if real is not None:
-                self._by_real[real] = uri
+            path = uri_to_path(uri)  # a real path already
+            self._real_of[uri] = str(path) if path is not None else None
+            if path is not None:
+                self._by_real[str(path)] = uri
 
     def unsaved(self, uri: str, path: Optional[Path], version: Any, text: str) -> bool:
         """Whether `text` differs from the file's bytes; the file is read only when its size says nothing."""

@@ -13,9 +13,9 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from agent_lsp import tools
 from agent_lsp.core.events import Usage
+from agent_lsp.core.paths import folder_uri, uri_to_path
 from agent_lsp.lsp import plain_clients
 from agent_lsp.lsp.connection import Connection, LspChat, connection_of
-from agent_lsp.lsp.convert import lsp_folder_uri, lsp_uri_to_path
 from agent_lsp.lsp.editor import LspEditor
 from agent_lsp.models.catalog import catalog
 from agent_lsp.protocol import (
@@ -34,6 +34,8 @@ from agent_lsp.protocol import (
     DeleteSessionResult,
     HistoryMessage,
     HistoryResult,
+    MemoryFileParams,
+    MemoryFileResult,
     ModelEntry,
     ModelsParams,
     ModelsResult,
@@ -58,6 +60,7 @@ from agent_lsp.sessions.results import ChatOutcome, HistoryEntry
 from agent_lsp.sessions.chat_run import UnknownToolCall
 from agent_lsp.sessions.live import SessionBusy, UnknownSession
 from agent_lsp.sessions.session import Session
+from agent_lsp.tools.memory import memory_file
 
 log = logging.getLogger(__name__)
 SESSION_BUSY = -32001
@@ -139,11 +142,11 @@ def invalid(field: str, message: str) -> JsonRpcInvalidParams:
 def chat_inputs(connection: Connection, editor: LspEditor, p: ChatParams, session_id: str) -> ChatInputs:
     """An agent/chat in plain terms, for the chat assembly."""
     context = p.context
-    mentions = [Mention(kind=m.kind, path=lsp_uri_to_path(m.uri) if m.uri else None, name=m.name,
+    mentions = [Mention(kind=m.kind, path=uri_to_path(m.uri) if m.uri else None, name=m.name,
                         lines=(m.range.start.line, m.range.end.line) if m.range else None)
                 for m in (context.mentions or [] if context else [])]
     active = context.active_uri if context else None
-    active_path = lsp_uri_to_path(active) if active else None
+    active_path = uri_to_path(active) if active else None
     selection = context.selection if context else None
     return ChatInputs(
         message=p.message, editor=editor, session_id=session_id, mentions=mentions, output_schema=p.output_schema,
@@ -184,6 +187,18 @@ async def agent_tools(ls: Any, params: Any) -> dict:
     return ToolsResult(tools=[ToolInfo(name=t.name, kind=t.kind, origin=getattr(t, "origin", "builtin"),
                                        read_only=t.kind in ("read", "search"), description=t.description)
                               for t in offered]).wire()
+
+
+async def agent_memory_file(ls: Any, params: Any) -> dict:
+    """Where the project memory is, by the settings in force (asking no trust question: `memoryFile` needs none),
+    so a client opens the file the tools write rather than working its place out again."""
+    parse(MemoryFileParams, params)
+    connection = connection_of(ls)
+    roots = connection.editor().roots
+    settings = await connection.assembly.settings(roots)
+    memory = memory_file(settings.memory_file, roots, connection.assembly.data_dir)
+    return MemoryFileResult(uri=memory.path.as_uri() if memory else None,
+                            private=settings.memory_file == "private").wire()
 
 
 async def agent_commands(ls: Any, params: Any) -> dict:
@@ -240,7 +255,7 @@ def agent_confirm_tool(ls: Any, params: Any) -> dict:
 
 def agent_sessions(ls: Any, params: Any) -> dict:
     workspace = parse(SessionsParams, params).workspace
-    rows = connection_of(ls).sessions.all(lsp_folder_uri(workspace) if workspace is not None else None)
+    rows = connection_of(ls).sessions.all(folder_uri(workspace) if workspace is not None else None)
     return SessionsResult(sessions=[
         SessionInfo(session_id=s.id, title=s.title, created_at=s.created_at, updated_at=s.updated_at,
                     turns_count=s.turns_count, workspace=s.workspace_folders[0] if s.workspace_folders else None,

@@ -6,15 +6,14 @@ Positions stay in the negotiated encoding on the wire; completions/ counts chara
 from __future__ import annotations
 
 import logging
-import re
 import weakref
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any, Optional
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
+from agent_lsp.core.positions import offset_of
 from agent_lsp.lsp import documents
 
 log = logging.getLogger(__name__)
@@ -27,7 +26,6 @@ ACCEPTED = "agent.completionAccepted"
 RAW_PARAMS = frozenset({INLINE_COMPLETION})
 """LSP methods whose params reach their handler as sent (pygls would structure them, and a bad field would be
 answered without its name)."""
-_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 def register_inline_completion(server: Any) -> None:
@@ -38,7 +36,9 @@ def register_inline_completion(server: Any) -> None:
         doc = documents.as_of_request(ls, params, uri)
         if doc is None:  # never opened (or closed) when the request was read: nothing to complete from
             return {"items": []}
-        offset = offset_of(doc.source, line, character, _encoding(ls))
+        from agent_lsp.lsp.convert import lsp_encoding  # (with the core: not at start-up)
+
+        offset = offset_of(doc.source, line, character, lsp_encoding(ls))
         if offset is None:  # past the end of its line or of the document
             return {"items": []}
         engine = await _engine(ls)
@@ -150,60 +150,6 @@ def _indentation(options: Any) -> Optional[str]:
     if not spaces:
         return "\t"
     return " " * size if isinstance(size, int) and not isinstance(size, bool) and 1 <= size <= 16 else None
-
-
-# ---- positions ----------------------------------------------------------------------------------------------
-
-
-def offset_of(text: str, line: int, character: int, encoding: str) -> Optional[int]:
-    """The character offset into `text` of an LSP position (`character` in `encoding` units); None when the
-    position is past the end of its line or of the document."""
-    span = _line_span(text, line)
-    if span is None:
-        return None
-    start, end = span
-    column = _column(text[start:end], character, encoding)
-    return None if column is None else start + column
-
-
-def _line_span(text: str, line: int) -> Optional[tuple[int, int]]:
-    """(start, end) of line `line` without its line break; None past the last line."""
-    start = 0
-    if "\r" not in text:  # the usual case: one C-speed find per line
-        for _ in range(line):
-            newline = text.find("\n", start)
-            if newline < 0:
-                return None
-            start = newline + 1
-        end = text.find("\n", start)
-        return start, len(text) if end < 0 else end
-    breaks = _LINE_END.finditer(text)
-    for _ in range(line):
-        found = next(breaks, None)
-        if found is None:
-            return None
-        start = found.end()
-    found = next(breaks, None)
-    return start, found.start() if found is not None else len(text)
-
-
-def _column(line: str, character: int, encoding: str) -> Optional[int]:
-    """The column in characters of `character` units of `encoding` (a unit inside a character counts as before
-    it); None past the end of `line`."""
-    if encoding == "utf-32" or line.isascii():
-        return character if character <= len(line) else None
-    if encoding == "utf-8":
-        data, unit, codec = line.encode("utf-8", "surrogatepass"), 1, "utf-8"
-    else:
-        data, unit, codec = line.encode("utf-16-le", "surrogatepass"), 2, "utf-16-le"
-    if character * unit > len(data):
-        return None
-    return len(data[: character * unit].decode(codec, "ignore"))
-
-
-def _encoding(ls: Any) -> str:
-    negotiated = ls.workspace.position_encoding
-    return str(getattr(negotiated, "value", negotiated) or "utf-16")
 
 
 # ---- the connection's suggestions --------------------------------------------------------------------------

@@ -260,6 +260,7 @@ AGENT_METHODS: dict[str, tuple[str, str, bool]] = {
     "agent/history": ("handlers", "agent_history", False),
     "agent/deleteSession": ("handlers", "agent_delete_session", False),
     "agent/revert": ("chat_edits", "agent_revert", True),
+    "agent/memoryFile": ("handlers", "agent_memory_file", True),
 }
 """The agent/* requests and the body that answers each, imported on first use."""
 

@@ -73,9 +73,10 @@ def _target(request: ModelRequest, results: dict[str, str]) -> Optional[str]:
         return active.group(1)
     first = re.search(r"^(file://\S+)", results.get("list_open_buffers", ""), re.MULTILINE)
     if first:
-        from urllib.parse import unquote, urlparse
+        from agent_lsp.core.paths import uri_to_path
 
-        return unquote(urlparse(first.group(1)).path)
+        path = uri_to_path(first.group(1))
+        return str(path) if path is not None else None
     return None
 
 

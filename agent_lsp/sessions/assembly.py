@@ -21,6 +21,7 @@ from agent_lsp import tools
 from agent_lsp.config import Settings
 from agent_lsp.config.in_force import AskTrust, Folder, SettingsInForce, TrustedPart, never_asked
 from agent_lsp.core.messages import ImagePart, UserMessage
+from agent_lsp.core.paths import display
 from agent_lsp.core.ports import Editor, LanguageFeatures
 from agent_lsp.core.prompt import (Environment, SubfolderInstructions, editor_context, project_instructions,
                                    system_prompt)
@@ -36,7 +37,6 @@ from agent_lsp.sessions.shell_hooks import ShellHooks
 from agent_lsp.sessions.skills import available_skills, skills_to_trust
 from agent_lsp.tools.forget import Forget
 from agent_lsp.tools.memory import MemoryFile, memory_file, read_memory
-from agent_lsp.tools.paths import display
 from agent_lsp.tools.remember import Remember
 from agent_lsp.tools.run_command import RunCommand
 from agent_lsp.tools.skill import Skill, SkillTool, readable_folders

@@ -14,6 +14,7 @@ from agent_lsp.core.events import AgentUpdate, Decision, Notice, Plan, TextDelta
 from agent_lsp.core.hooks import Hook
 from agent_lsp.core.loop import ChatConfig, ChatState, close_aborted, compact_now, run_chat
 from agent_lsp.core.messages import UserMessage
+from agent_lsp.core.paths import display
 from agent_lsp.core.ports import Approve, Model, ModelError
 from agent_lsp.core.tool import Tool, ToolContext
 from agent_lsp.sessions.checkpoints import Checkpoint, RecordingEditor, plan_revert, revert_files, revert_note, to_rows
@@ -22,7 +23,6 @@ from agent_lsp.sessions.permissions import chat_approval, offered
 from agent_lsp.sessions.results import ChatFailure, ChatOutcome
 from agent_lsp.sessions.session import Session, now, title_of
 from agent_lsp.sessions.store import ChatRecord
-from agent_lsp.tools.paths import display
 
 log = logging.getLogger(__name__)
 NOT_SAVED = "This chat could not be saved to the session store (see the log); it is kept in memory only."

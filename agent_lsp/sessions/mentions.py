@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Optional
 
 from agent_lsp.core.messages import ImagePart
+from agent_lsp.core.paths import display
 from agent_lsp.core.tool import ToolContext, ToolError
 from agent_lsp.sessions.images import image_type, read_image
 from agent_lsp.tools.get_diagnostics import format_diagnostics
-from agent_lsp.tools.paths import display, resolve
+from agent_lsp.tools.paths import resolve
 from agent_lsp.tools.read_file import read_text
 
 MAX_MENTION_CHARS = 20_000

@@ -15,8 +15,8 @@ from typing import Any, Mapping, Optional
 
 from agent_lsp.config.in_force import TrustedPart
 from agent_lsp.config.user_file import config_dir
+from agent_lsp.core.paths import is_inside
 from agent_lsp.sessions.front_matter import split_front_matter
-from agent_lsp.tools.paths import is_inside
 from agent_lsp.tools.skill import Skill, Source
 
 PROJECT_DIRS = (Path(".agents") / "skills", Path(".claude") / "skills")

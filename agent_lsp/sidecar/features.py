@@ -10,9 +10,10 @@ from typing import Any, Callable, Mapping, Optional
 
 from agent_lsp.config import env_seconds
 from agent_lsp.config.language_servers import LanguageServerConfig
+from agent_lsp.core.paths import is_inside, real, uri_to_path
 from agent_lsp.core.ports import LANGUAGE_METHODS, Editor, LanguageFeatureError
+from agent_lsp.core.positions import document_uri
 from agent_lsp.sidecar.languages import extensions, folder_has, language_id, serves
-from agent_lsp.sidecar.positions import uri_path
 from agent_lsp.sidecar.server import Server, find_command
 
 log = logging.getLogger(__name__)
@@ -37,7 +38,7 @@ class SidecarLanguageFeatures:
                  timeout: float = 5.0, *, encodings: tuple[str, ...] = ENCODINGS,
                  start_wait: float = START_WAIT) -> None:
         self._configs = dict(configs)
-        self._roots = sorted({Path(r).resolve() for r in roots} or {Path.cwd().resolve()},
+        self._roots = sorted({real(r) for r in roots} or {real(Path.cwd())},
                              key=lambda r: len(r.parts), reverse=True)  # the innermost folder first
         self._editor_provider = editor_provider
         self._warn = warn
@@ -81,7 +82,7 @@ class SidecarLanguageFeatures:
         path = path or _path_in(params)
         if path is None:
             return await self._everywhere(method, params)
-        path = path.resolve()
+        path = real(path)
         if self._root_of(path) is None:
             raise LanguageFeatureError(f"{path} is outside the workspace folders")
         candidates = [c for c in self._candidates(path) if method in self._supported(*c)]
@@ -143,7 +144,7 @@ class SidecarLanguageFeatures:
         if path is None:
             return [(root, name) for root in self._roots for name in self._configs
                     if self._usable(root, name) and self._relevant_to(root, name)]
-        path = path.resolve()
+        path = real(path)
         root = self._root_of(path)
         if root is None:
             return []
@@ -182,12 +183,12 @@ class SidecarLanguageFeatures:
         config = self._configs[name]
         editor = self._editor_provider()
         for doc in editor.open_documents() if editor else []:
-            if doc.path is not None and _under(doc.path, root) and serves(config, doc.path, doc.language_id):
+            if doc.path is not None and is_inside(doc.path, root) and serves(config, doc.path, doc.language_id):
                 return True
         return self._relevant.get(key, True)  # not looked at yet (prepare): offered, as before a server starts
 
     def _root_of(self, path: Path) -> Optional[Path]:
-        return next((r for r in self._roots if _under(path, r)), None)
+        return next((r for r in self._roots if is_inside(path, r)), None)
 
     def _editor_language(self, path: Path) -> str:
         editor = self._editor_provider()
@@ -212,8 +213,8 @@ class SidecarLanguageFeatures:
         for doc in editor.open_documents() if editor else []:
             if doc.path is None:
                 continue
-            path = doc.path.resolve()
-            if _under(path, server.root) and serves(server.config, path, doc.language_id):
+            path = real(doc.path)
+            if is_inside(path, server.root) and serves(server.config, path, doc.language_id):
                 buffers[path] = (language_id(path, doc.language_id), doc.text, doc.version)
         language = language_id(asked) if asked else ""
         await server.sync(buffers, asked, language)
@@ -271,16 +272,10 @@ class SidecarLanguageFeatures:
             log.info("%s", e)
 
 
-def _under(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
-
-
 def _path_in(params: dict[str, Any]) -> Optional[Path]:
     """The file a request is about, from its params (textDocument, or a call hierarchy item)."""
-    for holder in (params.get("textDocument"), params.get("item")):
-        if isinstance(holder, dict) and isinstance(holder.get("uri"), str):
-            return uri_path(holder["uri"])
-    return None
+    uri = document_uri(params)
+    return uri_to_path(uri) if uri is not None else None
 
 
 def _names(names: list[str]) -> str:

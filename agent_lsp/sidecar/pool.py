@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Optional
 
 from agent_lsp.config.language_servers import LanguageServerConfig
+from agent_lsp.core.paths import real
 from agent_lsp.core.ports import Editor
 from agent_lsp.sidecar.features import SidecarLanguageFeatures
 
@@ -28,7 +29,7 @@ class SidecarPool:
                   timeout: float) -> Optional[SidecarLanguageFeatures]:
         """The sidecar for these settings, prepared (which folders have files of its servers' languages, looked at
         once, in a thread)."""
-        key = (dict(configs), sorted(Path(r).resolve() for r in roots))
+        key = (dict(configs), sorted(real(r) for r in roots))
         if key != self._key:
             self._retire()
             self._key = key

@@ -21,11 +21,13 @@ from typing import Any, Callable, Optional
 from pygls.exceptions import JsonRpcException
 
 from agent_lsp.config.language_servers import LanguageServerConfig
+from agent_lsp.core.paths import uri_to_path
 from agent_lsp.core.ports import LANGUAGE_METHODS, LanguageFeatureError
+from agent_lsp.core.positions import convert, encoding_name
 from agent_lsp.processes import command_env, dying_with_us
 from agent_lsp.sidecar.client import SidecarClient
 from agent_lsp.sidecar.documents import Buffers, Documents
-from agent_lsp.sidecar.positions import Texts, convert, uri_path
+from agent_lsp.sidecar.positions import Texts
 
 log = logging.getLogger(__name__)
 
@@ -190,8 +192,7 @@ class Server:
             "capabilities": self._capabilities(),
         }, timeout, " (its `startTimeout`)")
         capabilities = (result or {}).get("capabilities") or {}
-        encoding = capabilities.get("positionEncoding") or "utf-16"
-        self.encoding = encoding if encoding in ("utf-8", "utf-16", "utf-32") else "utf-16"
+        self.encoding = encoding_name(capabilities.get("positionEncoding"))
         self.methods |= methods_of(capabilities)
         client.plain.notify("initialized", {})
         if self.config.settings:
@@ -343,10 +344,10 @@ class Server:
         uri = path.as_uri() if path else None
         texts = Texts(self.documents.texts())
         if self.encoding != "utf-32":
-            params = await asyncio.to_thread(convert, params, uri, self.encoding, texts, True)
+            params = await asyncio.to_thread(convert, params, uri, self.encoding, texts.line, True)
         result = await self.request(method, params, timeout)
         if result is not None and self.encoding != "utf-32":
-            result = await asyncio.to_thread(convert, result, uri, self.encoding, texts, False)
+            result = await asyncio.to_thread(convert, result, uri, self.encoding, texts.line, False)
         if method == "textDocument/rename" and isinstance(result, dict):
             self._editor_versions(result)
         return result
@@ -356,9 +357,9 @@ class Server:
         of the buffer the edit was computed on (null for a file not open in the editor), as the editor would."""
         for change in edit.get("documentChanges") or []:
             document = change.get("textDocument") if isinstance(change, dict) else None
-            path = uri_path(document["uri"]) if isinstance(document, dict) and "uri" in document else None
+            path = uri_to_path(document["uri"]) if isinstance(document, dict) and "uri" in document else None
             if path is not None:
-                document["version"] = self.documents.editor_version(path.resolve())
+                document["version"] = self.documents.editor_version(path)
 
     async def sync(self, editor: Buffers, asked: Optional[Path], language: str) -> None:
         """Make the server see the editor's buffers and the files on disk as they are now (documents.py)."""

@@ -6,9 +6,10 @@ from typing import Any
 
 from pydantic import Field
 
+from agent_lsp.core.paths import display
 from agent_lsp.core.tool import ToolContext, ToolInput, ToolOutput, bound
 from agent_lsp.tools.language_tool import LanguageTool, ask, is_position, kind_name, numbers, split_lines
-from agent_lsp.tools.paths import display, resolve
+from agent_lsp.tools.paths import resolve
 from agent_lsp.tools.read_file import read_text
 
 

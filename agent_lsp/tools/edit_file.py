@@ -7,10 +7,11 @@ from typing import Optional
 from pydantic import Field
 
 from agent_lsp.core.events import Location
+from agent_lsp.core.paths import display
 from agent_lsp.core.ports import FileChange, FileEdit, TextEdit
 from agent_lsp.core.tool import Preview, Tool, ToolContext, ToolError, ToolInput, ToolOutput
 from agent_lsp.tools.editing import apply, current, unified_diff
-from agent_lsp.tools.paths import display, file_location, resolve
+from agent_lsp.tools.paths import file_location, resolve
 
 
 class EditFileInput(ToolInput):
@@ -52,6 +53,7 @@ def applied(text: str, edits: list[TextEdit]) -> str:
 class EditFile(Tool):
     name = "edit_file"
     kind = "edit"
+    file_tool = True
     description = (
         "Replace old_string with new_string in a file. The edit goes through the editor, so it lands in the "
         "open buffer (with undo) and is refused if the user changed the document since you read it. old_string "

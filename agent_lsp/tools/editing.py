@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from agent_lsp.core.paths import display
 from agent_lsp.core.ports import FileEdit, TextEdit
 from agent_lsp.core.tool import ToolContext, ToolError, ToolOutput, bound
 from agent_lsp.tools.get_diagnostics import format_diagnostics
-from agent_lsp.tools.paths import display
 from agent_lsp.tools.read_file import read_text
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from agent_lsp.core.paths import uri_to_path
 from agent_lsp.core.ports import LanguageFeatureError
 from agent_lsp.core.tool import ToolContext, ToolError, ToolOutput, bound
 from agent_lsp.tools.language_tool import (
@@ -15,7 +16,6 @@ from agent_lsp.tools.language_tool import (
     ask,
     locations,
     target,
-    uri_path,
 )
 
 
@@ -60,7 +60,7 @@ def _own_server(ctx: ToolContext, t: Target) -> bool:
 
 
 def _place(uri: str, position: dict) -> tuple:
-    return uri_path(uri), position.get("line"), position.get("character")
+    return uri_to_path(uri), position.get("line"), position.get("character")
 
 
 async def _declarations(ctx: ToolContext, t: Target) -> set[tuple]:

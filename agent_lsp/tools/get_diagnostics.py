@@ -6,9 +6,10 @@ from typing import Optional
 
 from pydantic import Field
 
+from agent_lsp.core.paths import display
 from agent_lsp.core.ports import Diagnostic
 from agent_lsp.core.tool import Tool, ToolContext, ToolInput, ToolOutput, bound
-from agent_lsp.tools.paths import display, resolve
+from agent_lsp.tools.paths import resolve
 
 UNAVAILABLE = "The editor's diagnostics were not available ({why}); these are the syntax errors agent-lsp found itself."
 

@@ -8,26 +8,22 @@ counts lines and columns from 1. Only this module converts between the two.
 from __future__ import annotations
 
 import asyncio
-import functools
-import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Iterable, Optional
-from urllib.parse import unquote, urlparse
 
 from pydantic import Field
 
 from agent_lsp.core.events import Location
+from agent_lsp.core.paths import display, is_inside, uri_to_path
 from agent_lsp.core.ports import LanguageFeatureError, LanguageFeatures
+from agent_lsp.core.positions import LINE_BREAK, is_position, split_lines
 from agent_lsp.core.tool import Tool, ToolContext, ToolError, ToolInput
 from agent_lsp.core.surrogates import scrubbed
-from agent_lsp.tools.paths import display, file_location, is_inside, resolve
+from agent_lsp.tools.paths import file_location, resolve
 from agent_lsp.tools.read_file import read_text
 
 MAX_LINE_CHARS = 300
-LINE_BREAK = re.compile(r"\r\n|\r|\n")
-"""Where LSP ends a line (and nothing else)."""
 
 SYMBOL_KINDS = (
     "file", "module", "namespace", "package", "class", "method", "property", "field", "constructor", "enum",
@@ -46,22 +42,6 @@ class PositionInput(ToolInput):
 def kind_name(kind: Any) -> str:
     """The name of an LSP SymbolKind number."""
     return SYMBOL_KINDS[kind - 1] if isinstance(kind, int) and 1 <= kind <= len(SYMBOL_KINDS) else "symbol"
-
-
-def split_lines(text: str) -> list[str]:
-    """A text's lines as LSP counts them."""
-    return LINE_BREAK.split(text)
-
-
-def line_starts(text: str) -> list[int]:
-    """The character offset where each LSP line of `text` starts."""
-    return [0, *(m.end() for m in LINE_BREAK.finditer(text))]
-
-
-def is_position(position: Any) -> bool:
-    """Whether a server's position has whole-number `line` and `character`."""
-    return isinstance(position, dict) and all(
-        isinstance(position.get(k), int) and not isinstance(position.get(k), bool) for k in ("line", "character"))
 
 
 def numbers(position: Any) -> tuple[int, int]:
@@ -159,19 +139,6 @@ def nothing_at(t: Target, what: str) -> ToolError:
 # ---- locations as the model reads them ---------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=4096)
-def uri_path(uri: str) -> Optional[Path]:
-    """The real path of a file: URI; None for other schemes. Remembered: an answer of many places in few files
-    asks for the same ones again and again (a realpath each, on the event loop)."""
-    parsed = urlparse(uri)
-    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
-        return None
-    try:
-        return Path(os.path.realpath(unquote(parsed.path)))
-    except (UnicodeError, ValueError):  # a lone surrogate or a NUL from a server: no file can have that name
-        return None
-
-
 def locations(result: Any) -> list[tuple[str, dict]]:
     """(uri, start position) of each Location or LocationLink in a definition/references answer."""
     items = result if isinstance(result, list) else [result] if isinstance(result, dict) else []
@@ -199,7 +166,7 @@ class Places:
         """The path as the model sees it (workspace-relative inside the workspace)."""
         name = self._names.get(uri)
         if name is None:  # once per file: an answer may name one file 100,000 times
-            path = uri_path(uri)
+            path = uri_to_path(uri)
             name = self._names[uri] = uri if path is None else display(self._ctx.editor.roots, path)
         return name
 
@@ -214,7 +181,7 @@ class Places:
         """Read the texts of these files once: open buffers now, the others' files off the event loop."""
         roots = self._ctx.editor.roots
         on_disk = []
-        for path in {p for p in map(uri_path, uris) if p is not None} - self._lines.keys():
+        for path in {p for p in map(uri_to_path, uris) if p is not None} - self._lines.keys():
             doc = self._ctx.editor.open_document(path)
             if doc is not None:
                 self._lines[path] = split_lines(doc.text)
@@ -237,7 +204,7 @@ class Places:
 
     def text(self, uri: str, line: int) -> Optional[str]:
         """The text of a (0-based) line of a loaded file; None when it is not known."""
-        path = uri_path(uri)
+        path = uri_to_path(uri)
         lines = self._lines.get(path) if path is not None else None
         if lines is None or not 0 <= line < len(lines):
             return None

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from agent_lsp.core.paths import display
 from agent_lsp.core.ports import FileEdit
 from agent_lsp.core.tool import ToolContext, ToolOutput
 from agent_lsp.tools.editing import apply, current, minimal_edit, unified_diff
-from agent_lsp.tools.paths import display
 
 HEADING = "## Memory"
 MAX_MEMORY_CHARS = 10_000

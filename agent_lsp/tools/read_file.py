@@ -9,9 +9,10 @@ from typing import AnyStr, Optional
 from pydantic import Field
 
 from agent_lsp.core.events import Location
+from agent_lsp.core.paths import display
 from agent_lsp.core.ports import OpenDocument
 from agent_lsp.core.tool import MAX_OUTPUT_CHARS, Tool, ToolContext, ToolError, ToolInput, ToolOutput, bound
-from agent_lsp.tools.paths import display, file_location, resolve
+from agent_lsp.tools.paths import file_location, resolve
 
 DEFAULT_LIMIT = 2000
 BLOCK = 1 << 13
@@ -26,6 +27,7 @@ class ReadFileInput(ToolInput):
 class ReadFile(Tool):
     name = "read_file"
     kind = "read"
+    file_tool = True
     description = (
         "Read a file as the editor has it: an open buffer's unsaved text wins over the file on disk. "
         "Lines come numbered (`   12\\ttext`); use offset and limit for large files."

@@ -12,7 +12,9 @@ from typing import Any, Optional
 
 from pydantic import Field, PrivateAttr
 
+from agent_lsp.core.paths import display, is_inside, uri_to_path
 from agent_lsp.core.ports import FileEdit, TextEdit
+from agent_lsp.core.positions import line_starts
 from agent_lsp.core.tool import Preview, ToolContext, ToolError, ToolOutput, bound
 from agent_lsp.tools.editing import Current, current, unified_diff
 from agent_lsp.tools.get_diagnostics import format_diagnostics
@@ -21,13 +23,10 @@ from agent_lsp.tools.language_tool import (
     PositionInput,
     Target,
     ask,
-    line_starts,
     nothing_at,
     offset_of,
     target,
-    uri_path,
 )
-from agent_lsp.tools.paths import display, is_inside
 
 
 @dataclass(frozen=True)
@@ -125,7 +124,7 @@ class RenameSymbol(LanguageTool):
         roots = ctx.editor.roots
         files = []
         for uri, (version, edits) in per_file.items():
-            path = uri_path(uri)
+            path = uri_to_path(uri)
             if path is None or not any(is_inside(path, root) for root in roots):
                 raise ToolError(f"The rename would change {path or uri}, outside the workspace; nothing was changed.")
             name = display(roots, path)

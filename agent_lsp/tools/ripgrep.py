@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import AsyncIterator, NamedTuple, Optional
 
+from agent_lsp.core.paths import display
 from agent_lsp.core.tool import ToolError
-from agent_lsp.tools.paths import display, resolve
+from agent_lsp.tools.paths import resolve
 
 SKIPPED_DIRS = (".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache")
 MAX_FILE_SIZE = "2M"

@@ -51,6 +51,7 @@ class RunCommand(Tool):
 
     name = "run_command"
     kind = "execute"
+    runs_command = True
     description = (
         "Run a shell command in the workspace root (tests, builds, git, linters). Output (stdout and stderr "
         "together) streams to the user and comes back bounded, with the exit code. Commands are killed on "

@@ -17,10 +17,10 @@ from typing import Optional
 
 from pydantic import Field
 
+from agent_lsp.core.paths import displayer
 from agent_lsp.core.ports import OpenDocument
 from agent_lsp.core.tool import Tool, ToolContext, ToolInput, ToolOutput, bound
 from agent_lsp.tools import ripgrep
-from agent_lsp.tools.paths import displayer
 from agent_lsp.tools.ripgrep import Match
 
 MAX_MATCHES = 200

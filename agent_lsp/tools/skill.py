@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Sequence
 
+from agent_lsp.core.paths import display, is_inside
 from agent_lsp.core.tool import Tool, ToolContext, ToolError, ToolInput, ToolOutput, bound
-from agent_lsp.tools.paths import display, is_inside
 
 MAX_LISTED_FILES = 100
 Source = Literal["project", "user"]

@@ -7,10 +7,11 @@ from typing import Optional
 from pydantic import Field
 
 from agent_lsp.core.events import Location
+from agent_lsp.core.paths import display
 from agent_lsp.core.ports import FileChange, FileEdit, TextEdit
 from agent_lsp.core.tool import Preview, Tool, ToolContext, ToolError, ToolInput, ToolOutput
 from agent_lsp.tools.editing import apply, current, unified_diff
-from agent_lsp.tools.paths import display, file_location, resolve
+from agent_lsp.tools.paths import file_location, resolve
 
 
 class WriteFileInput(ToolInput):
@@ -21,6 +22,7 @@ class WriteFileInput(ToolInput):
 class WriteFile(Tool):
     name = "write_file"
     kind = "edit"
+    file_tool = True
     description = (
         "Create a file, or replace the whole text of an existing one, through the editor. Prefer edit_file for "
         "changes to existing files."

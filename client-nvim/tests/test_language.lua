@@ -115,7 +115,7 @@ H.run('agent/languageFeature is answered by the other language servers', functio
 
   local result, err = language.answer({ method = 'textDocument/completion', params = at_total }, me, 1000)
   H.eq({ nil, -32602 }, { result, err.code }, 'an unknown method')
-  H.truthy(err.message:find('^method: textDocument/completion is not one of'), err.message)
+  H.truthy(err.message:find('^method: textDocument/completion is not one this client answers'), err.message)
   result, err = language.answer({ method = 'textDocument/hover', params = { position = at_total.position } }, me, 1000)
   H.eq({ nil, -32602, 'params.textDocument.uri: a string is required' }, { result, err.code, err.message },
     'no textDocument')

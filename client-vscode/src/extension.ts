@@ -13,7 +13,7 @@ import type { ServerState } from './messages';
 import { pickImages } from './imageFiles';
 import { mentionChoices } from './mentions';
 import { permissionMode, SECTION, serverSettings } from './settings';
-import { CompletionStatsRequest } from './protocol';
+import { CompletionStatsRequest, MemoryFileRequest } from './protocol';
 import { ENABLED_KEY, enabledIn, STATS_COMMAND, statsMessage, Suggestions, TOGGLE_COMMAND, toggleTarget } from './suggestions';
 
 const KEY_SECRET = 'agentLsp.anthropicApiKey';
@@ -171,7 +171,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('agentLsp.stop', () => controller.stop()),
     vscode.commands.registerCommand('agentLsp.setApiKey', setApiKey),
     vscode.commands.registerCommand('agentLsp.restartServer', restart),
-    vscode.commands.registerCommand('agentLsp.openMemory', openMemory),
+    vscode.commands.registerCommand('agentLsp.openMemory', () => openMemory(client)),
     vscode.commands.registerCommand(TOGGLE_COMMAND, toggleCompletions),
     vscode.commands.registerCommand(STATS_COMMAND, async () => {
       if (!client) return void vscode.window.showInformationMessage('The agent server is not running.');
@@ -210,18 +210,30 @@ export function commandTitle(command: string, args: unknown[]): string {
   return detail ? `${what}: ${detail}` : what;
 }
 
-/** Agent: Open Project Memory — AGENTS.md of the first folder (memoryFile "agents"), or where the private
- * memory lives (memoryFile "private"). */
-async function openMemory(): Promise<void> {
-  const folder = vscode.workspace.workspaceFolders?.[0];
-  if (!folder) return void vscode.window.showInformationMessage('Open a folder: the project memory belongs to a workspace.');
-  if (vscode.workspace.getConfiguration(SECTION).get<string>('memoryFile', 'agents') === 'private') {
-    const state = process.env.XDG_STATE_HOME || `${process.env.HOME ?? '~'}/.local/state`;
-    return void vscode.window.showInformationMessage(`This project's memory is private (agentLsp.memoryFile is "private"): `
-      + `it lives in the agent-lsp data directory, ${state}/agent-lsp/memory/, in a file keyed by the workspace folder, `
-      + 'not in the repository. Ask the agent to remember or forget a fact to change it.');
+/** Agent: Open Project Memory — the file the server's `agent/memoryFile` names (the memoryFile setting in force
+ * decides: AGENTS.md of the first folder, or the private file in the data directory). */
+async function openMemory(client: LanguageClient | undefined): Promise<void> {
+  if (!vscode.workspace.workspaceFolders?.length) {
+    return void vscode.window.showInformationMessage('Open a folder: the project memory belongs to a workspace.');
   }
-  const uri = vscode.Uri.joinPath(folder.uri, 'AGENTS.md');
+  if (!client) return void vscode.window.showInformationMessage('The agent server is not running.');
+  let where;
+  try {
+    where = await client.sendRequest(MemoryFileRequest, {});
+  } catch (e) {
+    return void vscode.window.showWarningMessage(`agent/memoryFile failed: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (!where.uri) return void vscode.window.showInformationMessage('This project has no memory file (no data directory).');
+  const uri = vscode.Uri.parse(where.uri);
+  if (where.private) {
+    try {
+      await vscode.workspace.fs.stat(uri);
+      return void await vscode.window.showTextDocument(uri);
+    } catch {
+      return void vscode.window.showInformationMessage(`This project's memory is private (memoryFile "private"): `
+        + `${uri.fsPath} does not exist yet; the agent's remember tool creates it.`);
+    }
+  }
   try {
     await vscode.workspace.fs.stat(uri);
     await vscode.window.showTextDocument(uri);

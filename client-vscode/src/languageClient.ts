@@ -14,17 +14,18 @@ import {
 } from 'vscode-languageclient/node';
 import { chooseServer, type PythonExtensionApi, pythonCandidates } from './bundled';
 import { collectDiagnostics } from './diagnostics';
-import { answerLanguageFeature, LANGUAGE_METHODS, OwnProviders } from './languageFeatures';
+import { answerLanguageFeature, OwnProviders } from './languageFeatures';
 import type { ServerState } from './messages';
 import { type ClientAgentCapabilities, DiagnosticsRequest, LanguageFeatureRequest } from './protocol';
 import { identify, messages, SECTION, serverProgram, serverSettings } from './settings';
 import { COMPLETION_ACCEPTED, type Suggestions } from './suggestions';
 
 /** Declares capabilities.experimental.agent in initialize: we show confirmations, answer diagnostics, and answer
- * agent/languageFeature from VS Code's other language providers. */
+ * agent/languageFeature from VS Code's other language providers — every method the server lists in its
+ * `languageMethods` (`languageFeatures: true`), so no list of them is kept here. */
 class AgentCapabilitiesFeature implements StaticFeature {
   fillClientCapabilities(capabilities: ClientCapabilities): void {
-    const agent: ClientAgentCapabilities = { confirmTool: true, diagnostics: true, languageFeatures: [...LANGUAGE_METHODS] };
+    const agent: ClientAgentCapabilities = { confirmTool: true, diagnostics: true, languageFeatures: true };
     capabilities.experimental = { ...(capabilities.experimental as object | undefined), agent };
   }
   initialize(): void {}

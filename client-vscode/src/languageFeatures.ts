@@ -21,22 +21,6 @@ import type {
 } from 'vscode-languageclient';
 import { type CancellationToken, ResponseError } from 'vscode-jsonrpc';
 
-/** The standard LSP requests this client answers, declared as `experimental.agent.languageFeatures`. */
-export const LANGUAGE_METHODS = [
-  'textDocument/definition',
-  'textDocument/typeDefinition',
-  'textDocument/implementation',
-  'textDocument/references',
-  'textDocument/hover',
-  'textDocument/documentSymbol',
-  'workspace/symbol',
-  'textDocument/prepareCallHierarchy',
-  'callHierarchy/incomingCalls',
-  'callHierarchy/outgoingCalls',
-  'textDocument/prepareRename',
-  'textDocument/rename',
-] as const;
-export type LanguageMethod = typeof LANGUAGE_METHODS[number];
 
 
 const INVALID_PARAMS = -32602;
@@ -335,7 +319,7 @@ async function withoutDeclaration(own: OwnProviders, uri: vscode.Uri, position: 
 /** The answer to agent/languageFeature's `{method, params}` (params checked here, field by field). */
 async function answer(request: { method: string; params: unknown }, own: OwnProviders): Promise<unknown> {
   const { method, params } = request;
-  switch (method as LanguageMethod) {
+  switch (method) {
     case 'textDocument/definition':
     case 'textDocument/typeDefinition':
     case 'textDocument/implementation': {
@@ -397,7 +381,7 @@ async function answer(request: { method: string; params: unknown }, own: OwnProv
       return toWorkspaceEdit(await atPosition<vscode.WorkspaceEdit>(own, 'vscode.executeDocumentRenameProvider', uri, position, newName));
     }
     default:
-      throw invalid('method', `${String(method)} is not one this client answers (${LANGUAGE_METHODS.join(', ')})`);
+      throw invalid('method', `${String(method)} is not one this client answers`);
   }
 }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from agent_lsp.core.paths import uri_to_path
 from tests.e2e.conftest import chat, confirm, text, tool_use, waiting_for_confirmation
 from tests.waiting import until
 
@@ -14,6 +15,8 @@ async def test_remembered_in_agents_md_through_the_editor_and_known_after_a_rest
     (lsp.workspace / "AGENTS.md").write_text("# Notes\n\nUse tabs.\n")
     lsp.fake_api.add(tool_use("remember", {"fact": FACT}, id="toolu_m1"), text("I'll remember that."))
     client = await lsp.start(agent={"confirmTool": True})
+    where = await client.protocol.send_request_async("agent/memoryFile", {})
+    assert where == {"uri": (lsp.workspace / "AGENTS.md").resolve().as_uri(), "private": False}
     task = asyncio.ensure_future(chat(client, "remember how to run the tests"))
     await until(waiting_for_confirmation(client))
     (request,) = [u["update"] for u in client.updates if u["update"]["kind"] == "confirmation_request"]
@@ -39,6 +42,10 @@ async def test_private_memory_stays_out_of_the_repository_and_forget_removes_it(
     client = await lsp.start(init_options=options)
     await chat(client, "remember how to run the tests", permissionMode="acceptEdits")
     assert not (lsp.workspace / "AGENTS.md").exists() and client.applied == []
+    where = await client.protocol.send_request_async("agent/memoryFile", {})  # what a client opens
+    private = uri_to_path(where["uri"])
+    assert where["private"] is True and private.read_text().endswith(f"- {FACT}\n")
+    assert lsp.workspace.resolve() not in private.parents and private.parent.name == "memory"
     await lsp.stop_client(client)
 
     lsp.fake_api.add(tool_use("forget", {"fact": "no such fact"}), tool_use("forget", {"fact": FACT}),

@@ -116,6 +116,14 @@ def test_no_circle_inside_agent_lsp():
     assert circles == []
 
 
+def test_the_capabilities_import_no_tool():
+    """initialize advertises the tools and the language methods by name: start-up imports no tool module."""
+    code = ("import sys; from agent_lsp.capabilities import server_agent_capabilities; server_agent_capabilities(); "
+            "print(sorted(m for m in sys.modules if m.startswith('agent_lsp.tools.') or m == 'agent_lsp.core.ports'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
 def test_starting_the_server_imports_no_sdk_and_no_models():
     code = ("import sys; from agent_lsp.lsp.server import create_server; create_server({}); "
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'anthropic', 'httpx2', 'pydantic', 'pathspec', 'acp'}))")
@@ -127,11 +135,17 @@ def test_advertised_capabilities_match_the_tools_and_the_protocol():
     from typing import get_args
 
     from agent_lsp import tools
-    from agent_lsp.capabilities import TOOL_NAMES, server_agent_capabilities
+    from agent_lsp.capabilities import server_agent_capabilities
+    from agent_lsp.core.ports import LANGUAGE_METHODS
     from agent_lsp.protocol import PermissionMode, ServerAgentCapabilities
 
-    assert TOOL_NAMES == [t.name for t in tools.ALL]
     caps = server_agent_capabilities()
+    assert caps["tools"] == list(tools.BUILTIN) == [t.name for t in tools.ALL]  # each module named after its tool
+    assert [cls.name for cls in tools.LANGUAGE_TOOLS] == list(tools.LANGUAGE)
+    assert {m for cls in tools.LANGUAGE_TOOLS for m in cls.needs} <= set(LANGUAGE_METHODS)
+    assert caps["languageMethods"] == list(LANGUAGE_METHODS)
+    assert {t.name for t in tools.ALL if t.file_tool} == {"read_file", "edit_file", "write_file"}
+    assert [t.name for t in tools.ALL if t.runs_command] == ["run_command"]
     assert caps["permissionModes"] == list(get_args(PermissionMode))
     assert ServerAgentCapabilities.model_validate(caps).wire() == caps
 

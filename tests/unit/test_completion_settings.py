@@ -11,7 +11,8 @@ import pytest
 from agent_lsp.completions.context import excluded, names_before, windows
 from agent_lsp.config import Layers, clean
 from agent_lsp.config.completions import CompletionsSettings
-from agent_lsp.lsp.inline_completion import offset_of, parse
+from agent_lsp.core.positions import offset_of
+from agent_lsp.lsp.inline_completion import parse
 
 
 def test_each_bad_key_is_a_warning_naming_it_and_the_rest_applies():

@@ -6,7 +6,8 @@ import pytest
 
 from agent_lsp.core.ports import TextEdit
 from agent_lsp.core.tool import ToolContext, ToolError
-from agent_lsp.lsp.convert import lsp_position, lsp_text_edits
+from agent_lsp.core.positions import position_at
+from agent_lsp.lsp.convert import lsp_text_edits
 from agent_lsp.tools import edit_file, write_file
 from agent_lsp.tools.edit_file import applied, plan
 from tests.fakes.editor import FakeEditor
@@ -46,16 +47,16 @@ def test_non_ascii_columns_count_utf16_code_units():
     text = "s = '😀é' + x\n"
     (edit,) = plan(text, "x", "y", False, "f.py")
     assert (edit.start, edit.end) == (11, 12)  # code points
-    assert lsp_position(text, edit.start, "utf-16") == {"line": 0, "character": 12}  # 😀 is two UTF-16 units
-    assert lsp_position(text, edit.start, "utf-8") == {"line": 0, "character": 15}
-    assert lsp_position(text, edit.start, "utf-32") == {"line": 0, "character": 11}
+    assert position_at(text, edit.start, "utf-16") == {"line": 0, "character": 12}  # 😀 is two UTF-16 units
+    assert position_at(text, edit.start, "utf-8") == {"line": 0, "character": 15}
+    assert position_at(text, edit.start, "utf-32") == {"line": 0, "character": 11}
     assert lsp_text_edits(text, [edit], "utf-16") == [
         {"range": {"start": {"line": 0, "character": 12}, "end": {"line": 0, "character": 13}}, "newText": "y"}]
 
 
 def test_positions_on_later_lines():
     text = "é\n😀😀ab\n"
-    assert lsp_position(text, text.index("b"), "utf-16") == {"line": 1, "character": 5}
+    assert position_at(text, text.index("b"), "utf-16") == {"line": 1, "character": 5}
 
 
 async def test_edit_file_goes_through_the_editor_with_the_version_it_read(tmp_path):

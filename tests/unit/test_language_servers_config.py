@@ -10,7 +10,8 @@ from agent_lsp.config.language_servers import LanguageServerConfig, parse_langua
 from agent_lsp.config.mcp_servers import PartlyValid
 from agent_lsp.core.ports import LanguageFeatureError
 from agent_lsp.sessions.combined_language import combined
-from agent_lsp.sidecar.positions import Texts, convert, to_chars, to_units
+from agent_lsp.core.positions import convert, to_chars, to_units
+from agent_lsp.sidecar.positions import Texts
 
 PYRIGHT = {"command": ["pyright-langserver", "--stdio"], "languages": ["python", ".pyi"],
            "settings": {"python": {"analysis": {"typeCheckingMode": "basic"}}}}
@@ -100,17 +101,17 @@ def test_every_position_of_a_result_converts_within_its_own_document(tmp_path):
     edit = {"documentChanges": [{"textDocument": {"uri": b.as_uri(), "version": 1},
                                  "edits": [{"range": rng(1, 7, 11), "newText": "fetch"}]}],
             "changes": {a.as_uri(): [{"range": rng(0, 12, 16), "newText": "fetch"}]}}
-    assert convert(edit, a.as_uri(), "utf-16", texts, outward=False) == {
+    assert convert(edit, a.as_uri(), "utf-16", texts.line, outward=False) == {
         "documentChanges": [{"textDocument": {"uri": b.as_uri(), "version": 1},
                              "edits": [{"range": rng(1, 5, 9), "newText": "fetch"}]}],
         "changes": {a.as_uri(): [{"range": rng(0, 11, 15), "newText": "fetch"}]}}
     incoming = [{"from": {"uri": b.as_uri(), "name": "f", "range": rng(1, 0, 11), "selectionRange": rng(1, 7, 11),
                           "data": {"range": rng(1, 7, 11)}}, "fromRanges": [rng(1, 7, 11)]}]
-    assert convert(incoming, a.as_uri(), "utf-16", texts, outward=False) == [
+    assert convert(incoming, a.as_uri(), "utf-16", texts.line, outward=False) == [
         {"from": {"uri": b.as_uri(), "name": "f", "range": rng(1, 0, 9), "selectionRange": rng(1, 5, 9),
                   "data": {"range": rng(1, 7, 11)}}, "fromRanges": [rng(1, 5, 9)]}]
     asked = {"textDocument": {"uri": a.as_uri()}, "position": {"line": 0, "character": 11}}
-    assert convert(asked, None, "utf-8", texts, outward=True)["position"] == {"line": 0, "character": 15}
+    assert convert(asked, None, "utf-8", texts.line, outward=True)["position"] == {"line": 0, "character": 15}
 
 
 # ---- ports combined ---------------------------------------------------------------------------------------

@@ -9,27 +9,29 @@ from typing import Any, Optional
 
 import pytest
 
-from agent_lsp.capabilities import LANGUAGE_METHODS, client_agent_capabilities
+from agent_lsp.capabilities import client_agent_capabilities, server_agent_capabilities
 from agent_lsp.config import Layers
 from agent_lsp.config.in_force import SettingsInForce
 from agent_lsp.config.user_file import UserSettingsFile
-from agent_lsp.core import ports
-from agent_lsp.core.ports import LanguageFeatureError, OpenDocument
-from agent_lsp.lsp.convert import lsp_character, lsp_column
+from agent_lsp.core.ports import LANGUAGE_METHODS, LanguageFeatureError, OpenDocument
+from agent_lsp.core.positions import to_chars, to_units
 from agent_lsp.lsp.language_features import EditorLanguageFeatures
 
 LINE = "a😀é=x"  # 😀: 2 UTF-16 units, 4 UTF-8 bytes; é: 1 and 2
 
 
 @pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
-def test_lsp_character_is_the_inverse_of_lsp_column(encoding):
+def test_to_units_is_the_inverse_of_to_chars(encoding):
     for column in range(len(LINE) + 3):  # past the end too
-        assert lsp_column(LINE, lsp_character(LINE, column, encoding), encoding) == column
-    assert lsp_character(LINE, 2, "utf-16") == 3 and lsp_character(LINE, 3, "utf-8") == 7
+        assert to_chars(LINE, to_units(LINE, column, encoding), encoding) == column
+    assert to_units(LINE, 2, "utf-16") == 3 and to_units(LINE, 3, "utf-8") == 7
 
 
-def test_language_methods_of_the_capabilities_are_the_ports():
-    assert LANGUAGE_METHODS == ports.LANGUAGE_METHODS
+def test_the_server_tells_the_client_its_language_methods_and_true_declares_them_all():
+    methods = server_agent_capabilities()["languageMethods"]
+    assert methods == list(LANGUAGE_METHODS) and len(methods) == 12
+    assert client_agent_capabilities({"agent": {"languageFeatures": True}}) == (
+        {"confirmTool": False, "diagnostics": False, "updates": True, "languageFeatures": methods}, True)
 
 
 @pytest.mark.parametrize("agent, methods, well_formed", [
@@ -38,6 +40,7 @@ def test_language_methods_of_the_capabilities_are_the_ports():
     ({"confirmTool": True}, [], True),
     ({"languageFeatures": "textDocument/references"}, [], False),
     ({"languageFeatures": ["textDocument/hover", 3]}, [], False),
+    ({"languageFeatures": False}, [], False),
 ])
 def test_language_features_of_the_client_capabilities(agent, methods, well_formed):
     caps, ok = client_agent_capabilities({"agent": agent})

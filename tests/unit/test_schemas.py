@@ -32,7 +32,7 @@ def test_what_the_server_sends_is_required_unless_it_can_be_absent():
     assert update["ToolCallUpdate"]["required"] == ["kind", "toolCallId", "status"]
     assert update["ConfirmationRequest"]["required"] == ["kind", "toolCallId", "name", "title", "input", "options"]
     server = all_schemas["initialize.experimental.agent.server"]
-    assert server["required"] == ["protocolVersion", "tools", "permissionModes", "features"]
+    assert server["required"] == ["protocolVersion", "tools", "permissionModes", "features", "languageMethods"]
     session = all_schemas["agent-sessions.result"]["$defs"]["SessionInfo"]
     assert session["required"] == ["sessionId", "title", "createdAt", "updatedAt", "turnsCount", "usage"]
     # what the server receives keeps its defaults optional

@@ -77,8 +77,8 @@ end
 local function capabilities()
   local caps = vim.lsp.protocol.make_client_capabilities()
   caps.experimental = caps.experimental or {}
-  caps.experimental.agent = { confirmTool = true, diagnostics = true,
-    languageFeatures = require('agent_lsp.language').methods }
+  -- languageFeatures = true: every method the server lists in its experimental.agent.languageMethods
+  caps.experimental.agent = { confirmTool = true, diagnostics = true, languageFeatures = true }
   return caps
 end
 

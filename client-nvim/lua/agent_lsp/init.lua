@@ -126,50 +126,31 @@ function M.log_path()
   return vim.lsp.get_log_path()
 end
 
--- The server's data directory: the command's --data-dir, else its default ($XDG_STATE_HOME/agent-lsp).
-function M.data_dir()
-  local cmd, root = config.options.cmd, client.root_dir() or vim.loop.cwd()
-  for i, arg in ipairs(cmd) do
-    local inline = arg:match('^%-%-data%-dir=(.+)$')
-    if inline or (arg == '--data-dir' and cmd[i + 1]) then
-      local dir = inline or cmd[i + 1]
-      return dir:sub(1, 1) == '/' and dir or root .. '/' .. dir  -- relative to the server's directory
-    end
-  end
-  local state = vim.env.XDG_STATE_HOME
-  return (state and state ~= '' and state or vim.fn.expand('~/.local/state')) .. '/agent-lsp'
-end
-
--- Where the project memory of the workspace is (docs/protocol.md "Project memory"): the memoryFile setting of
--- setup(), else of .agent-lsp/settings.json, else "agents" (AGENTS.md at the root).
-function M.memory_path()
-  local root = client.root_dir() or vim.loop.cwd()
-  local mode = config.options.settings.memoryFile
-  if mode == nil then
-    local ok, file = pcall(function()
-      return vim.fn.json_decode(table.concat(vim.fn.readfile(root .. '/.agent-lsp/settings.json'), '\n'))
-    end)
-    mode = ok and type(file) == 'table' and file.memoryFile or 'agents'
-  end
-  if mode == 'private' then
-    return M.data_dir() .. '/memory/' .. vim.fn.sha256(root):sub(1, 16) .. '.md', true
-  end
-  return root .. '/AGENTS.md', false
-end
-
--- :AgentMemory: open the project memory (AGENTS.md, whose "## Memory" section `remember` appends to, or the
--- private memory file); say where it is when there is nothing yet.
+-- :AgentMemory: open the project memory where the server keeps it (its agent/memoryFile answer: AGENTS.md, whose
+-- "## Memory" section `remember` appends to, or the private memory file, as the memoryFile setting in force
+-- says); say where it is when there is nothing yet.
 function M.memory()
-  local path, private = M.memory_path()
-  if vim.fn.filereadable(path) == 0 then
-    local what = private and 'the private memory file ' or ''
-    vim.notify('agent-lsp: ' .. what .. vim.fn.fnamemodify(path, ':~:.') .. ' does not exist yet; '
-      .. 'the agent\'s remember tool creates it', vim.log.levels.INFO)
-    if private then
-      return
-    end
-  end
-  vim.cmd('split ' .. vim.fn.fnameescape(path))
+  client.when_ready(function(c)
+    client.request(c, 'agent/memoryFile', vim.empty_dict(), function(err, where)
+      if err or type(where) ~= 'table' then
+        return vim.notify('agent-lsp: agent/memoryFile failed: ' .. (err and err.message or 'no answer'),
+          vim.log.levels.WARN)
+      end
+      if type(where.uri) ~= 'string' then
+        return vim.notify('agent-lsp: this project has no memory file (no data directory)', vim.log.levels.INFO)
+      end
+      local path = vim.uri_to_fname(where.uri)
+      if vim.fn.filereadable(path) == 0 then
+        local what = where.private and 'the private memory file ' or ''
+        vim.notify('agent-lsp: ' .. what .. vim.fn.fnamemodify(path, ':~:.') .. ' does not exist yet; '
+          .. 'the agent\'s remember tool creates it', vim.log.levels.INFO)
+        if where.private then
+          return
+        end
+      end
+      vim.cmd('split ' .. vim.fn.fnameescape(path))
+    end)
+  end)
 end
 
 function M.log()

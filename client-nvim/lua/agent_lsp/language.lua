@@ -6,22 +6,8 @@
 -- references without includeDeclaration less what the definition request names at that position).
 local M = {}
 
--- The standard methods the plugin answers: the capabilities list them as experimental.agent.languageFeatures.
-M.methods = {
-  'textDocument/definition',
-  'textDocument/typeDefinition',
-  'textDocument/implementation',
-  'textDocument/references',
-  'textDocument/hover',
-  'textDocument/documentSymbol',
-  'workspace/symbol',
-  'textDocument/prepareCallHierarchy',
-  'callHierarchy/incomingCalls',
-  'callHierarchy/outgoingCalls',
-  'textDocument/prepareRename',
-  'textDocument/rename',
-}
-
+-- The server capability behind each standard method the server may ask (its initialize result lists them as
+-- experimental.agent.languageMethods; the plugin declares languageFeatures = true: all of them).
 local PROVIDER = {
   ['textDocument/definition'] = 'definitionProvider',
   ['textDocument/typeDefinition'] = 'typeDefinitionProvider',
@@ -568,7 +554,7 @@ function M.answer(params, self_client, timeout_ms)
   end
   local method, p = params.method, params.params
   if not PROVIDER[method] then
-    return invalid('method: ' .. method .. ' is not one of ' .. table.concat(M.methods, ', '))
+    return invalid('method: ' .. method .. ' is not one this client answers')
   end
   if type(p) ~= 'table' then
     return invalid('params: an object is required')

@@ -16,6 +16,7 @@ import type { DiagnosticsParams } from './generated/agent-diagnostics.params';
 import type { DiagnosticsResult } from './generated/agent-diagnostics.result';
 import type { HistoryResult } from './generated/agent-history.result';
 import type { LanguageFeatureParams } from './generated/agent-languageFeature.params';
+import type { MemoryFileResult } from './generated/agent-memoryFile.result';
 import type { NewSessionParams } from './generated/agent-newSession.params';
 import type { NewSessionResult } from './generated/agent-newSession.result';
 import type { SessionsParams } from './generated/agent-sessions.params';
@@ -79,6 +80,7 @@ export const SkillsRequest = new RequestType<Record<string, never>, SkillsResult
 /** agent/revert (§8; the server lists "revert" in `features`). */
 export const RevertRequest = new RequestType<RevertParams, RevertResult, void>('agent/revert');
 /** agent/completionStats (protocol 1.3, §10; the server lists "inlineCompletion" in `features`). */
+export const MemoryFileRequest = new RequestType<Record<string, never>, MemoryFileResult, void>('agent/memoryFile');
 export const CompletionStatsRequest = new RequestType<Record<string, never>, CompletionStatsResult, void>('agent/completionStats');
 // server → client
 export const UpdateNotification = new NotificationType<UpdateParams>('agent/update');

@@ -6,5 +6,5 @@
 export interface ClientAgentCapabilities {
   confirmTool?: boolean;
   diagnostics?: boolean;
-  languageFeatures?: string[];
+  languageFeatures?: string[] | true;
 }

@@ -5,6 +5,7 @@
  */
 export interface ServerAgentCapabilities {
   features: string[];
+  languageMethods: string[];
   permissionModes: ('default' | 'acceptEdits' | 'plan' | 'bypassPermissions')[];
   protocolVersion: number;
   tools: string[];
