@@ -87,6 +87,20 @@ function M.next_edits_enabled()
   return not (type(next_edits) == 'table' and next_edits.enabled == false)
 end
 
+-- :AgentSuggestions / :AgentNextEdits [on|off]: the server's `<section>.enabled` set in the settings for this
+-- Neovim (no argument: switched); returns it, or nil after saying that `arg` is not on or off.
+function M.switch(section, arg, command)
+  if arg ~= '' and arg ~= 'on' and arg ~= 'off' then
+    vim.notify('agent-lsp: ' .. command .. ' takes on or off, not ' .. arg, vim.log.levels.ERROR)
+    return nil
+  end
+  local settings = M.options.settings
+  local now = type(settings[section]) == 'table' and settings[section] or {}
+  local on = arg == 'on' or (arg == '' and now.enabled == false)
+  settings[section] = vim.tbl_extend('force', now, { enabled = on })
+  return on
+end
+
 -- The settings table as it must go on the wire: an empty Lua table would encode as a JSON array.
 function M.wire_settings()
   if next(M.options.settings) == nil then

@@ -25,9 +25,7 @@ api.nvim_create_autocmd('ColorScheme', { group = api.nvim_create_augroup('agent_
 
 local INLINE = vim.fn.has('nvim-0.10') == 1  -- virt_text_pos = 'inline' (older: at the end of the line)
 
-local timer = vim.loop.new_timer()
-local ticks = 0      -- bumped by every (re)start of the timer: a callback already queued from before does nothing
-local pending = nil  -- the request in flight: {id, client, buf, uri, version, tick}
+local paced = require('agent_lsp.paced').new()  -- the request in flight: {id, client, buf, uri, version, tick}
 local shown = nil    -- the edit on screen: {buf, tick, edit, client, srow, scol, erow, ecol, lines}
 
 local function changed_event()
@@ -112,22 +110,10 @@ local function draw()
   changed_event()
 end
 
-local function cancel_pending()
-  if pending then
-    client.cancel(pending.client, pending.id)
-    pending = nil
-  end
-end
-
-local function stop_timer()
-  ticks = ticks + 1
-  timer:stop()
-end
-
 -- Nothing shown, nothing asked.
 function M.reset()
-  stop_timer()
-  cancel_pending()
+  paced:stop()
+  paced:cancel()
   clear()
 end
 
@@ -156,10 +142,9 @@ local function placed(req, result)
 end
 
 local function answered(req, err, result)
-  if pending ~= req then  -- a newer change, Insert mode or leaving the buffer dropped it
+  if not paced:answered(req) then  -- a newer change, Insert mode or leaving the buffer dropped it
     return
   end
-  pending = nil
   if err or api.nvim_get_current_buf() ~= req.buf or api.nvim_get_mode().mode ~= 'n' then
     return
   end
@@ -178,7 +163,7 @@ local function request(buf)
   if not c or type(version) ~= 'number' then
     return
   end
-  cancel_pending()
+  paced:cancel()
   local row, col = unpack(api.nvim_win_get_cursor(0))
   local uri = vim.uri_from_bufnr(buf)
   local req = { client = c, buf = buf, uri = uri, version = version, tick = api.nvim_buf_get_changedtick(buf) }
@@ -189,7 +174,7 @@ local function request(buf)
   req.id = client.request(c, 'textDocument/copilotInlineEdit', params, function(err, result)
     answered(req, err, result)
   end, buf)
-  pending = req.id and req or nil
+  paced.pending = req.id and req or nil
 end
 
 -- The text of `buf` changed (in Normal mode, or Insert mode was left after a change): what was shown is gone;
@@ -199,12 +184,11 @@ function M.changed(buf)
   if not config.next_edits_enabled() or not agent_client(buf) then
     return
   end
-  local mine = ticks
-  timer:start(config.options.next_edits.debounce_ms, 0, vim.schedule_wrap(function()
-    if mine == ticks and api.nvim_get_current_buf() == buf and api.nvim_get_mode().mode == 'n' then
+  paced:after(config.options.next_edits.debounce_ms, function()
+    if api.nvim_get_current_buf() == buf and api.nvim_get_mode().mode == 'n' then
       request(buf)
     end
-  end))
+  end)
 end
 
 -- The edit shown in the current buffer, as {range, text, away}; or nil.
@@ -302,13 +286,10 @@ end
 -- :AgentNextEdits [on|off]: the server's nextEdits.enabled, for this Neovim (no argument: switch it). The running
 -- server is told at once (workspace/didChangeConfiguration).
 function M.switch(arg)
-  if arg ~= '' and arg ~= 'on' and arg ~= 'off' then
-    return vim.notify('agent-lsp: :AgentNextEdits takes on or off, not ' .. arg, vim.log.levels.ERROR)
+  local on = config.switch('nextEdits', arg, ':AgentNextEdits')
+  if on == nil then
+    return
   end
-  local on = arg == 'on' or (arg == '' and not config.next_edits_enabled())
-  local settings = config.options.settings
-  settings.nextEdits = vim.tbl_extend('force', type(settings.nextEdits) == 'table' and settings.nextEdits or {},
-    { enabled = on })
   client.push_settings()
   if not on then
     M.reset()
