@@ -81,11 +81,13 @@ describe('next edits: Tab jumps to an edit away from the cursor, then applies it
 describe('next edits: when the server is asked', () => {
   it('once after a pause in typing, for the document as it is then; nothing while typing goes on', () => {
     const h = harness();
+    const renders = h.renders();
     h.change();
     h.change();
     h.change();
     expect(h.asked).toEqual([]);
     expect(h.pending()).toBe(1);
+    expect(h.renders(), 'typing with nothing shown redraws nothing').toBe(renders);
     h.doc.version = 7;
     h.fire();
     expect(h.asked.map((a) => a.doc)).toEqual([v(7)]);

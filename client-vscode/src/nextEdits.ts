@@ -142,13 +142,12 @@ export class NextEdits {
    * cancelled, and the server is asked after the pause, for the document as it is then. */
   changed(current: () => DocumentAt | undefined): void {
     this.stop();
-    if (!this.enabled || !this.available) return this.render();
+    if (!this.enabled || !this.available) return;
     this.timer = this.timers.set(() => {
       this.timer = undefined;
       const doc = current();
       if (doc && !this.ghostShown(doc)) void this.send(doc);
     }, this.pauseMs);
-    this.render();
   }
 
   private async send(doc: DocumentAt): Promise<void> {
@@ -177,16 +176,16 @@ export class NextEdits {
     return edit;
   }
 
-  /** Nothing shown, nothing asked (Esc, a change, another editor, turned off). */
+  /** Nothing shown, nothing asked (Esc, a change, another editor, turned off). Renders only when that changes
+   * what is on screen (it runs at every keystroke). */
   stop(): void {
     if (this.timer !== undefined) this.timers.clear(this.timer);
     this.timer = undefined;
+    const was = this.inFlight !== undefined || this.shown !== undefined;
     this.inFlight?.abort();
     this.inFlight = undefined;
-    if (this.shown) {
-      this.shown = undefined;
-      this.render();
-    }
+    this.shown = undefined;
+    if (was) this.render();
   }
 
   /** Whether ghost text may show in `doc`: not while an edit is shown there (it was first). */

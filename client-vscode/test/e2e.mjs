@@ -770,7 +770,7 @@ try {
   await (features.includes('nextEdits') ? check : skip)('next-edit suggestions (needs the server\'s features.nextEdits): '
     + 'a word renamed on line 1, the demo model offers the same rename on line 3 — the old text struck through, the '
     + 'new beside it, an arrow in the gutter; Tab jumps there, Tab applies it, the next one comes; Escape dismisses; '
-    + 'the status bar item turns them off (nothing offered) and on', async () => {
+    + 'the status bar item turns them off (the setting saved) and on (offered again)', async () => {
     await page.waitForSelector('.statusbar-item[aria-label="Agent next edits: on"]', { timeout: LONG });
     await quickOpen(page, 'tally.py');
     await until('tally.py\'s text', async () => (await editorText(page)) === TALLY_PY);
