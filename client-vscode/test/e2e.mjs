@@ -796,6 +796,12 @@ try {
     await page.keyboard.press('Tab');  // applies
     await until('line 3 renamed', async () => (await editorLine(3)) === '    tally += item');
     await until('the cursor after the new text', async () => JSON.stringify(await cursorAt()) === '[3,10]');
+    await suggestionRequests();  // Agent: Show Suggestion Statistics: the accepted edit's command reached the server
+    assert.match(await lastToast(), / Next edits: .*; \d+ shown, 1 accepted; /);
+    await page.click('.editor-instance .view-lines');  // back in the editor…
+    await page.keyboard.press('Control+Home');
+    for (let k = 0; k < 2; k++) await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('End');  // …where the edit was applied (line 3, after `tally += item`)
     // The applied edit is the latest change: the demo carries it on to line 4.
     await until('the next edit beside line 4', async () => (await besideText()).includes('tally'));
     await page.keyboard.press('Escape');

@@ -101,11 +101,11 @@ local function draw()
       end
     end
   end
-  if away(s) then
-    opts.sign_text, opts.sign_hl_group = '→', 'AgentLspNextEditSign'
-  end
   if next(opts) then
     api.nvim_buf_set_extmark(s.buf, M.ns, s.erow, s.ecol, opts)
+  end
+  if away(s) then  -- on the edit's first line
+    api.nvim_buf_set_extmark(s.buf, M.ns, s.srow, 0, { sign_text = '→', sign_hl_group = 'AgentLspNextEditSign' })
   end
   changed_event()
 end
@@ -128,17 +128,24 @@ local function placed(req, result)
     return nil
   end
   local start, stop = edit.range.start, edit.range['end']
-  if type(start) ~= 'table' or type(stop) ~= 'table' then
+  local function position(p)
+    return type(p) == 'table' and type(p.line) == 'number' and p.line >= 0 and type(p.character) == 'number'
+      and p.character >= 0
+  end
+  if not position(start) or not position(stop) then
     return nil
   end
   local first, last = line_at(req.buf, start.line), line_at(req.buf, stop.line)
-  if not first or not last or stop.line < start.line then
+  if not first or not last then
     return nil
   end
   local encoding = req.client.offset_encoding or 'utf-16'
-  return { buf = req.buf, tick = req.tick, edit = edit, client = req.client, srow = start.line,
-           scol = positions.to_bytes(first, start.character, encoding), erow = stop.line,
-           ecol = positions.to_bytes(last, stop.character, encoding), lines = vim.split(edit.text, '\r?\n') }
+  local scol, ecol = positions.to_bytes(first, start.character, encoding), positions.to_bytes(last, stop.character, encoding)
+  if stop.line < start.line or (stop.line == start.line and ecol < scol) then
+    return nil
+  end
+  return { buf = req.buf, tick = req.tick, edit = edit, client = req.client, srow = start.line, scol = scol,
+           erow = stop.line, ecol = ecol, lines = vim.split(edit.text, '\r?\n') }
 end
 
 local function answered(req, err, result)
