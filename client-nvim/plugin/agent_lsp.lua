@@ -59,6 +59,16 @@ end, {
   desc = 'agent-lsp: suggestions as you type on or off (no argument: switch)',
 })
 
+command('AgentNextEdits', function(o)
+  require('agent_lsp.next_edits').switch(o.args)
+end, {
+  nargs = '?',
+  complete = function()
+    return { 'on', 'off' }
+  end,
+  desc = 'agent-lsp: next-edit suggestions on or off (no argument: switch)',
+})
+
 command('AgentInstall', function()
   require('agent_lsp.install').run()
 end, { desc = 'agent-lsp: install the server into a virtual environment under stdpath("data")' })

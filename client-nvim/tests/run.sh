@@ -71,10 +71,10 @@ for nvim in "$NVIM07" "$NVIM011"; do
   done
   echo "   nvim $version: $(( $(date +%s) - start )) s"
 done
-# Neovim 0.12: its own inline completion, with the plugin (the suggestions' tests) and without (native_inline_test.lua)
+# Neovim 0.12: its own inline completion, with the plugin (the suggestions' tests) and without (native_inline_test.lua); the next edits
 version=$("$NVIM012" --version | head -1 | cut -d' ' -f2)
 start=$(date +%s)
-for test in tests/native_inline_test.lua tests/test_suggestions*.lua; do
+for test in tests/native_inline_test.lua tests/test_suggestions*.lua tests/test_next_edits.lua; do
   check "nvim $version $(basename "$test")" "$NVIM012" --headless -u NONE -i NONE -n -c "luafile $test"
 done
 echo "   nvim $version: $(( $(date +%s) - start )) s"

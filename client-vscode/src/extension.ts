@@ -14,6 +14,8 @@ import { pickImages } from './imageFiles';
 import { mentionChoices } from './mentions';
 import { permissionMode, SECTION, serverSettings } from './settings';
 import { CompletionStatsRequest, MemoryFileRequest } from './protocol';
+import { DISMISS, JUMP_OR_APPLY, NEXT_EDITS_ENABLED_KEY, nextEditLook, TOGGLE_NEXT_EDITS } from './nextEdits';
+import { NextEditsEditor } from './nextEditsEditor';
 import { ENABLED_KEY, enabledIn, STATS_COMMAND, statsMessage, Suggestions, TOGGLE_COMMAND, toggleTarget } from './suggestions';
 
 const KEY_SECRET = 'agentLsp.anthropicApiKey';
@@ -44,6 +46,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     suggestStatus.tooltip = look.tooltip;
     suggestStatus.accessibilityInformation = { label: look.label };
     suggestStatus.show();
+  });
+
+  // Next-edit suggestions: their own item (on / off / working), shown while a server that offers them runs.
+  const nextStatus = vscode.window.createStatusBarItem('agentLsp.nextEdits', vscode.StatusBarAlignment.Right, 98);
+  nextStatus.name = 'Agent Next Edits';
+  nextStatus.command = TOGGLE_NEXT_EDITS;
+  const nextEdits = new NextEditsEditor(nextEditsEnabled(), context.extensionUri, (state) => {
+    if (!state.visible) return void nextStatus.hide();
+    const look = nextEditLook(state.state);
+    nextStatus.text = look.text;
+    nextStatus.tooltip = look.tooltip;
+    nextStatus.accessibilityInformation = { label: look.label };
+    nextStatus.show();
   });
 
   const view: ChatViewProvider = new ChatViewProvider(context.extensionUri, (m) => void controller.handle(m));
@@ -103,10 +118,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const first: ServerState = old || stderr ? { state: 'restarting' } : { state: 'starting' };
     show(first);
     suggestions.setAvailable(false);
+    nextEdits.connect(undefined);
     controller.attach(undefined, first);
     await old?.stop(2000).catch(() => undefined);
     const outcome = await startClient(output, await context.secrets.get(KEY_SECRET),
-      (command, args, run) => controller.external(commandTitle(command, args), run), context.extensionPath, suggestions);
+      (command, args, run) => controller.external(commandTitle(command, args), run), context.extensionPath, suggestions,
+      nextEdits);
     if (!outcome.client) {
       show(outcome.server);
       controller.attach(undefined, outcome.server);
@@ -132,11 +149,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       output.error(`the server stopped${lines ? `; its last output:\n${lines}` : ''}`);
       show(crashed);
       suggestions.setAvailable(false);
+      nextEdits.connect(undefined);
       controller.attach(undefined, crashed);  // nothing more goes to the dead client ("Client is not running")
     });
     const ready: ServerState = { state: 'ready', features: outcome.features };
     show(ready);
     suggestions.setAvailable(outcome.features.includes('inlineCompletion'));
+    nextEdits.connect(outcome.features.includes('nextEdits') ? {
+      request: (method, params, token) => c.sendRequest(method, params, token),
+      notify: (method, params) => void c.sendNotification(method, params),
+    } : undefined);
+    if (!nextEditsEnabled()) sendNextEditsEnabled(c, false);
     controller.attach({
       // By method name: LanguageClient's generic overloads do not infer through AgentConnection's generics.
       sendRequest: (type, params) => c.sendRequest(type.method, params),
@@ -163,8 +186,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     await config.update(ENABLED_KEY, !enabledIn(config), target);
   }
 
+  /** Agent: Toggle Next-Edit Suggestions — the state lives in agentLsp.nextEdits.enabled. */
+  async function toggleNextEdits(): Promise<void> {
+    const config = vscode.workspace.getConfiguration(SECTION);
+    const target = toggleTarget(config.inspect(NEXT_EDITS_ENABLED_KEY)) === 'workspace'
+      ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+    await config.update(NEXT_EDITS_ENABLED_KEY, !nextEditsEnabled(), target);
+  }
+
   context.subscriptions.push(
-    output, status, suggestStatus,
+    output, status, suggestStatus, nextStatus, nextEdits,
     vscode.window.registerWebviewViewProvider(VIEW_ID, view, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.commands.registerCommand('agentLsp.openChat', () => vscode.commands.executeCommand(`${VIEW_ID}.focus`)),
     vscode.commands.registerCommand('agentLsp.newSession', () => controller.newSession()),
@@ -173,6 +204,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('agentLsp.restartServer', restart),
     vscode.commands.registerCommand('agentLsp.openMemory', () => openMemory(client)),
     vscode.commands.registerCommand(TOGGLE_COMMAND, toggleCompletions),
+    vscode.commands.registerCommand(TOGGLE_NEXT_EDITS, toggleNextEdits),
+    vscode.commands.registerCommand(JUMP_OR_APPLY, () => nextEdits.jumpOrApply()),
+    vscode.commands.registerCommand(DISMISS, () => nextEdits.dismiss()),
     vscode.commands.registerCommand(STATS_COMMAND, async () => {
       if (!client) return void vscode.window.showInformationMessage('The agent server is not running.');
       try {
@@ -190,6 +224,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration(SECTION)) return;
       suggestions.setEnabled(enabledIn(vscode.workspace.getConfiguration(SECTION)));
+      if (e.affectsConfiguration(`${SECTION}.${NEXT_EDITS_ENABLED_KEY}`)) {
+        nextEdits.state.setEnabled(nextEditsEnabled());
+        if (client) sendNextEditsEnabled(client, nextEditsEnabled());
+      }
       if (e.affectsConfiguration(`${SECTION}.serverCommand`) || e.affectsConfiguration(`${SECTION}.serverArgs`)) {
         return void restart();
       }
@@ -200,6 +238,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
   stopServer = async () => { const c = client; client = undefined; await c?.stop(2000); };
   void restart();  // activation does not wait for the server: the status bar and panel show its state
+}
+
+/** Whether next-edit suggestions are on: `agentLsp.nextEdits.enabled` unless it is `false`. */
+function nextEditsEnabled(): boolean {
+  return vscode.workspace.getConfiguration(SECTION).get<unknown>(NEXT_EDITS_ENABLED_KEY) !== false;
+}
+
+/** Tells the server whether next edits are on, the way Copilot's clients do (PROTOCOL §11), so a server that
+ * is asked by no one also knows. */
+function sendNextEditsEnabled(client: LanguageClient, enabled: boolean): void {
+  void client.sendNotification('workspace/didChangeConfiguration', { settings: { nextEditSuggestions: { enabled } } });
 }
 
 /** The user message a code action's command shows in the panel, e.g. "Fix with agent: Property expected". */

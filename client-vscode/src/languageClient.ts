@@ -18,6 +18,8 @@ import { answerLanguageFeature, OwnProviders } from './languageFeatures';
 import type { ServerState } from './messages';
 import { type ClientAgentCapabilities, DiagnosticsRequest, LanguageFeatureRequest } from './protocol';
 import { identify, messages, SECTION, serverProgram, serverSettings } from './settings';
+import { NEXT_EDIT_ACCEPTED } from './nextEdits';
+import type { NextEditsEditor } from './nextEditsEditor';
 import { COMPLETION_ACCEPTED, type Suggestions } from './suggestions';
 
 /** Declares capabilities.experimental.agent in initialize: we show confirmations, answer diagnostics, and answer
@@ -53,7 +55,8 @@ export type StartOutcome =
 export type AgentCommandRunner = (command: string, args: unknown[], run: () => Promise<unknown>) => Promise<unknown>;
 
 export async function startClient(output: vscode.LogOutputChannel, apiKey: string | undefined,
-  agentCommand?: AgentCommandRunner, extensionPath?: string, suggestions?: Suggestions): Promise<StartOutcome> {
+  agentCommand?: AgentCommandRunner, extensionPath?: string, suggestions?: Suggestions,
+  nextEdits?: NextEditsEditor): Promise<StartOutcome> {
   const config = vscode.workspace.getConfiguration(SECTION);
   const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   const found = await chooseServer(serverProgram(config, cwd), extensionPath, async () => pythonCandidates(await pythonApi()));
@@ -96,11 +99,16 @@ export async function startClient(output: vscode.LogOutputChannel, apiKey: strin
     middleware: {
       // agent-lsp's own providers (its hover) stay out of the answers to agent/languageFeature.
       ...own.middleware(),
-      // Suggestions as you type: the status bar's working state; nothing asked while they are off.
-      ...(suggestions ? { provideInlineCompletionItems: suggestions.provideInlineCompletionItems } : {}),
+      // Suggestions as you type: the status bar's working state; nothing asked while they are off; never
+      // beside a next edit shown in the same document.
+      ...(suggestions ? { provideInlineCompletionItems: (document, position, context, token, next) => {
+        const provide = () => suggestions.provideInlineCompletionItems(document, position, context, token, next);
+        return nextEdits ? nextEdits.wrapInlineCompletions(document, provide) : provide();
+      } } : {}),
       // A code action's agent.* command runs a chat: the panel shows it like one it started (an accepted
-      // suggestion's command only tells the server).
-      executeCommand: (command, args, next) => command.startsWith('agent.') && command !== COMPLETION_ACCEPTED && agentCommand
+      // suggestion's or next edit's command only tells the server).
+      executeCommand: (command, args, next) => command.startsWith('agent.') && command !== COMPLETION_ACCEPTED
+        && command !== NEXT_EDIT_ACCEPTED && agentCommand
         ? agentCommand(command, args, () => Promise.resolve(next(command, args)))
         : next(command, args),
       workspace: {

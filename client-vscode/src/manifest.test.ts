@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DISMISS, JUMP_OR_APPLY, NEXT_EDITS_ENABLED_KEY, SHOWN_CONTEXT, TOGGLE_NEXT_EDITS } from './nextEdits';
 import { ENABLED_KEY, STATS_COMMAND, TOGGLE_COMMAND } from './suggestions';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -39,5 +40,23 @@ describe('suggestions as you type in the manifest', () => {
     expect(commands.get(TOGGLE_COMMAND)).toBe('Toggle Suggestions');
     expect(commands.get(STATS_COMMAND)).toBe('Show Suggestion Statistics');
     expect(settings[`agentLsp.${ENABLED_KEY}`]).toMatchObject({ type: 'boolean', default: true });
+  });
+});
+
+describe('next-edit suggestions in the manifest', () => {
+  const commands = new Map(manifest.contributes.commands.map((c: { command: string; title: string }) => [c.command, c.title]));
+
+  it('binds Tab and Escape only while an edit is shown, never beside ghost text or the suggest widget', () => {
+    const bound = manifest.contributes.keybindings.filter((k: { command: string }) => [JUMP_OR_APPLY, DISMISS].includes(k.command));
+    expect(bound.map((k: { command: string; key: string }) => [k.command, k.key])).toEqual([[JUMP_OR_APPLY, 'tab'], [DISMISS, 'escape']]);
+    for (const k of bound) {
+      const terms = (k.when as string).split(' && ');
+      expect(terms).toEqual(expect.arrayContaining([SHOWN_CONTEXT, 'editorTextFocus', '!inlineSuggestionVisible', '!suggestWidgetVisible']));
+    }
+  });
+
+  it('contributes the toggle and the setting it writes (a boolean, on by default)', () => {
+    expect(commands.get(TOGGLE_NEXT_EDITS)).toBe('Toggle Next-Edit Suggestions');
+    expect(manifest.contributes.configuration.properties[`agentLsp.${NEXT_EDITS_ENABLED_KEY}`]).toMatchObject({ type: 'boolean', default: true });
   });
 });

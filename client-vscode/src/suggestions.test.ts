@@ -118,5 +118,8 @@ describe('suggestions as you type: the server\'s figures', () => {
     expect(statsMessage({ requests: 12, modelCalls: 1, reused: 9, shown: 0, accepted: 2, partiallyAccepted: 0,
       cancelled: 1, stale: 0, errors: 1 })).toBe('Suggestions since the server started: 12 requests, 1 model call, '
       + '9 answered from an earlier suggestion; 0 shown, 2 accepted, 0 partly accepted; 1 cancelled, 0 stale, 1 error.');
+    expect(statsMessage({ requests: 1, modelCalls: 1, reused: 0, shown: 0, accepted: 0, partiallyAccepted: 0,
+      cancelled: 0, stale: 0, errors: 0, nextEdits: { requests: 5, modelCalls: 4, shown: 3, accepted: 1, stale: 1,
+        cancelled: 1, filtered: 2, errors: 0 } })).toMatch(/ 0 errors\. Next edits: 5 requests, 4 model calls; 3 shown, 1 accepted; 2 filtered, 1 cancelled, 1 stale, 0 errors\.$/);
   });
 });

@@ -104,10 +104,20 @@ export function enabledIn(config: { get<T>(key: string): T | undefined }): boole
   return config.get<unknown>(ENABLED_KEY) !== false;
 }
 
-/** agent/completionStats as one sentence (shown by Agent: Show Suggestion Statistics). */
-export function statsMessage(s: CompletionStatsResult): string {
+/** The next edits' figures of agent/completionStats (PROTOCOL §11), from a server that has them. */
+export interface NextEditStats {
+  requests: number; modelCalls: number; shown: number; accepted: number;
+  stale: number; cancelled: number; filtered: number; errors: number;
+}
+
+/** agent/completionStats as one sentence (shown by Agent: Show Suggestion Statistics), and one more for next
+ * edits when the server counts them. */
+export function statsMessage(s: CompletionStatsResult & { nextEdits?: NextEditStats }): string {
   const n = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
+  const e = s.nextEdits;
   return `Suggestions since the server started: ${n(s.requests, 'request')}, ${n(s.modelCalls, 'model call')}, `
     + `${s.reused} answered from an earlier suggestion; ${s.shown} shown, ${s.accepted} accepted, `
-    + `${s.partiallyAccepted} partly accepted; ${s.cancelled} cancelled, ${s.stale} stale, ${n(s.errors, 'error')}.`;
+    + `${s.partiallyAccepted} partly accepted; ${s.cancelled} cancelled, ${s.stale} stale, ${n(s.errors, 'error')}.`
+    + (e ? ` Next edits: ${n(e.requests, 'request')}, ${n(e.modelCalls, 'model call')}; ${e.shown} shown, `
+      + `${e.accepted} accepted; ${e.filtered} filtered, ${e.cancelled} cancelled, ${e.stale} stale, ${n(e.errors, 'error')}.` : '');
 }

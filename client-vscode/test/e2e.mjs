@@ -54,6 +54,9 @@ const MAIN_TS = [
 // Suggestions as you type: the demo model completes the cursor's line as another line of an open buffer goes on.
 const WALK_PY = 'import os\n\ntotal = sum(len(files) for _, _, files in os.walk("."))\nfor root, dirs, files in os.walk("."):\n'
   + '    print(root, len(files))\n\nprint("done", total)\n';
+// Next-edit suggestions: the demo model carries a rename on to the next line of the window that still has the old
+// name. No line here starts like another (the demo's ghost text stays out of it).
+const TALLY_PY = 'count = 0\nfor item in range(3):\n    count += item\nprint(count)\n';
 /** A generous ceiling for a wait on a loaded machine; each wait ends as soon as its condition holds. */
 const LONG = 60_000;
 
@@ -123,6 +126,7 @@ function prepare(agentLsp) {
   fs.writeFileSync(path.join(ws, 'app.py'), SOURCE);
   fs.writeFileSync(path.join(ws, 'bad.json'), '{"a": 1,, }\n');
   fs.writeFileSync(path.join(ws, 'walk.py'), WALK_PY);
+  fs.writeFileSync(path.join(ws, 'tally.py'), TALLY_PY);
   fs.writeFileSync(path.join(ws, 'shot.png'), Buffer.from(PNG, 'base64'));  // for Agent: Attach Image… in the explorer
   fs.mkdirSync(path.join(ws, 'src'));
   fs.writeFileSync(path.join(ws, 'src/greet.ts'), GREET_TS);
@@ -748,6 +752,73 @@ try {
     await page.keyboard.press('Control+End');
     await page.keyboard.type('n');
     await until('the ghost text again', async () => (await ghostText()) === 't(root, len(files))');
+    await page.keyboard.press('Escape');
+  });
+
+  /** What the editor shows beside the text (the new text of a next edit, an after-decoration), line by line. */
+  const besideText = () => page.$$eval('.editor-instance .view-lines .view-line span', (ns) =>
+    ns.map((n) => getComputedStyle(n, '::after').content).filter((c) => c && c !== 'none' && c !== 'normal')
+      .map((c) => c.replace(/^"|"$/g, '').replace(/\u00a0/g, ' ')));
+  /** The line:column the status bar shows for the cursor ("Ln 3, Col 5" → [3, 5]). */
+  const cursorAt = async () => {
+    const text = await page.textContent('.statusbar-item[id="status.editor.selection"]');
+    const m = /Ln (\d+), Col (\d+)/.exec(text ?? '');
+    return m ? [Number(m[1]), Number(m[2])] : undefined;
+  };
+  const decorated = (cls) => page.$$eval(`.editor-instance ${cls}`, (ns) => ns.length);
+
+  await (features.includes('nextEdits') ? check : skip)('next-edit suggestions (needs the server\'s features.nextEdits): '
+    + 'a word renamed on line 1, the demo model offers the same rename on line 3 — the old text struck through, the '
+    + 'new beside it, an arrow in the gutter; Tab jumps there, Tab applies it, the next one comes; Escape dismisses; '
+    + 'the status bar item turns them off (the setting saved) and on (offered again)', async () => {
+    await page.waitForSelector('.statusbar-item[aria-label="Agent next edits: on"]', { timeout: LONG });
+    await quickOpen(page, 'tally.py');
+    await until('tally.py\'s text', async () => (await editorText(page)) === TALLY_PY);
+    await page.click('.editor-instance .view-lines');
+    await page.keyboard.press('Control+Home');
+    await page.keyboard.press('Control+Shift+ArrowRight');  // selects `count`
+    await page.keyboard.insertText('tally');  // one change (typed keys may pause between them on a loaded machine)
+    await until('the next edit beside line 3', async () => (await besideText()).includes('tally'));
+    assert.equal(await ghostText(), '', 'no ghost text beside a next edit');
+    assert.ok(await decorated('.glyph-margin-widgets .cgmr, .margin-view-overlays .cgmr'), 'the gutter marks the edit away from the cursor');
+    // The picture for docs/vscode.md.
+    await page.setViewportSize({ width: 1000, height: 420 });
+    try {
+      await until('the next edit after the resize', async () => (await besideText()).includes('tally'));
+      await page.screenshot({ path: path.join(DOCS_IMG, 'vscode-next-edit.png') });
+    } finally {
+      await page.setViewportSize({ width: 1400, height: 860 });
+    }
+    assert.deepEqual(await cursorAt(), [1, 6]);
+    await page.keyboard.press('Tab');  // jumps
+    await until('the cursor at the edit', async () => JSON.stringify(await cursorAt()) === '[3,5]');
+    assert.equal(await editorLine(3), '    count += item', 'the jump changed nothing');
+    await page.keyboard.press('Tab');  // applies
+    await until('line 3 renamed', async () => (await editorLine(3)) === '    tally += item');
+    await until('the cursor after the new text', async () => JSON.stringify(await cursorAt()) === '[3,10]');
+    await suggestionRequests();  // Agent: Show Suggestion Statistics: the accepted edit's command reached the server
+    assert.match(await lastToast(), / Next edits: .*; \d+ shown, 1 accepted; /);
+    await page.click('.editor-instance .view-lines');  // back in the editor…
+    await page.keyboard.press('Control+Home');
+    for (let k = 0; k < 2; k++) await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('End');  // …where the edit was applied (line 3, after `tally += item`)
+    // The applied edit is the latest change: the demo carries it on to line 4.
+    await until('the next edit beside line 4', async () => (await besideText()).includes('tally'));
+    await page.keyboard.press('Escape');
+    await until('the next edit dismissed', async () => !(await besideText()).includes('tally'));
+    assert.equal(await editorLine(4), 'print(count)', 'dismissing changed nothing');
+    assert.equal(fs.readFileSync(path.join(ws, 'tally.py'), 'utf8'), TALLY_PY, 'in the buffer, not on disk');
+    // Off: nothing is offered after the next edit (the setting holds it); on again: it comes back.
+    await page.click('.statusbar-item[aria-label="Agent next edits: on"]');
+    await page.waitForSelector('.statusbar-item[aria-label="Agent next edits: off"]', { timeout: LONG });
+    await until('the setting saved', () => JSON.parse(fs.readFileSync(path.join(dir, 'ud/User/settings.json'), 'utf8'))['agentLsp.nextEdits.enabled'] === false);
+    await page.click('.statusbar-item[aria-label="Agent next edits: off"]');
+    await page.waitForSelector('.statusbar-item[aria-label="Agent next edits: on"]', { timeout: LONG });
+    await page.click('.editor-instance .view-lines');
+    await page.keyboard.press('Control+Home');
+    await page.keyboard.press('Control+Shift+ArrowRight');  // `tally` again
+    await page.keyboard.insertText('acc');  // no line of an open file starts so: no ghost text
+    await until('a next edit again', async () => (await besideText()).includes('acc'));
     await page.keyboard.press('Escape');
   });
 

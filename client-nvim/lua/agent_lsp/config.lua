@@ -32,6 +32,20 @@ M.defaults = {
       dismiss = '<C-]>',
     },
   },
+  -- Next-edit suggestions (the server's textDocument/copilotInlineEdit): after a change, back in Normal mode, the
+  -- edit that follows it (the other uses of a renamed name, …) shown beside the text. Whether there are any is the
+  -- server's setting `nextEdits.enabled` (in `settings`, default true; :AgentNextEdits switches it).
+  next_edits = {
+    -- How long after the change (or leaving Insert mode) the plugin asks.
+    debounce_ms = 300,
+    -- Normal-mode keys. accept jumps to an edit away from the cursor, then applies it. false leaves one
+    -- unmapped; a key already mapped in Normal mode is left alone (call require('agent_lsp.next_edits').accept()
+    -- or .dismiss() from that mapping). Each does what the key does otherwise when no edit is shown.
+    keys = {
+      accept = '<Tab>',
+      dismiss = '<Esc>',
+    },
+  },
 }
 
 M.options = vim.deepcopy(M.defaults)
@@ -65,6 +79,26 @@ M.use_installed()
 function M.suggestions_enabled()
   local completions = M.options.settings.completions
   return not (type(completions) == 'table' and completions.enabled == false)
+end
+
+-- Whether next-edit suggestions are on: the server's `nextEdits.enabled` as setup() or :AgentNextEdits set it.
+function M.next_edits_enabled()
+  local next_edits = M.options.settings.nextEdits
+  return not (type(next_edits) == 'table' and next_edits.enabled == false)
+end
+
+-- :AgentSuggestions / :AgentNextEdits [on|off]: the server's `<section>.enabled` set in the settings for this
+-- Neovim (no argument: switched); returns it, or nil after saying that `arg` is not on or off.
+function M.switch(section, arg, command)
+  if arg ~= '' and arg ~= 'on' and arg ~= 'off' then
+    vim.notify('agent-lsp: ' .. command .. ' takes on or off, not ' .. arg, vim.log.levels.ERROR)
+    return nil
+  end
+  local settings = M.options.settings
+  local now = type(settings[section]) == 'table' and settings[section] or {}
+  local on = arg == 'on' or (arg == '' and now.enabled == false)
+  settings[section] = vim.tbl_extend('force', now, { enabled = on })
+  return on
 end
 
 -- The settings table as it must go on the wire: an empty Lua table would encode as a JSON array.

@@ -21,9 +21,7 @@ api.nvim_create_autocmd('ColorScheme', { group = api.nvim_create_augroup('agent_
 local INLINE = vim.fn.has('nvim-0.10') == 1  -- virt_text_pos = 'inline' (older: 'overlay')
 local INVOKED, AUTOMATIC = 1, 2  -- InlineCompletionTriggerKind
 
-local timer = vim.loop.new_timer()
-local ticks = 0       -- bumped by every (re)start of the timer: a callback already queued from before does nothing
-local pending = nil   -- the request in flight: {id, client, buf, tick, row, col, line}
+local paced = require('agent_lsp.paced').new()  -- the request in flight: {id, client, buf, tick, row, col, line}
 local shown = nil     -- what is on screen: {buf, entries, index, announced = {[entry] = true}}
 
 -- A suggestion, as shown and applied. Applying it replaces bytes [start, stop) of row `row` (as the line read
@@ -91,18 +89,6 @@ local function clear()
     shown = nil
     changed_event()
   end
-end
-
-local function cancel_pending()
-  if pending then
-    client.cancel(pending.client, pending.id)
-    pending = nil
-  end
-end
-
-local function stop_timer()
-  ticks = ticks + 1
-  timer:stop()
 end
 
 local function display(text)
@@ -191,10 +177,9 @@ local function entry(item, req)
 end
 
 local function answered(req, err, result, after)
-  if pending ~= req then  -- a newer request, or leaving Insert mode, dropped it
+  if not paced:answered(req) then  -- a newer request, or leaving Insert mode, dropped it
     return
   end
-  pending = nil
   if err or type(result) ~= 'table' or api.nvim_get_current_buf() ~= req.buf
     or not api.nvim_get_mode().mode:find('^i') then
     return
@@ -232,7 +217,7 @@ local function request(buf, kind, after)
   if not c then
     return false
   end
-  cancel_pending()
+  paced:cancel()
   local row, col = cursor()
   local line = line_at(buf, row)
   local req = { client = c, buf = buf, tick = api.nvim_buf_get_changedtick(buf), row = row, col = col, line = line }
@@ -245,7 +230,7 @@ local function request(buf, kind, after)
   req.id = client.request(c, 'textDocument/inlineCompletion', params, function(err, result)
     answered(req, err, result, after)
   end, buf)
-  pending = req.id and req or nil
+  paced.pending = req.id and req or nil
   return true
 end
 
@@ -258,19 +243,17 @@ function M.changed(buf)
   if shown then
     redraw()
   end
-  stop_timer()
-  local mine = ticks
-  timer:start(config.options.suggestions.debounce_ms, 0, vim.schedule_wrap(function()
-    if mine == ticks and api.nvim_get_current_buf() == buf and api.nvim_get_mode().mode:find('^i') then
+  paced:after(config.options.suggestions.debounce_ms, function()
+    if api.nvim_get_current_buf() == buf and api.nvim_get_mode().mode:find('^i') then
       request(buf, AUTOMATIC)
     end
-  end))
+  end)
 end
 
 -- Leaving Insert mode, the buffer or the window: nothing shown, nothing asked.
 function M.reset()
-  stop_timer()
-  cancel_pending()
+  paced:stop()
+  paced:cancel()
   clear()
 end
 
@@ -349,7 +332,7 @@ function M.next(step)
     if not config.suggestions_enabled() then
       return false
     end
-    stop_timer()
+    paced:stop()
     return request(buf, INVOKED)
   end
   local row, col = cursor()
@@ -363,7 +346,7 @@ function M.next(step)
       return true
     end
   end
-  stop_timer()
+  paced:stop()
   return request(buf, INVOKED, s.text)
 end
 

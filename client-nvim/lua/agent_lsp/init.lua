@@ -26,6 +26,7 @@ function M.setup(opts)
     end,
   })
   require('agent_lsp.suggestions').setup(group)
+  require('agent_lsp.next_edits').setup(group)
 end
 
 -- What the editor shows, for the model: the active file, and the lines of a range given to :AgentChat.

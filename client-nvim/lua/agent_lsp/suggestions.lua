@@ -243,13 +243,10 @@ end
 -- :AgentSuggestions [on|off]: the server's completions.enabled, for this Neovim (no argument: switch it).
 -- The running server is told at once (workspace/didChangeConfiguration).
 function M.switch(arg)
-  if arg ~= '' and arg ~= 'on' and arg ~= 'off' then
-    return vim.notify('agent-lsp: :AgentSuggestions takes on or off, not ' .. arg, vim.log.levels.ERROR)
+  local on = config.switch('completions', arg, ':AgentSuggestions')
+  if on == nil then
+    return
   end
-  local on = arg == 'on' or (arg == '' and not config.suggestions_enabled())
-  local settings = config.options.settings
-  settings.completions = vim.tbl_extend('force', type(settings.completions) == 'table' and settings.completions
-    or {}, { enabled = on })
   client.push_settings()
   local c = client.get()
   if M.native and on and c then
