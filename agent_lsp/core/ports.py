@@ -242,6 +242,22 @@ LANGUAGE_METHODS = (
 """The standard LSP requests a LanguageFeatures port may answer (PROTOCOL §9)."""
 
 
+IndexState = Literal["ready", "loading", "stale", "unknown"]
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    """How much a language server's index knows (PROTOCOL §11): `ready` only on its own word, never from time."""
+
+    state: IndexState
+    why: str
+
+    @property
+    def line(self) -> str:
+        """The line that ends every language tool's answer."""
+        return f"index: {self.state} — {self.why}"
+
+
 class LanguageFeatureError(Exception):
     """A language request that got no usable answer (no server for that file, a server that failed or timed out);
     its message is what the model reads."""
@@ -263,6 +279,10 @@ class LanguageFeatures(Protocol):
 
     async def request(self, method: str, params: dict[str, Any], path: Optional[Path] = None) -> Any:
         """The answer to one request about `path` (None for workspace/symbol); LanguageFeatureError when none."""
+        ...
+
+    def index(self, path: Optional[Path] = None) -> IndexStatus:
+        """How complete the answers about `path` (or the workspace) are now."""
         ...
 
 

@@ -19,7 +19,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
-from agent_lsp.core.ports import LANGUAGE_METHODS, LanguageFeatureError
+from agent_lsp.core.ports import LANGUAGE_METHODS, IndexStatus, LanguageFeatureError
 from agent_lsp.lsp.convert import lsp_character, lsp_column, lsp_lines, lsp_uri_to_path
 from agent_lsp.lsp.editor import LspEditor
 
@@ -41,6 +41,15 @@ class EditorLanguageFeatures:
 
     def methods(self, path: Optional[Path] = None) -> dict[str, str]:
         return {method: ORIGIN for method in self._methods}
+
+    def index(self, path: Optional[Path] = None) -> IndexStatus:
+        """What the client last said of its language servers (agent/languageStatus); unknown until it does."""
+        said = getattr(self._server, "language_status", None)
+        if said is None:
+            return IndexStatus("unknown", "the editor does not say whether its language servers finished indexing")
+        state, server = said
+        who = f"the editor's {server}" if server else "the editor's language servers"
+        return IndexStatus(state, f"{who}, as the editor reports" if state == "ready" else f"{who} still indexing")
 
     async def request(self, method: str, params: dict[str, Any], path: Optional[Path] = None) -> Any:
         if method not in self._methods:

@@ -10,7 +10,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from agent_lsp.config import env_seconds
 from agent_lsp.config.language_servers import LanguageServerConfig
-from agent_lsp.core.ports import LANGUAGE_METHODS, Editor, LanguageFeatureError
+from agent_lsp.core.ports import LANGUAGE_METHODS, Editor, IndexStatus, LanguageFeatureError
 from agent_lsp.sidecar.languages import extensions, folder_has, language_id, serves
 from agent_lsp.sidecar.positions import uri_path
 from agent_lsp.sidecar.server import Server, find_command
@@ -70,6 +70,16 @@ class SidecarLanguageFeatures:
             for method in self._supported(root, name):
                 found.setdefault(method, f"languageServer:{name}")
         return {m: found[m] for m in LANGUAGE_METHODS if m in found}
+
+    def index(self, path: Optional[Path] = None) -> IndexStatus:
+        """How much the server answering for `path` (or, for the workspace, the least ready one) knows now."""
+        found = [self._servers[key].index() if key in self._servers else
+                 IndexStatus("loading", f"language server `{key[1]}` has not started yet")
+                 for key in self._candidates(path)]
+        if not found:
+            return IndexStatus("unknown", "no language server of agent-lsp's answers here")
+        order = ("stale", "loading", "unknown", "ready")
+        return min(found, key=lambda s: order.index(s.state))
 
     async def request(self, method: str, params: dict[str, Any], path: Optional[Path] = None) -> Any:
         """The answer of the first configured server for `path` that supports `method`; with no path (and none in

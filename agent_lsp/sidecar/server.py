@@ -21,7 +21,7 @@ from typing import Any, Callable, Optional
 from pygls.exceptions import JsonRpcException
 
 from agent_lsp.config.language_servers import LanguageServerConfig
-from agent_lsp.core.ports import LANGUAGE_METHODS, LanguageFeatureError
+from agent_lsp.core.ports import LANGUAGE_METHODS, IndexStatus, LanguageFeatureError
 from agent_lsp.processes import command_env, dying_with_us
 from agent_lsp.sidecar.client import SidecarClient
 from agent_lsp.sidecar.documents import Buffers, Documents
@@ -111,6 +111,14 @@ class Server:
         self._tasks: list[asyncio.Task] = []
         self._closing = False
         self._late = False
+        self.progress: dict[Any, str] = {}
+        """Work-done progress begun and not ended, by token: its title and latest message."""
+        self.progressed = False
+        """It reported work-done progress at least once (so its silence means it is done)."""
+        self.status: Optional[tuple[bool, str]] = None
+        """rust-analyzer's `experimental/serverStatus`: (quiescent, message)."""
+        self.changed_on_disk: dict[Path, int] = {}
+        """Files changed on disk it was not told of yet, with their FileChangeType (1 created, 2 changed, 3 deleted)."""
 
     @property
     def pid(self) -> Optional[int]:
@@ -119,6 +127,25 @@ class Server:
 
     def describe(self) -> str:
         return f"`{self.name}` ({self.config.describe()})"
+
+    def index(self) -> IndexStatus:
+        """How much it knows now, from what it said (work-done progress, rust-analyzer's serverStatus); never
+        from the time that passed."""
+        if self.state in ("new", "starting"):
+            return IndexStatus("loading", f"language server `{self.name}` has not answered initialize yet")
+        if self.state == "stopped":
+            return IndexStatus("unknown", f"language server `{self.name}` stopped")
+        if self.changed_on_disk:
+            return IndexStatus("stale", f"{len(self.changed_on_disk)} file(s) changed on disk that `{self.name}` "
+                                        "was not told of yet")
+        if self.status is not None and not self.status[0]:
+            return IndexStatus("loading", f"`{self.name}` is busy{': ' + self.status[1] if self.status[1] else ''}")
+        if self.progress:
+            title = next(reversed(self.progress.values()))
+            return IndexStatus("loading", f"`{self.name}` reports work under way: {title}")
+        if self.status is not None or self.progressed:
+            return IndexStatus("ready", f"`{self.name}` reported its work done")
+        return IndexStatus("unknown", f"`{self.name}` reports nothing of its indexing")
 
     # ---- start and stop ----------------------------------------------------------------------------------
 
@@ -201,6 +228,8 @@ class Server:
     def _capabilities(self) -> dict[str, Any]:
         return {
             "general": {"positionEncodings": list(self.encodings)},
+            "window": {"workDoneProgress": True},  # progress is how a server says it is still indexing
+            "experimental": {"serverStatusNotification": True},  # rust-analyzer's way
             "workspace": {
                 "configuration": True, "workspaceFolders": True, "applyEdit": False,
                 "symbol": {"symbolKind": _SYMBOL_KINDS},
@@ -251,6 +280,27 @@ class Server:
                        "workspace/inlayHint/refresh", "workspace/inlineValue/refresh",
                        "workspace/diagnostic/refresh", "workspace/foldingRange/refresh"):
             client.feature(method)(lambda params: None)
+
+        @client.feature("$/progress")
+        def progress(params: Any) -> None:
+            value = params.get("value") if isinstance(params, dict) else None
+            if not isinstance(value, dict) or not isinstance(params.get("token"), (str, int)):
+                return
+            token = params["token"]
+            if value.get("kind") == "begin":
+                self.progressed = True
+                self.progress[token] = str(value.get("title") or "")
+            elif value.get("kind") == "report" and token in self.progress:
+                message = value.get("message")
+                if message:
+                    self.progress[token] = f"{self.progress[token].split(' (')[0]} ({message})"
+            elif value.get("kind") == "end":
+                self.progress.pop(token, None)
+
+        @client.feature("experimental/serverStatus")
+        def server_status(params: Any) -> None:
+            if isinstance(params, dict) and isinstance(params.get("quiescent"), bool):
+                self.status = (params["quiescent"], str(params.get("message") or ""))
 
         @client.feature("workspace/applyEdit")
         def apply_edit(params: Any) -> dict[str, Any]:  # edits go through the agent's own tools, never the server

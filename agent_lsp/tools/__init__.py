@@ -7,6 +7,7 @@ from agent_lsp.core.ports import LanguageFeatures
 from agent_lsp.core.tool import Tool
 from agent_lsp.tools import (
     call_hierarchy,
+    delete_symbol,
     document_symbols,
     edit_file,
     find_references,
@@ -14,10 +15,13 @@ from agent_lsp.tools import (
     get_diagnostics,
     go_to_definition,
     hover,
+    insert_symbol,
     list_files,
     list_open_buffers,
     read_file,
+    read_symbol,
     rename_symbol,
+    replace_symbol,
     run_command,
     search,
     skill,
@@ -50,8 +54,12 @@ LANGUAGE_TOOLS = (
     document_symbols.DocumentSymbols,
     call_hierarchy.CallHierarchy,
     rename_symbol.RenameSymbol,
+    read_symbol.ReadSymbol,
+    replace_symbol.ReplaceSymbol,
+    insert_symbol.InsertSymbol,
+    delete_symbol.DeleteSymbol,
 )
-"""The tools of PROTOCOL §9 "Language intelligence", in the order the model sees them."""
+"""The tools of PROTOCOL §9 "Language intelligence" and §11 "Edits by symbol", in the order the model sees them."""
 
 
 def language_tools(features: Optional[LanguageFeatures]) -> list[Tool]:

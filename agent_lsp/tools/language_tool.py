@@ -105,6 +105,24 @@ async def ask(ctx: ToolContext, method: str, params: dict[str, Any], path: Optio
     return await asyncio.to_thread(scrubbed, answer) if answer is not None else None
 
 
+def index_line(ctx: ToolContext, path: Optional[Path] = None) -> str:
+    """The line ending a language tool's answer: how much the index of the server answering for `path` knows."""
+    language = ctx.language
+    if language is None:
+        return "index: unknown — no language server answers here"
+    return language.index(path).line
+
+
+def empty_answer(ctx: ToolContext, what: str, pattern: str, path: Optional[Path] = None) -> str:
+    """An answer that found nothing, with the index line; when the index is not `ready`, it says that is no proof
+    and names the `search` to run."""
+    line = index_line(ctx, path)
+    if line.startswith("index: ready"):
+        return f"{what}\n{line}"
+    return (f"{what} That is no proof there are none: the index is not ready. Run search with pattern "
+            f"{pattern!r} to be sure.\n{line}")
+
+
 # ---- the model's position ----------------------------------------------------------------------------------
 
 

@@ -55,16 +55,17 @@ def test_the_tools_offered_are_those_whose_methods_can_be_answered():
     every = FakeLanguageFeatures({m: None for m in LANGUAGE_METHODS}, origin="languageServer:pyright")
     offered = language_tools(every)
     assert [t.name for t in offered] == ["find_symbol", "go_to_definition", "find_references", "hover",
-                                         "document_symbols", "call_hierarchy", "rename_symbol"]
+                                         "document_symbols", "call_hierarchy", "rename_symbol", "read_symbol",
+                                         "replace_symbol", "insert_symbol", "delete_symbol"]
     assert {t.origin for t in offered} == {"languageServer:pyright"}
-    assert [t.kind for t in offered] == ["read"] * 6 + ["edit"]
+    assert [t.kind for t in offered] == ["read"] * 6 + ["edit", "read", "edit", "edit", "edit"]
     some = FakeLanguageFeatures({"textDocument/references": None, "textDocument/prepareCallHierarchy": None,
                                  "callHierarchy/incomingCalls": None, "textDocument/prepareRename": None})
     assert [t.name for t in language_tools(some)] == ["find_references"]
     assert language_tools(None) == [] and language_tools(FakeLanguageFeatures({})) == []
 
 
-def test_every_tool_definition_together_stays_under_12k_characters():
+def test_every_tool_definition_together_stays_under_14k_characters():
     import json
 
     from pathlib import Path
@@ -79,7 +80,7 @@ def test_every_tool_definition_together_stays_under_12k_characters():
     specs = [t.spec() for t in [*ALL, *language_tools(every), Remember(None), Forget(None), skill]]
     size = sum(len(json.dumps({"name": s.name, "description": s.description, "input_schema": s.input_schema}))
                for s in specs)
-    assert size < 12_000
+    assert size < 14_000, size
 
 
 def test_descriptions_stay_short_and_say_when_to_prefer_them():
