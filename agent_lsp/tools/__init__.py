@@ -15,6 +15,7 @@ from agent_lsp.tools import (
     get_diagnostics,
     go_to_definition,
     hover,
+    impact,
     insert_symbol,
     list_files,
     list_open_buffers,
@@ -58,6 +59,7 @@ LANGUAGE_TOOLS = (
     replace_symbol.ReplaceSymbol,
     insert_symbol.InsertSymbol,
     delete_symbol.DeleteSymbol,
+    impact.Impact,
 )
 """The tools of PROTOCOL §9 "Language intelligence" and §11 "Edits by symbol", in the order the model sees them."""
 

@@ -14,11 +14,11 @@ from agent_lsp.tools.symbols import SYMBOLS, Found, Line, Planned, find, indent_
 
 
 class InsertSymbolInput(ToolInput):
-    path: str = Field(description="Workspace-relative file.")
+    path: str
     anchor: str = Field(description="Name path: Class/method.")
     where: Literal["before", "after"]
     text: str
-    line: Line = Field(None, description="The anchor's line, among same-named ones.")
+    line: Line = None
 
 
 def separation(found: Found) -> int:

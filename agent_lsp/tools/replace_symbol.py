@@ -21,8 +21,8 @@ class ReplaceSymbol(LanguageTool):
     kind = "edit"
     needs = (SYMBOLS,)
     description = (
-        "Replace a whole symbol (decorators, signature, body), indented as it was. Prefer it to edit_file to "
-        "rewrite a function or class."
+        "Replace a whole symbol (decorators, signature, body); indentation kept. Prefer it to edit_file for whole "
+        "functions."
     )
     Input = ReplaceSymbolInput
 

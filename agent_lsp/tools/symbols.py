@@ -43,9 +43,9 @@ Line = Union[Annotated[int, Field(ge=1)], SkipJsonSchema[None]]
 
 
 class SymbolInput(ToolInput):
-    path: str = Field(description="Workspace-relative file.")
+    path: str
     symbol: str = Field(description="Name path: Class/method.")
-    line: Line = Field(None, description="Its line, among same-named ones.")
+    line: Line = None  # the refusal of an ambiguous name says what it is for
 
 
 # ---- lines ---------------------------------------------------------------------------------------------------

@@ -56,9 +56,9 @@ def test_the_tools_offered_are_those_whose_methods_can_be_answered():
     offered = language_tools(every)
     assert [t.name for t in offered] == ["find_symbol", "go_to_definition", "find_references", "hover",
                                          "document_symbols", "call_hierarchy", "rename_symbol", "read_symbol",
-                                         "replace_symbol", "insert_symbol", "delete_symbol"]
+                                         "replace_symbol", "insert_symbol", "delete_symbol", "impact"]
     assert {t.origin for t in offered} == {"languageServer:pyright"}
-    assert [t.kind for t in offered] == ["read"] * 6 + ["edit", "read", "edit", "edit", "edit"]
+    assert [t.kind for t in offered] == ["read"] * 6 + ["edit", "read", "edit", "edit", "edit", "read"]
     some = FakeLanguageFeatures({"textDocument/references": None, "textDocument/prepareCallHierarchy": None,
                                  "callHierarchy/incomingCalls": None, "textDocument/prepareRename": None})
     assert [t.name for t in language_tools(some)] == ["find_references"]

@@ -5,12 +5,14 @@ pyright (at its first decorator) would give it: one span rule on both, tokens, a
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 import pytest
 
 from agent_lsp.core.ports import IndexStatus, LanguageFeatureError
-from agent_lsp.core.tool import ToolContext, ToolError
+from agent_lsp.core.tool import Baseline, ToolContext, ToolError
 from agent_lsp.tools.delete_symbol import DeleteSymbol, DeleteSymbolInput
+from agent_lsp.tools.impact import Impact, ImpactInput
 from agent_lsp.tools.insert_symbol import InsertSymbol, InsertSymbolInput
 from agent_lsp.tools.language_tool import uri_path
 from agent_lsp.tools.read_symbol import ReadSymbol
@@ -40,6 +42,10 @@ class Store:
 '''
 
 READY = IndexStatus("ready", "its progress ended")
+
+
+def rng(line: int, start: int, end_line: int, end: int) -> dict:
+    return {"start": {"line": line, "character": start}, "end": {"line": end_line, "character": end}}
 
 
 def symbols_like(style: str, text: str) -> list[dict]:
@@ -357,3 +363,71 @@ async def test_delete_without_references_to_ask_and_a_dead_server(ws):
     with pytest.raises(ToolError, match="stopped"):
         await DeleteSymbol().run(ctx, DeleteSymbolInput(path="store.py", symbol="Store", token=token))
     assert ctx.editor.applied == []
+
+
+# ---- impact --------------------------------------------------------------------------------------------------
+
+
+def impact_context(ws, **answers) -> ToolContext:
+    refs = [reference(ws, 20, 15), reference(ws, 0, 18, "app.py"), reference(ws, 2, 4, "app.py")]
+    ctx = context(ws, references=lambda p: refs if p["position"]["line"] == 5 else [])
+    ctx.language.answers.update(answers)
+    (ws / "app.py").write_text("from store import load\n\nx = load('a')\n")
+    ctx.editor.open("store.py", SOURCE.replace("def load(name):", "def load(name, strict):")
+                    .replace("        return 1\n\n", "        return 1\n\n    def clear(self):\n        pass\n\n"))
+    return replace(ctx, baseline=Baseline({ws / "store.py": SOURCE}))
+
+
+async def test_impact_names_what_changed_and_its_callers_from_references(ws):
+    out = await Impact().run(impact_context(ws), ImpactInput())
+    assert out.text.splitlines() == [
+        "## load (store.py:6): changed function",
+        "references: 3 in 2 files: app.py, store.py",
+        "callers (from references; jedi has no call hierarchy):",
+        "  app.py: module level (2)",
+        "  store.py: Store/get (1)",
+        "implementations: jedi does not offer textDocument/implementation",
+        "## Store/clear (store.py:17): added method",
+        "references: 0 in 0 files",
+        "callers (from references; jedi has no call hierarchy): none",
+        "implementations: jedi does not offer textDocument/implementation",
+        "diagnostics: the editor did not send its own diagnostics",
+        "index: ready — its progress ended",
+    ]
+
+
+async def test_impact_with_a_call_hierarchy_and_a_removed_symbol(ws):
+    item = {"name": "load", "uri": (ws / "store.py").as_uri()}
+    caller = {"name": "get", "uri": (ws / "store.py").as_uri(), "range": rng(17, 4, 18, 24),
+              "selectionRange": rng(17, 14, 17, 17)}
+    ctx = impact_context(ws, **{"textDocument/prepareCallHierarchy": [item],
+                                "callHierarchy/incomingCalls": [{"from": caller, "fromRanges": []}],
+                                "textDocument/implementation": []})
+    ctx.editor.open("store.py", SOURCE.replace('    async def get(self):\n        return load("y")\n', "")
+                    .replace("return name", "return name * 2"))
+    out = await Impact().run(ctx, ImpactInput())
+    assert out.text.splitlines()[:4] == [
+        "## load (store.py:6): changed function", "references: 3 in 2 files: app.py, store.py", "callers:",
+        "  store.py:18:15: get"]
+    assert "implementations: none" in out.text
+    assert "## Store/get (store.py): removed\nreferences: the language server cannot find references to removed " \
+           "code; run search with pattern '\\bget\\b' for what still uses it" in out.text
+
+
+async def test_impact_of_nothing_changed_and_of_named_targets(ws):
+    ctx = context(ws, references=lambda p: [])
+    out = await Impact().run(ctx, ImpactInput())
+    assert out.text == "No symbol changed since the chat began.\nindex: ready — its progress ended"
+    out = await Impact().run(ctx, ImpactInput(targets=[{"path": "store.py", "symbol": "Store/size"}]))
+    assert out.text.splitlines()[:2] == ["## Store/size (store.py:14): named method", "references: 0 in 0 files"]
+    with pytest.raises(ToolError, match="reports no symbol `nope`"):
+        await Impact().run(ctx, ImpactInput(targets=[{"path": "store.py", "symbol": "nope"}]))
+
+
+async def test_impact_since_saved_and_new_syntax_errors(ws):
+    ctx = context(ws, references=lambda p: [])
+    ctx.editor.open("store.py", SOURCE.replace("    return name\n", "    return name +\n"))
+    ctx.language.answers["textDocument/documentSymbol"] = lambda p: symbols_like("jedi", SOURCE)
+    out = await Impact().run(ctx, ImpactInput(since="saved"))
+    assert out.text.startswith("## load (store.py:6): changed function")
+    assert "syntax errors since the baseline (compile()):\nstore.py: new: line 8: invalid syntax" in out.text
