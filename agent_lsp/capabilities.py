@@ -20,7 +20,7 @@ TOOL_NAMES = [
 """The names of `agent_lsp.tools.ALL`, in order (a test keeps the two equal)."""
 FEATURES: list[str] = ["newSession", "acp", "revert", "persistentCheckpoints", "codeActions", "outputSchema", "hooks",
                        "memory", "models", "mcp", "tools", "languageFeatures",
-                       "plan", "task", "commands", "webFetch", "images", "inlineCompletion", "skills"]
+                       "plan", "task", "commands", "webFetch", "images", "inlineCompletion", "skills", "symbolEdits", "impact"]
 """The protocol 1.1, 1.2 and 1.3 additions this server has (PROTOCOL §8-§10), so a client can hide what is missing."""
 LANGUAGE_METHODS = (
     "textDocument/definition", "textDocument/typeDefinition", "textDocument/implementation", "textDocument/references",

@@ -285,6 +285,10 @@ class LanguageFeatures(Protocol):
         """How complete the answers about `path` (or the workspace) are now."""
         ...
 
+    def disk_changed(self, paths: Optional[list[Path]] = None) -> None:
+        """Files changed on disk, not through an open buffer (None: which is not known, as after a command)."""
+        ...
+
 
 # ---- permission ------------------------------------------------------------------------------------------
 

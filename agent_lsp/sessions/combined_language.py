@@ -30,6 +30,10 @@ class Combined:
                 return await port.request(method, params, path)
         raise LanguageFeatureError(f"nothing can answer {method} here")
 
+    def disk_changed(self, paths: Optional[list[Path]] = None) -> None:
+        for port in self.ports:
+            port.disk_changed(paths)
+
     def index(self, path: Optional[Path] = None) -> IndexStatus:
         """The index of the first port that answers anything for `path`."""
         for port in self.ports:

@@ -105,6 +105,13 @@ class SidecarLanguageFeatures:
         names = _names([n for _, n in candidates])
         raise LanguageFeatureError(f"language server {names} does not support {method}")
 
+    def disk_changed(self, paths: Optional[list[Path]] = None) -> None:
+        """Files changed on disk (None: which is not known, as after a command): every running server is told
+        before its next request, and says `stale` until then."""
+        resolved = None if paths is None else [p.resolve() for p in paths]
+        for server in self._servers.values():
+            server.disk_changed(resolved)
+
     async def close(self) -> None:
         """Stop every server (shutdown and exit, then kill); nothing of them is left."""
         self._closed = True

@@ -22,6 +22,8 @@ EXTENSIONS = {
 }
 """File extensions and the languageId LSP gives them (the specification's table, plus a few common ones)."""
 
+CHANGES_LIMIT = 50_000
+"""Directory entries looked at, at most, for the files changed on disk after a command."""
 SCAN_LIMIT = 5000
 """Directory entries looked at, at most, to tell whether a workspace folder has files of a language."""
 _SKIP = {"node_modules", "__pycache__", "target", "dist", "build", "venv"}
@@ -75,3 +77,28 @@ def folder_has(root: Path, suffixes: set[str], limit: int = SCAN_LIMIT) -> bool:
             except OSError:
                 continue
     return False
+
+
+def modified_since(root: Path, suffixes: Optional[set[str]], since_ns: int, limit: int = CHANGES_LIMIT) -> list[Path]:
+    """The files under `root` (of `suffixes`, or any when None) modified at or after `since_ns`, looking at `limit`
+    entries at most, skipping hidden and generated folders as `folder_has` does."""
+    queue, seen, found = [root], 0, []
+    while queue and seen < limit:
+        folder = queue.pop(0)
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            name = entry.name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if not name.startswith(".") and name not in _SKIP:
+                        queue.append(Path(entry.path))
+                elif (suffixes is None or os.path.splitext(name)[1].lower() in suffixes) \
+                        and entry.stat(follow_symlinks=False).st_mtime_ns >= since_ns:
+                    found.append(Path(entry.path))
+            except OSError:
+                continue
+    return found

@@ -13,6 +13,7 @@ import logging
 import os
 import shutil
 import signal
+import time
 import uuid
 from collections import deque
 from pathlib import Path
@@ -25,6 +26,7 @@ from agent_lsp.core.ports import LANGUAGE_METHODS, IndexStatus, LanguageFeatureE
 from agent_lsp.processes import command_env, dying_with_us
 from agent_lsp.sidecar.client import SidecarClient
 from agent_lsp.sidecar.documents import Buffers, Documents
+from agent_lsp.sidecar.languages import extensions, modified_since
 from agent_lsp.sidecar.positions import Texts, convert, uri_path
 
 log = logging.getLogger(__name__)
@@ -117,8 +119,12 @@ class Server:
         """It reported work-done progress at least once (so its silence means it is done)."""
         self.status: Optional[tuple[bool, str]] = None
         """rust-analyzer's `experimental/serverStatus`: (quiescent, message)."""
-        self.changed_on_disk: dict[Path, int] = {}
-        """Files changed on disk it was not told of yet, with their FileChangeType (1 created, 2 changed, 3 deleted)."""
+        self.changed_on_disk: set[Path] = set()
+        """Files changed on disk it was not told of yet."""
+        self.told_at = time.time_ns()
+        """When it last learnt of every change on disk (its start, then each workspace/didChangeWatchedFiles)."""
+        self.disk_unknown: Optional[int] = None
+        """Since when files may have changed on disk unseen (a command ran): looked for before its next request."""
 
     @property
     def pid(self) -> Optional[int]:
@@ -135,9 +141,8 @@ class Server:
             return IndexStatus("loading", f"language server `{self.name}` has not answered initialize yet")
         if self.state == "stopped":
             return IndexStatus("unknown", f"language server `{self.name}` stopped")
-        if self.changed_on_disk:
-            return IndexStatus("stale", f"{len(self.changed_on_disk)} file(s) changed on disk that `{self.name}` "
-                                        "was not told of yet")
+        if self.changed_on_disk or self.disk_unknown is not None:
+            return IndexStatus("stale", f"files changed on disk that `{self.name}` was not told of yet")
         if self.status is not None and not self.status[0]:
             return IndexStatus("loading", f"`{self.name}` is busy{': ' + self.status[1] if self.status[1] else ''}")
         if self.progress:
@@ -232,6 +237,7 @@ class Server:
             "experimental": {"serverStatusNotification": True},  # rust-analyzer's way
             "workspace": {
                 "configuration": True, "workspaceFolders": True, "applyEdit": False,
+                "didChangeWatchedFiles": {"dynamicRegistration": False},
                 "symbol": {"symbolKind": _SYMBOL_KINDS},
                 "workspaceEdit": {"documentChanges": True, "resourceOperations": ["create", "rename", "delete"]},
             },
@@ -411,8 +417,38 @@ class Server:
                 document["version"] = self.documents.editor_version(path.resolve())
 
     async def sync(self, editor: Buffers, asked: Optional[Path], language: str) -> None:
-        """Make the server see the editor's buffers and the files on disk as they are now (documents.py)."""
+        """Make the server see the editor's buffers and the files on disk as they are now (documents.py), and
+        know of the files that changed on disk since it was last told."""
+        await self._tell_disk()
         await self.documents.sync(editor, asked, language)
+
+    def disk_changed(self, paths: Optional[list[Path]]) -> None:
+        """Files changed on disk (None: which is not known, as after a command): told before the next request."""
+        if paths is None:
+            self.disk_unknown = self.told_at if self.disk_unknown is None else self.disk_unknown
+        else:
+            self.changed_on_disk |= {p for p in paths if p == self.root or self.root in p.parents}
+
+    async def _tell_disk(self) -> None:
+        """workspace/didChangeWatchedFiles for what changed on disk since it was last told (after a command: the
+        files of its languages modified since, looked for in a thread)."""
+        now = time.time_ns()
+        if self.disk_unknown is not None:
+            since, self.disk_unknown = self.disk_unknown, None
+            shown = [p for p, d in self.documents.by_path.items() if not d.from_editor]
+
+            def look() -> set[Path]:  # the files written since, and those it was shown that are gone
+                written = modified_since(self.root, extensions(self.config), since)
+                return {*written, *(p for p in shown if not p.exists())}
+
+            self.changed_on_disk |= await asyncio.to_thread(look)
+        if not self.changed_on_disk:
+            return
+        changed, self.changed_on_disk = sorted(self.changed_on_disk), set()
+        gone = await asyncio.to_thread(lambda: {p for p in changed if not p.exists()})
+        self._notify("workspace/didChangeWatchedFiles", {"changes": [
+            {"uri": p.as_uri(), "type": 3 if p in gone else 2} for p in changed]})
+        self.told_at = now
 
     def _notify(self, method: str, params: Any) -> None:
         if self.client is not None:

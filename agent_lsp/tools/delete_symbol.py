@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from agent_lsp.core.tool import Preview, ToolContext, ToolError, ToolOutput
-from agent_lsp.tools.language_tool import LanguageTool, Places, ask, locations, numbers, uri_path
+from agent_lsp.tools.language_tool import LanguageTool, Places, ask, locations, numbers, uri_path, whole_word
 from agent_lsp.tools.symbols import SYMBOLS, Found, Planned, SymbolInput, check_token, find, refuse_broken, replaced
 
 REFERENCES = "textDocument/references"
@@ -66,8 +66,9 @@ class DeleteSymbol(LanguageTool):
         if not refs and not unproved and not found.index.startswith("index: ready"):
             if not input.force:
                 raise ToolError(f"The language server finds no reference to `{s.name_path}`, but its index is not "
-                                f"ready, so that proves nothing; nothing was deleted. Run search for "
-                                f"`{s.path[-1]}`; if nothing uses it, retry with force.\n{found.index}")
+                                f"ready, so that proves nothing; nothing was deleted. Run search with "
+                                f"pattern `{whole_word(s.path[-1])}`; if nothing uses it, retry with force.\n"
+                                f"{found.index}")
             unproved = "the index was not ready"
         first, last = s.comments, s.end
         lines = found.lines

@@ -8,7 +8,6 @@ from __future__ import annotations
 import ast
 import asyncio
 import difflib
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal, Optional, Union
@@ -20,7 +19,16 @@ from agent_lsp.core.ports import LanguageFeatures
 from agent_lsp.core.tool import ToolContext, ToolError, ToolInput, ToolOutput, bound
 from agent_lsp.tools.editing import current
 from agent_lsp.tools.get_diagnostics import format_diagnostics
-from agent_lsp.tools.language_tool import LanguageTool, Places, ask, index_line, locations, numbers, uri_path
+from agent_lsp.tools.language_tool import (
+    LanguageTool,
+    Places,
+    ask,
+    index_line,
+    locations,
+    numbers,
+    uri_path,
+    whole_word,
+)
 from agent_lsp.tools.paths import display, is_inside
 from agent_lsp.tools.symbols import PYTHON, SYMBOLS, Lines, Symbol, compiles, find, symbols_of
 
@@ -212,7 +220,7 @@ class Impact(LanguageTool):
             word = t.name_path.rsplit("/", 1)[-1]
             return [f"## {t.name_path} ({t.name}): removed",
                     f"references: the language server cannot find references to removed code; run search with "
-                    f"pattern '\\b{re.escape(word)}\\b' for what still uses it"]
+                    f"pattern `{whole_word(word)}` for what still uses it"]
         s = t.symbol
         out = [f"## {t.name_path} ({t.name}:{s.name_line + 1}): {t.how} {s.kind}"]
         methods = language.methods(t.path)

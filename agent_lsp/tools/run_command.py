@@ -76,6 +76,8 @@ class RunCommand(Tool):
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
         output = Output()
         where = f" ({self.sandbox.note()})" if self.sandbox is not None else ""
+        if ctx.language is not None:  # whatever the command wrote on disk, the language servers must learn of it
+            ctx.language.disk_changed(None)
         try:
             async with asyncio.timeout(input.timeout):  # not wait_for (models/retry.py says why)
                 await self._read(process, output, ctx)

@@ -25,6 +25,8 @@ class FakeLanguageFeatures:
         """True: requests wait until cancelled (a server that never answers)."""
         self.status = IndexStatus("unknown", "the fake reports nothing")
         """What `index` answers."""
+        self.disk_changes: list[Optional[list[Path]]] = []
+        """What `disk_changed` was told, in order."""
 
     def methods(self, path: Optional[Path] = None) -> dict[str, str]:
         return {m: self.origin for m in self.answers
@@ -32,6 +34,9 @@ class FakeLanguageFeatures:
 
     def index(self, path: Optional[Path] = None) -> IndexStatus:
         return self.status
+
+    def disk_changed(self, paths: Optional[list[Path]] = None) -> None:
+        self.disk_changes.append(paths)
 
     async def request(self, method: str, params: dict[str, Any], path: Optional[Path] = None) -> Any:
         self.requests.append((method, params, path))

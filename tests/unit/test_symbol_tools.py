@@ -344,7 +344,7 @@ async def test_delete_when_the_only_references_are_inside_the_symbol(ws):
 async def test_delete_is_refused_when_the_index_cannot_prove_it_unused(ws, status):
     ctx = context(ws, references=lambda p: [], status=status)
     _, token = await read(ctx, "Store/get")
-    with pytest.raises(ToolError, match=rf"its index is not ready, so that proves nothing.*Run search for `get`.*"
+    with pytest.raises(ToolError, match=rf"its index is not ready, so that proves nothing.*Run search with pattern `\\bget\\b`.*"
                                         rf"\nindex: {status.state}"):
         await DeleteSymbol().run(ctx, DeleteSymbolInput(path="store.py", symbol="Store/get", token=token))
     assert ctx.editor.applied == []
@@ -411,7 +411,7 @@ async def test_impact_with_a_call_hierarchy_and_a_removed_symbol(ws):
         "  store.py:18:15: get"]
     assert "implementations: none" in out.text
     assert "## Store/get (store.py): removed\nreferences: the language server cannot find references to removed " \
-           "code; run search with pattern '\\bget\\b' for what still uses it" in out.text
+           "code; run search with pattern `\\bget\\b` for what still uses it" in out.text
 
 
 async def test_impact_of_nothing_changed_and_of_named_targets(ws):
