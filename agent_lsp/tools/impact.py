@@ -114,6 +114,18 @@ def section(title: str, rows: list[str]) -> str:
     return f"{title}:\n" + "\n".join(f"  {row}" for row in [*rows[:MAX_CALLERS], *more])
 
 
+CALLABLE = {"function", "method", "constructor"}
+DEFINED = CALLABLE | {"class", "interface", "struct", "enum"}
+"""Symbol kinds `python_names` knows (what "added" and "removed" are told by)."""
+
+
+def outside_callables(symbols: list[Symbol]) -> list[Symbol]:
+    """The symbols that are not a parameter or local of a function (some servers report those as its children):
+    a change to them is a change to the function."""
+    kinds = {s.path: s.kind for s in symbols}
+    return [s for s in symbols if s.kind in DEFINED or kinds.get(s.parent) not in CALLABLE]
+
+
 def innermost(symbols: list[Symbol], lines: set[int]) -> list[Symbol]:
     """The symbols whose span holds one of `lines` and that hold no other such symbol."""
     hit = [s for s in symbols if any(s.start <= n <= s.end for n in lines)]
@@ -201,10 +213,10 @@ class Impact(LanguageTool):
         symbols = await asyncio.to_thread(symbols_of, answer if isinstance(answer, list) else [], lines, python)
         written, cut = await asyncio.to_thread(changed_lines, before or "", after)
         old_names = await asyncio.to_thread(python_names, before) if python and before is not None else None
-        new_names = {s.name_path for s in symbols}
+        new_names = {s.name_path for s in symbols if s.kind in DEFINED}
         out = []
-        for s in innermost(symbols, written | cut):
-            added = before is None or (old_names is not None and s.name_path not in old_names)
+        for s in innermost(outside_callables(symbols), written | cut):
+            added = before is None or (old_names is not None and s.kind in DEFINED and s.name_path not in old_names)
             out.append(Touched(path, name, s, s.name_path, "added" if added else "changed"))
         if old_names is not None:
             out += [Touched(path, name, None, gone, "removed") for gone in sorted(old_names - new_names)
@@ -276,12 +288,13 @@ class Impact(LanguageTool):
         why = f"{server} has no call hierarchy"
         if refs is None:
             return [f"callers: {why}, and no references to group"]
-        holders = await self._holders(ctx, refs)
+        holders = await self._holders(ctx, refs, t.name_path.rsplit("/", 1)[-1])
         rows = sorted(f"{name}: {holder} ({count})" for (name, holder), count in holders.items())
         return [section(f"callers (from references; {why})", rows)]
 
-    async def _holders(self, ctx: ToolContext, refs: list[tuple[str, dict]]) -> dict[tuple[str, str], int]:
-        """(file, the innermost symbol holding the reference, or "module level") → how many references."""
+    async def _holders(self, ctx: ToolContext, refs: list[tuple[str, dict]], word: str) -> dict[tuple[str, str], int]:
+        """(file, the innermost symbol holding the reference, or "module level") → how many references. A symbol
+        that is the reference itself (an import of `word`, which some servers list as a symbol) holds nothing."""
         by_file: dict[Path, list[int]] = {}
         for uri, at in refs:
             path = uri_path(uri)
@@ -301,7 +314,8 @@ class Impact(LanguageTool):
                 except ToolError:
                     symbols = []
             for row in rows:
-                held = innermost(symbols, {row})
+                held = innermost([s for s in outside_callables(symbols)
+                                  if not (s.path[-1] == word and s.name_line == row)], {row})
                 holder = held[0].name_path if held else "module level"
                 counts[(name, holder)] = counts.get((name, holder), 0) + 1
         return counts
