@@ -431,3 +431,20 @@ async def test_impact_since_saved_and_new_syntax_errors(ws):
     out = await Impact().run(ctx, ImpactInput(since="saved"))
     assert out.text.startswith("## load (store.py:6): changed function")
     assert "syntax errors since the baseline (compile()):\nstore.py: new: line 8: invalid syntax" in out.text
+
+
+# ---- what changed on disk reaches the language servers ----------------------------------------------------------
+
+
+async def test_a_command_and_a_write_to_a_closed_file_tell_the_language_servers(ws):
+    from agent_lsp.tools.edit_file import TOOL as EDIT, EditFileInput
+    from agent_lsp.tools.run_command import TOOL as RUN, RunCommandInput
+
+    ctx = context(ws)
+    await RUN.run(ctx, RunCommandInput(command="echo hi > written.py"))
+    assert ctx.language.disk_changes == [None, None]  # before the command and after it: which files is not known
+    await EDIT.run(ctx, EditFileInput(path="store.py", old_string="return 1", new_string="return 2"))
+    assert ctx.language.disk_changes[2:] == [[ws / "store.py"]]
+    ctx.editor.open("store.py", SOURCE)
+    await EDIT.run(ctx, EditFileInput(path="store.py", old_string="return 1", new_string="return 3"))
+    assert len(ctx.language.disk_changes) == 3  # an open buffer: the servers see it through the editor
