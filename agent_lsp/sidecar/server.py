@@ -113,7 +113,7 @@ class Server:
         self._tasks: list[asyncio.Task] = []
         self._closing = False
         self._late = False
-        self.progress: dict[Any, str] = {}
+        self.progress: dict[Any, tuple[str, str]] = {}
         """Work-done progress begun and not ended, by token: its title and latest message."""
         self.progressed = False
         """It reported work-done progress at least once (so its silence means it is done)."""
@@ -146,8 +146,9 @@ class Server:
         if self.status is not None and not self.status[0]:
             return IndexStatus("loading", f"`{self.name}` is busy{': ' + self.status[1] if self.status[1] else ''}")
         if self.progress:
-            title = next(reversed(self.progress.values()))
-            return IndexStatus("loading", f"`{self.name}` reports work under way: {title}")
+            title, message = next(reversed(self.progress.values()))
+            said = f"{title} ({message})" if message else title
+            return IndexStatus("loading", f"`{self.name}` reports work under way: {said}")
         if self.status is not None or self.progressed:
             return IndexStatus("ready", f"`{self.name}` reported its work done")
         return IndexStatus("unknown", f"`{self.name}` reports nothing of its indexing")
@@ -295,11 +296,9 @@ class Server:
             token = params["token"]
             if value.get("kind") == "begin":
                 self.progressed = True
-                self.progress[token] = str(value.get("title") or "")
-            elif value.get("kind") == "report" and token in self.progress:
-                message = value.get("message")
-                if message:
-                    self.progress[token] = f"{self.progress[token].split(' (')[0]} ({message})"
+                self.progress[token] = (str(value.get("title") or ""), str(value.get("message") or ""))
+            elif value.get("kind") == "report" and token in self.progress and value.get("message"):
+                self.progress[token] = (self.progress[token][0], str(value["message"]))
             elif value.get("kind") == "end":
                 self.progress.pop(token, None)
 

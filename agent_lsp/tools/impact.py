@@ -145,9 +145,6 @@ class Impact(LanguageTool):
     def title(self, input: ImpactInput) -> str:
         return "Impact of the change" if not input.targets else f"Impact of {len(input.targets)} symbol(s)"
 
-    def locations(self, ctx: ToolContext, input: ImpactInput):
-        return None
-
     async def run(self, ctx: ToolContext, input: ImpactInput) -> ToolOutput:
         language = ctx.language
         if language is None:
@@ -183,10 +180,9 @@ class Impact(LanguageTool):
     async def _touched(self, ctx: ToolContext, since: str, notes: list[str]) -> tuple[list[Touched], list[Path]]:
         roots = ctx.editor.roots
         if since == "saved":
-            befores: dict[Path, Optional[str]] = {}
-            for doc in ctx.editor.open_documents():
-                if doc.path is not None and doc.unsaved:
-                    befores[doc.path] = await asyncio.to_thread(_disk_text, doc.path)
+            docs = [d for d in ctx.editor.open_documents() if d.path is not None]
+            befores: dict[Path, Optional[str]] = await asyncio.to_thread(  # telling unsaved reads the files
+                lambda: {d.path: _disk_text(d.path) for d in docs if d.unsaved})
         else:
             befores = ctx.baseline.texts()
         changed = []

@@ -20,11 +20,19 @@ from typing import Annotated, Any, Optional, Union
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
-from agent_lsp.core.ports import FileEdit
+from agent_lsp.core.ports import FileChange, FileEdit
 from agent_lsp.core.tool import Preview, ToolContext, ToolError, ToolInput, ToolOutput
-from agent_lsp.core.ports import FileChange as Change
 from agent_lsp.tools.editing import Current, apply, current, minimal_edit, unified_diff
-from agent_lsp.tools.language_tool import LINE_BREAK, ask, index_line, is_position, kind_name, port
+from agent_lsp.tools.language_tool import (
+    LINE_BREAK,
+    ask,
+    index_line,
+    is_position,
+    kind_name,
+    line_starts,
+    port,
+    split_lines,
+)
 from agent_lsp.tools.paths import display, resolve
 
 SYMBOLS = "textDocument/documentSymbol"
@@ -61,8 +69,7 @@ class Lines:
 
     @staticmethod
     def of(text: str) -> "Lines":
-        starts = [0, *(m.end() for m in LINE_BREAK.finditer(text))]
-        return Lines(text, tuple(starts), tuple(LINE_BREAK.split(text)))
+        return Lines(text, tuple(line_starts(text)), tuple(split_lines(text)))
 
     def end(self, line: int) -> int:
         """The offset where `line`'s content ends (before its line break)."""
@@ -412,7 +419,7 @@ class Planned:
         return self.after == self.found.now.text
 
     def preview(self) -> Preview:
-        return Preview(diff=self.diff, changes=(Change(self.found.path, self.found.now.text, self.after),))
+        return Preview(diff=self.diff, changes=(FileChange(self.found.path, self.found.now.text, self.after),))
 
     async def apply(self, ctx: ToolContext, label: str) -> ToolOutput:
         """Nothing sent when nothing changes; else the edit through the editor, as edit_file's."""
@@ -420,8 +427,7 @@ class Planned:
         if self.unchanged:
             return ToolOutput(f"No change: `{f.symbol.name_path}` in {f.name} already reads so; nothing was sent.\n"
                               f"{f.index}")
-        edit = minimal_edit(f.now.text, self.after)
-        diff = await asyncio.to_thread(lambda: self.diff)
+        edit, diff = await asyncio.to_thread(lambda: (minimal_edit(f.now.text, self.after), self.diff))
         out = await apply(ctx, FileEdit(path=f.path, base_text=f.now.text, version=f.now.version, edits=[edit],
                                         label=f"agent-lsp: {label}"), self.summary, diff)
         out.text += f"\n{f.index}"

@@ -120,7 +120,8 @@ async def test_the_span_is_the_same_whatever_the_server_reports(ws, style):
     ]
     assert token == token_of('@functools.lru_cache\ndef load(name):\n    """Load it."""\n    return name')
     text, _ = await read(ctx, "Store/size")
-    assert text.splitlines()[1:4] == ["    13\t    @property", "    14\t    def size(self):", "    15\t        return 1"]
+    assert text.splitlines()[1:4] == ["    13\t    @property", "    14\t    def size(self):",
+                                      "    15\t        return 1"]
     text, _ = await read(ctx, "get")
     assert text.splitlines()[1] == "    17\t    async def get(self):"
 
@@ -213,7 +214,8 @@ async def test_a_change_outside_the_symbol_does_not_matter(ws):
     await ReplaceSymbol().run(ctx, ReplaceSymbolInput(path="store.py", symbol="load", token=token,
                                                       body="def load(name):\n    return None"))
     assert ctx.editor.buffers[ws / "store.py"] == "# the user's line\n" + SOURCE.replace(
-        '@functools.lru_cache\ndef load(name):\n    """Load it."""\n    return name', "def load(name):\n    return None")
+        '@functools.lru_cache\ndef load(name):\n    """Load it."""\n    return name',
+        "def load(name):\n    return None")
     (edit,) = ctx.editor.applied
     assert edit.version == 2
 
@@ -222,7 +224,8 @@ async def test_the_same_text_is_no_change_and_nothing_is_sent(ws):
     ctx = context(ws)
     text, token = await read(ctx, "Store/get")
     body = "async def get(self):\n    return load(\"y\")\n"
-    out = await ReplaceSymbol().run(ctx, ReplaceSymbolInput(path="store.py", symbol="Store/get", token=token, body=body))
+    out = await ReplaceSymbol().run(ctx, ReplaceSymbolInput(path="store.py", symbol="Store/get", token=token,
+                                                            body=body))
     assert out.text.startswith("No change: `Store/get` in store.py already reads so; nothing was sent.")
     assert ctx.editor.applied == []
 
@@ -240,7 +243,8 @@ async def test_tabs_and_crlf_line_ends_are_kept(ws):
 
 def test_a_body_copied_with_its_first_line_unindented_is_not_indented_twice():
     assert reindent("def f(self):\n        return 1", "    ", False, 4, "\n") == "    def f(self):\n        return 1"
-    assert reindent("    def f(self):\n        return 1", "    ", False, 4, "\n") == "    def f(self):\n        return 1"
+    assert reindent("    def f(self):\n        return 1", "    ", False, 4, "\n") == \
+        "    def f(self):\n        return 1"
     assert reindent("\n\ndef f(self):\n\n  return 1\n\n", "  ", False, 2, "\n") == "  def f(self):\n\n    return 1"
     with pytest.raises(ToolError, match="empty"):
         reindent("\n  \n", "", False, 4, "\n")
@@ -344,8 +348,8 @@ async def test_delete_when_the_only_references_are_inside_the_symbol(ws):
 async def test_delete_is_refused_when_the_index_cannot_prove_it_unused(ws, status):
     ctx = context(ws, references=lambda p: [], status=status)
     _, token = await read(ctx, "Store/get")
-    with pytest.raises(ToolError, match=rf"its index is not ready, so that proves nothing.*Run search with pattern `\\bget\\b`.*"
-                                        rf"\nindex: {status.state}"):
+    with pytest.raises(ToolError, match=rf"its index is not ready, so that proves nothing.*Run search with "
+                                        rf"pattern `\\bget\\b`.*\nindex: {status.state}"):
         await DeleteSymbol().run(ctx, DeleteSymbolInput(path="store.py", symbol="Store/get", token=token))
     assert ctx.editor.applied == []
     out = await DeleteSymbol().run(ctx, DeleteSymbolInput(path="store.py", symbol="Store/get", token=token,
