@@ -436,7 +436,7 @@ async def test_a_server_gets_no_credentials(workspace, monkeypatch):
 # ---- how much the index knows -------------------------------------------------------------------------------
 
 
-async def test_the_index_is_loading_while_progress_is_under_way_and_ready_once_it_ended(workspace):
+async def test_the_index_is_loading_while_progress_or_server_status_says_so_and_ready_once_done(workspace):
     sidecar = Sidecar(workspace, {"fake": {"command": [sys.executable, FAKE], "languages": ["python"]}})
     port, lib = sidecar.port, workspace / "lib.py"
     try:
@@ -449,6 +449,11 @@ async def test_the_index_is_loading_while_progress_is_under_way_and_ready_once_i
         await port.request("workspace/symbol", {"query": "progress:end"})
         await until(lambda: port.index(lib).state == "ready")
         assert port.index(lib).why == "`fake` reported its work done"
+        await port.request("workspace/symbol", {"query": "status:busy"})
+        await until(lambda: port.index(lib).state == "loading")
+        assert port.index(lib).why == "`fake` is busy: Fetching metadata"
+        await port.request("workspace/symbol", {"query": "status:quiescent"})
+        await until(lambda: port.index(lib).state == "ready")
     finally:
         await port.close()
 

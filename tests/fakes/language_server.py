@@ -3,7 +3,8 @@ the negotiated position encoding (pygls's codec), a `textDocument/hover` that ne
 and its cancellation), and `workspace/symbol` reporting those records as symbol names ("hover:1",
 "cancelled:1"); the query "config:<section>" answers what `workspace/configuration` gives for that section, and
 "init" the `initializationOptions` it was started with (JSON, as one symbol's name); "progress:begin" and
-"progress:end" send work-done progress of that kind (token "index") before answering, "watched" answers each
+"progress:end" send work-done progress of that kind (token "index") before answering, "status:busy" and
+"status:quiescent" rust-analyzer's `experimental/serverStatus`, "watched" answers each
 `workspace/didChangeWatchedFiles` received (JSON). No call hierarchy, no rename.
 
 Run: python tests/fakes/language_server.py [--stubborn]   (stdio; --stubborn: it outlives the end of its stdin and
@@ -85,6 +86,11 @@ async def symbols(ls: LanguageServer, params: types.WorkspaceSymbolParams):
         value = types.WorkDoneProgressBegin(title="Indexing") if kind == "begin" else types.WorkDoneProgressEnd()
         ls.progress(types.ProgressParams(token="index", value=value))
         names = [kind]
+    elif params.query.startswith("status:"):  # rust-analyzer's experimental/serverStatus
+        quiescent = params.query == "status:quiescent"
+        ls.protocol.notify("experimental/serverStatus", {"health": "ok", "quiescent": quiescent,
+                                                         "message": None if quiescent else "Fetching metadata"})
+        names = [params.query]
     elif params.query == "watched":
         names = [json.dumps(watched)]
     here = types.Location(uri="file:///records", range=types.Range(start=types.Position(0, 0),
