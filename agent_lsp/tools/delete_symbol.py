@@ -5,9 +5,18 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from agent_lsp.core.tool import Preview, ToolContext, ToolError, ToolOutput
-from agent_lsp.tools.language_tool import LanguageTool, Places, ask, locations, numbers, uri_path, whole_word
-from agent_lsp.tools.symbols import SYMBOLS, Found, Planned, SymbolInput, check_token, find, refuse_broken, replaced
+from agent_lsp.core.tool import ToolContext, ToolError
+from agent_lsp.tools.language_tool import Places, ask, locations, numbers, uri_path, whole_word
+from agent_lsp.tools.symbols import (
+    Found,
+    Planned,
+    SymbolEdit,
+    SymbolInput,
+    check_token,
+    find,
+    refuse_broken,
+    replaced,
+)
 
 REFERENCES = "textDocument/references"
 MAX_SHOWN = 30
@@ -35,10 +44,8 @@ async def outside_references(ctx: ToolContext, found: Found) -> list[tuple[str, 
             if not (uri_path(uri) == found.path and s.comments <= numbers(at)[0] <= s.end)]
 
 
-class DeleteSymbol(LanguageTool):
+class DeleteSymbol(SymbolEdit):
     name = "delete_symbol"
-    kind = "edit"
-    needs = (SYMBOLS,)
     description = (
         "Delete a symbol and its comments if nothing references it (else lists the references)."
     )
@@ -47,7 +54,7 @@ class DeleteSymbol(LanguageTool):
     def title(self, input: DeleteSymbolInput) -> str:
         return f"Delete {input.symbol} in {input.path}"
 
-    async def _plan(self, ctx: ToolContext, input: DeleteSymbolInput) -> Planned:
+    async def plan(self, ctx: ToolContext, input: DeleteSymbolInput) -> Planned:
         found = await find(ctx, input.path, input.symbol, input.line)
         check_token(found, input.token)
         s = found.symbol
@@ -86,11 +93,4 @@ class DeleteSymbol(LanguageTool):
             summary += f" Deleted with force: it was still referenced {len(refs)} time{'s' * (len(refs) != 1)}."
         elif unproved:
             summary += f" Deleted with force: {unproved}, so nothing proved it unused."
-        return Planned(found, after, summary)
-
-    async def preview(self, ctx: ToolContext, input: DeleteSymbolInput) -> Preview:
-        return (await self._plan(ctx, input)).preview()
-
-    async def run(self, ctx: ToolContext, input: DeleteSymbolInput) -> ToolOutput:
-        planned = await self._plan(ctx, input)
-        return await planned.apply(ctx, f"delete {planned.found.symbol.name_path}")
+        return Planned(found, after, summary, f"delete {s.name_path}")

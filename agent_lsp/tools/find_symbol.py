@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import re
-
 from typing import Optional
 
 from pydantic import Field
 
 from agent_lsp.core.tool import ToolContext, ToolError, ToolInput, ToolOutput
-from agent_lsp.tools.language_tool import SYMBOL_KINDS, LanguageTool, Places, answered, ask, empty_answer, kind_name
+from agent_lsp.tools.language_tool import (
+    SYMBOL_KINDS,
+    LanguageTool,
+    Places,
+    answered,
+    ask,
+    empty_answer,
+    kind_name,
+)
 
 MAX_SYMBOLS = 200
 

@@ -7,10 +7,18 @@ from typing import Literal
 
 from pydantic import Field
 
-from agent_lsp.core.tool import Preview, ToolContext, ToolInput, ToolOutput
-from agent_lsp.tools.language_tool import LanguageTool
-from agent_lsp.tools.symbols import SYMBOLS, Found, Line, Planned, find, indent_style, indentation, refuse_broken, \
-    reindent
+from agent_lsp.core.tool import ToolContext, ToolInput
+from agent_lsp.tools.symbols import (
+    Found,
+    Line,
+    Planned,
+    SymbolEdit,
+    find,
+    indent_style,
+    indentation,
+    refuse_broken,
+    reindent,
+)
 
 
 class InsertSymbolInput(ToolInput):
@@ -51,17 +59,15 @@ def blanks_after(found: Found, line: int) -> int:
     return n if line + 1 + n < count else -1  # -1: nothing below
 
 
-class InsertSymbol(LanguageTool):
+class InsertSymbol(SymbolEdit):
     name = "insert_symbol"
-    kind = "edit"
-    needs = (SYMBOLS,)
     description = "Insert code before or after a symbol, indented and spaced like its siblings."
     Input = InsertSymbolInput
 
     def title(self, input: InsertSymbolInput) -> str:
         return f"Insert {input.where} {input.anchor} in {input.path}"
 
-    async def _plan(self, ctx: ToolContext, input: InsertSymbolInput) -> Planned:
+    async def plan(self, ctx: ToolContext, input: InsertSymbolInput) -> Planned:
         found = await find(ctx, input.path, input.anchor, input.line, "anchor")
         s, lines = found.symbol, found.lines
         eol = lines.eol
@@ -84,11 +90,4 @@ class InsertSymbol(LanguageTool):
         await refuse_broken(found, after)
         last = first + block.count(eol)
         summary = f"Inserted {input.where} `{s.name_path}` in {found.name}: lines {first + 1}-{last + 1}."
-        return Planned(found, after, summary)
-
-    async def preview(self, ctx: ToolContext, input: InsertSymbolInput) -> Preview:
-        return (await self._plan(ctx, input)).preview()
-
-    async def run(self, ctx: ToolContext, input: InsertSymbolInput) -> ToolOutput:
-        planned = await self._plan(ctx, input)
-        return await planned.apply(ctx, f"insert {input.where} {planned.found.symbol.name_path}")
+        return Planned(found, after, summary, f"insert {input.where} {s.name_path}")

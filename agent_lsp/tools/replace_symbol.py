@@ -5,10 +5,20 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from agent_lsp.core.tool import Preview, ToolContext, ToolOutput
-from agent_lsp.tools.language_tool import LanguageTool
-from agent_lsp.tools.symbols import SYMBOLS, Planned, SymbolInput, check_token, find, indent_style, indentation, \
-    refuse_broken, reindent, replaced, token_of
+from agent_lsp.core.tool import ToolContext
+from agent_lsp.tools.symbols import (
+    Planned,
+    SymbolEdit,
+    SymbolInput,
+    check_token,
+    find,
+    indent_style,
+    indentation,
+    refuse_broken,
+    reindent,
+    replaced,
+    token_of,
+)
 
 
 class ReplaceSymbolInput(SymbolInput):
@@ -16,10 +26,8 @@ class ReplaceSymbolInput(SymbolInput):
     body: str = Field(description="The whole new symbol.")
 
 
-class ReplaceSymbol(LanguageTool):
+class ReplaceSymbol(SymbolEdit):
     name = "replace_symbol"
-    kind = "edit"
-    needs = (SYMBOLS,)
     description = (
         "Replace a whole symbol (decorators, signature, body); indentation kept. Prefer it to edit_file for whole "
         "functions."
@@ -29,7 +37,7 @@ class ReplaceSymbol(LanguageTool):
     def title(self, input: ReplaceSymbolInput) -> str:
         return f"Replace {input.symbol} in {input.path}"
 
-    async def _plan(self, ctx: ToolContext, input: ReplaceSymbolInput) -> Planned:
+    async def plan(self, ctx: ToolContext, input: ReplaceSymbolInput) -> Planned:
         found = await find(ctx, input.path, input.symbol, input.line)
         check_token(found, input.token)
         s, lines = found.symbol, found.lines
@@ -41,11 +49,4 @@ class ReplaceSymbol(LanguageTool):
         last = s.start + block.count(lines.eol)
         summary = (f"Replaced `{s.name_path}` in {found.name}: now lines {s.start + 1}-{last + 1}, "
                    f"token={token_of(block)}.")
-        return Planned(found, after, summary)
-
-    async def preview(self, ctx: ToolContext, input: ReplaceSymbolInput) -> Preview:
-        return (await self._plan(ctx, input)).preview()
-
-    async def run(self, ctx: ToolContext, input: ReplaceSymbolInput) -> ToolOutput:
-        planned = await self._plan(ctx, input)  # again: the buffer may have changed while the user was asked
-        return await planned.apply(ctx, f"replace {planned.found.symbol.name_path}")
+        return Planned(found, after, summary, f"replace {s.name_path}")

@@ -25,6 +25,7 @@ from agent_lsp.core.tool import Preview, ToolContext, ToolError, ToolInput, Tool
 from agent_lsp.tools.editing import Current, apply, current, minimal_edit, unified_diff
 from agent_lsp.tools.language_tool import (
     LINE_BREAK,
+    LanguageTool,
     ask,
     index_line,
     is_position,
@@ -409,6 +410,8 @@ class Planned:
     found: Found
     after: str
     summary: str
+    label: str
+    """What the edit is called in the editor's undo ("replace Cart/total")."""
 
     @property
     def diff(self) -> str:
@@ -421,7 +424,7 @@ class Planned:
     def preview(self) -> Preview:
         return Preview(diff=self.diff, changes=(FileChange(self.found.path, self.found.now.text, self.after),))
 
-    async def apply(self, ctx: ToolContext, label: str) -> ToolOutput:
+    async def apply(self, ctx: ToolContext) -> ToolOutput:
         """Nothing sent when nothing changes; else the edit through the editor, as edit_file's."""
         f = self.found
         if self.unchanged:
@@ -429,7 +432,7 @@ class Planned:
                               f"{f.index}")
         edit, diff = await asyncio.to_thread(lambda: (minimal_edit(f.now.text, self.after), self.diff))
         out = await apply(ctx, FileEdit(path=f.path, base_text=f.now.text, version=f.now.version, edits=[edit],
-                                        label=f"agent-lsp: {label}"), self.summary, diff)
+                                        label=f"agent-lsp: {self.label}"), self.summary, diff)
         out.text += f"\n{f.index}"
         return out
 
@@ -445,3 +448,20 @@ def replaced(found: Found, first: int, last: int, block: Optional[str]) -> str:
             start = lines.end(first - 1)
         return lines.text[:start]
     return lines.text[:start] + block + lines.text[lines.end(last):]
+
+
+class SymbolEdit(LanguageTool):
+    """A tool that edits by symbol: `plan` computes the change on the buffer as it is, for the confirmation and
+    again to run it (the user may have typed while asked: the token check sees it)."""
+
+    kind = "edit"
+    needs = (SYMBOLS,)
+
+    async def plan(self, ctx: ToolContext, input: Any) -> Planned:
+        raise NotImplementedError
+
+    async def preview(self, ctx: ToolContext, input: Any) -> Preview:
+        return (await self.plan(ctx, input)).preview()
+
+    async def run(self, ctx: ToolContext, input: Any) -> ToolOutput:
+        return await (await self.plan(ctx, input)).apply(ctx)
