@@ -9,7 +9,8 @@ from agent_lsp.tools import BUILTIN
 PROTOCOL_VERSION = 1
 FEATURES: list[str] = ["newSession", "acp", "revert", "persistentCheckpoints", "codeActions", "outputSchema", "hooks",
                        "memory", "models", "mcp", "tools", "languageFeatures",
-                       "plan", "task", "commands", "webFetch", "images", "inlineCompletion", "skills", "memoryFile"]
+                       "plan", "task", "commands", "webFetch", "images", "inlineCompletion", "skills", "memoryFile", "symbolEdits",
+                       "impact"]
 """The protocol 1.1, 1.2 and 1.3 additions this server has (PROTOCOL §8-§10), so a client can hide what is missing."""
 
 

@@ -377,6 +377,14 @@ class LanguageFeatureParams(WireModel):
     params: dict[str, Any]
 
 
+class LanguageStatusParams(Params):
+    """agent/languageStatus notification params (PROTOCOL §11): how far the editor's language servers have indexed,
+    for the editor's route as a whole; `server` names the one it is about, for the message."""
+
+    server: Optional[str] = None
+    state: Literal["ready", "loading"]
+
+
 class CompletionStatsParams(Params):
     """agent/completionStats params (none yet)."""
 
@@ -459,6 +467,7 @@ SCHEMAS: dict[str, type[WireModel]] = {
     "agent-diagnostics.params": DiagnosticsParams,
     "agent-diagnostics.result": DiagnosticsResult,
     "agent-languageFeature.params": LanguageFeatureParams,
+    "agent-languageStatus.params": LanguageStatusParams,
     "agent-completionStats.params": CompletionStatsParams,
     "agent-completionStats.result": CompletionStatsResult,
     "agent-completionAccepted.argument": CompletionAcceptedArgument,

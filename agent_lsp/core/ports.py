@@ -228,6 +228,22 @@ class Editor(Protocol):
 
 
 
+IndexState = Literal["ready", "loading", "stale", "unknown"]
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    """How much a language server's index knows (PROTOCOL §11): `ready` only on its own word, never from time."""
+
+    state: IndexState
+    why: str
+
+    @property
+    def line(self) -> str:
+        """The line that ends every language tool's answer."""
+        return f"index: {self.state} — {self.why}"
+
+
 class LanguageFeatureError(Exception):
     """A language request that got no usable answer (no server for that file, a server that failed or timed out);
     its message is what the model reads."""
@@ -249,6 +265,14 @@ class LanguageFeatures(Protocol):
 
     async def request(self, method: str, params: dict[str, Any], path: Optional[Path] = None) -> Any:
         """The answer to one request about `path` (None for workspace/symbol); LanguageFeatureError when none."""
+        ...
+
+    def index(self, path: Optional[Path] = None) -> IndexStatus:
+        """How complete the answers about `path` (or the workspace) are now."""
+        ...
+
+    def disk_changed(self, paths: Optional[list[Path]] = None) -> None:
+        """Files changed on disk, not through an open buffer (None: which is not known, as after a command)."""
         ...
 
 

@@ -16,6 +16,9 @@ How to work:
 - Use the tools instead of guessing; read a file before you edit it, and re-read it if an edit is refused.
 - Run independent read-only tools in one turn; they run concurrently.
 - Keep edits minimal and focused on what was asked; check diagnostics after editing.
+- With the symbol tools: rewrite a whole function, method or class with read_symbol then replace_symbol, and use \
+edit_file for a few lines inside one; call impact after changing a signature and before delete_symbol. A language \
+answer whose `index:` line is not `ready` may be incomplete: confirm an empty one with search.
 - Be concise: answer in a few sentences or a short list, with file paths and line numbers where useful.
 - When you are done, say what you did and anything left to do. Do not announce work you will not do."""
 

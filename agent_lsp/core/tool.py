@@ -55,6 +55,19 @@ class Preview:
     """A command that runs in the OS sandbox, whose `autoAllow` lets it run without a question."""
 
 
+@dataclass(frozen=True)
+class Baseline:
+    """What files read when the chat began (`impact`'s baseline): the open buffers' text then, and the text of
+    each file the chat edited before its first edit (None: the chat created it)."""
+
+    buffers: dict[Path, str] = field(default_factory=dict)
+    edited: Callable[[], dict[Path, Optional[str]]] = field(default=lambda: {})
+
+    def texts(self) -> dict[Path, Optional[str]]:
+        """Each file that may have changed since, with its text then."""
+        return {**self.buffers, **self.edited()}
+
+
 class Subagents(Protocol):
     """Runs a sub-chat for `task` (core/subagent.py): a fresh context, the read/search tools; its final text."""
 
@@ -82,6 +95,8 @@ class ToolContext:
     """Folders outside the workspace that read_file may read (the user's skills)."""
     instructions: Optional["SubfolderInstructions"] = None
     """The subfolders' AGENTS.md / CLAUDE.md this chat was given so far (None: none are added)."""
+    baseline: Baseline = field(default_factory=Baseline)
+    """What files read when the chat began."""
 
 
 _SCHEMAS: dict[type, dict[str, Any]] = {}

@@ -36,6 +36,7 @@ from agent_lsp.protocol import (
     HistoryResult,
     MemoryFileParams,
     MemoryFileResult,
+    LanguageStatusParams,
     ModelEntry,
     ModelsParams,
     ModelsResult,
@@ -239,6 +240,17 @@ def agent_abort(ls: Any, params: Any) -> dict:
     connection = connection_of(ls)
     session = session_of(connection, parse(SessionParams, params).session_id)
     return AbortResult(aborted=connection.service.abort(session.id)).wire()
+
+
+def agent_language_status(ls: Any, params: Any) -> None:
+    """agent/languageStatus (a notification): the editor's word on its language servers' indexing, which the
+    `index:` line of the editor's route reports from now on (lsp/language_features.py)."""
+    try:
+        p = parse(LanguageStatusParams, params)
+    except JsonRpcInvalidParams as e:  # a notification has no answer to carry the error
+        log.info("agent/languageStatus ignored: %s", e.message)
+        return
+    ls.language_status = (p.state, p.server)
 
 
 def agent_confirm_tool(ls: Any, params: Any) -> dict:

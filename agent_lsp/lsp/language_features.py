@@ -20,7 +20,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from agent_lsp.core.paths import uri_to_path
-from agent_lsp.core.ports import LANGUAGE_METHODS, LanguageFeatureError
+from agent_lsp.core.ports import LANGUAGE_METHODS, IndexStatus, LanguageFeatureError
 from agent_lsp.core.positions import convert, document_uri, split_lines, walk
 from agent_lsp.lsp.convert import lsp_encoding
 from agent_lsp.lsp.editor import LspEditor
@@ -40,6 +40,18 @@ class EditorLanguageFeatures:
 
     def methods(self, path: Optional[Path] = None) -> dict[str, str]:
         return {method: ORIGIN for method in self._methods}
+
+    def disk_changed(self, paths: Optional[list[Path]] = None) -> None:
+        """Nothing to do: the editor's language servers watch the disk themselves."""
+
+    def index(self, path: Optional[Path] = None) -> IndexStatus:
+        """What the client last said of its language servers (agent/languageStatus); unknown until it does."""
+        said = getattr(self._server, "language_status", None)
+        if said is None:
+            return IndexStatus("unknown", "the editor does not say whether its language servers finished indexing")
+        state, server = said
+        who = f"the editor's {server}" if server else "the editor's language servers"
+        return IndexStatus(state, f"{who} {'finished' if state == 'ready' else 'still'} indexing, as the editor says")
 
     async def request(self, method: str, params: dict[str, Any], path: Optional[Path] = None) -> Any:
         if method not in self._methods:

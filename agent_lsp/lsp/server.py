@@ -190,6 +190,8 @@ class AgentServer(LanguageServer):
         self.warm_modules: tuple[str, ...] = ()
         """What the SDK warm-up imports (set at `initialized`; () when the settings use no SDK)."""
         self.agent_caps = {"confirmTool": False, "diagnostics": False, "languageFeatures": [], "updates": False}
+        self.language_status: Optional[tuple[str, Optional[str]]] = None
+        """(state, server) as the client last said with agent/languageStatus; None: it never did."""
         self.connection: Any = None
         """The connection's agent side (`lsp/connection.py` Connection), made on the first agent/* request."""
 
@@ -261,8 +263,9 @@ AGENT_METHODS: dict[str, tuple[str, str, bool]] = {
     "agent/deleteSession": ("handlers", "agent_delete_session", False),
     "agent/revert": ("chat_edits", "agent_revert", True),
     "agent/memoryFile": ("handlers", "agent_memory_file", True),
+    "agent/languageStatus": ("handlers", "agent_language_status", False),
 }
-"""The agent/* requests and the body that answers each, imported on first use."""
+"""The agent/* requests (and notifications) and the body that answers each, imported on first use."""
 
 
 def _body(module: str, name: str) -> Any:

@@ -55,6 +55,8 @@ class LanguageServers(Protocol):
 
     async def close(self) -> None: ...
 
+    def disk_changed(self, paths: Optional[list[Path]] = None) -> None: ...
+
 
 class BadInput(ValueError):
     """A chat that cannot start: `field` names the parameter (the front end answers its invalid-params error)."""
@@ -145,6 +147,11 @@ class ChatAssembly:
                 self._language_servers = self._make_language_servers()
             own = await self._language_servers.get(settings.language_servers, roots, settings.language_timeout)
         return combined(editor, own)
+
+    def disk_changed(self, paths: list[Path]) -> None:
+        """Files changed on disk outside a chat (a revert): agent-lsp's own language servers are told."""
+        if self._language_servers is not None:
+            self._language_servers.disk_changed(paths)
 
     async def sandbox(self, settings: Settings, roots: list[Path]) -> Optional[Sandbox]:
         """The OS sandbox of a chat's commands when the `sandbox` setting turns it on; when it cannot start, one

@@ -16,7 +16,7 @@ from agent_lsp.core.loop import ChatConfig, ChatState, close_aborted, compact_no
 from agent_lsp.core.messages import UserMessage
 from agent_lsp.core.paths import display
 from agent_lsp.core.ports import Approve, Model, ModelError
-from agent_lsp.core.tool import Tool, ToolContext
+from agent_lsp.core.tool import Baseline, Tool, ToolContext
 from agent_lsp.sessions.checkpoints import Checkpoint, RecordingEditor, plan_revert, revert_files, revert_note, to_rows
 from agent_lsp.sessions.live import Sessions
 from agent_lsp.sessions.permissions import chat_approval, offered
@@ -125,7 +125,10 @@ class ChatRunner:
         state.compaction = session.compaction
         approve = chat_approval(mode, session.grants, ask)
         checkpoint = Checkpoint(chat=session.chat_count, message=request.message.text)
-        ctx = replace(request.ctx, editor=RecordingEditor(request.ctx.editor, checkpoint))
+        editor = request.ctx.editor
+        baseline = Baseline({d.path: d.text for d in editor.open_documents() if d.path is not None},
+                            lambda: {p: c.before for p, c in checkpoint.files.items() if not c.hashes_only})
+        ctx = replace(request.ctx, editor=RecordingEditor(editor, checkpoint), baseline=baseline)
 
         async def drive() -> None:
             async for update in run_chat(model, request.message, state, config, ctx, approve):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional
 
-from agent_lsp.core.ports import LanguageFeatureError, LanguageFeatures
+from agent_lsp.core.ports import IndexStatus, LanguageFeatureError, LanguageFeatures
 
 
 class Combined:
@@ -29,6 +29,17 @@ class Combined:
             if method in port.methods(path):
                 return await port.request(method, params, path)
         raise LanguageFeatureError(f"nothing can answer {method} here")
+
+    def disk_changed(self, paths: Optional[list[Path]] = None) -> None:
+        for port in self.ports:
+            port.disk_changed(paths)
+
+    def index(self, path: Optional[Path] = None) -> IndexStatus:
+        """The index of the first port that answers anything for `path`."""
+        for port in self.ports:
+            if port.methods(path):
+                return port.index(path)
+        return IndexStatus("unknown", "no language server answers here")
 
 
 def combined(*ports: Optional[LanguageFeatures]) -> Optional[LanguageFeatures]:

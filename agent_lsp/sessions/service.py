@@ -89,9 +89,11 @@ class ChatService:
         SessionBusy while a chat runs in the session."""
         session = self.sessions.reserve(session)
         try:
-            return await self._runner.revert(session, to_chat, editor)
+            reverted, refused = await self._runner.revert(session, to_chat, editor)
         finally:
             self.sessions.release(session)
+        self.assembly.disk_changed(reverted)  # a closed file restored on disk: its language servers must know
+        return reverted, refused
 
     def abort(self, session_id: str) -> bool:
         """Cancel the session's running chat; False when nothing was running. UnknownSession."""

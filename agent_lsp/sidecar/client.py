@@ -2,7 +2,7 @@
 
 pygls types every standard message with lsprotocol; the port speaks plain LSP shapes, so this client keeps params
 and results as the JSON they are (no namedtuples, no attrs), answers the few requests a server sends its client,
-and ignores the notifications a headless client has no use for (logs, diagnostics, progress).
+and ignores the notifications a headless client has no use for (logs, diagnostics); server.py reads progress.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from typing import Any, Callable, Mapping, Optional
 from agent_lsp.config import env_seconds
 from agent_lsp.config.language_servers import LanguageServerConfig
 from agent_lsp.core.paths import is_inside, real, uri_to_path
-from agent_lsp.core.ports import LANGUAGE_METHODS, Editor, LanguageFeatureError
+from agent_lsp.core.ports import LANGUAGE_METHODS, Editor, IndexStatus, LanguageFeatureError
 from agent_lsp.core.positions import document_uri
 from agent_lsp.sidecar.languages import extensions, folder_has, language_id, serves
 from agent_lsp.sidecar.server import Server, find_command
@@ -72,6 +72,16 @@ class SidecarLanguageFeatures:
                 found.setdefault(method, f"languageServer:{name}")
         return {m: found[m] for m in LANGUAGE_METHODS if m in found}
 
+    def index(self, path: Optional[Path] = None) -> IndexStatus:
+        """How much the server answering for `path` (or, for the workspace, the least ready one) knows now."""
+        found = [self._servers[key].index() if key in self._servers else
+                 IndexStatus("loading", f"language server `{key[1]}` has not started yet")
+                 for key in self._candidates(path)]
+        if not found:
+            return IndexStatus("unknown", "no language server of agent-lsp's answers here")
+        order = ("stale", "loading", "unknown", "ready")
+        return min(found, key=lambda s: order.index(s.state))
+
     async def request(self, method: str, params: dict[str, Any], path: Optional[Path] = None) -> Any:
         """The answer of the first configured server for `path` that supports `method`; with no path (and none in
         the params), every server of the workspace, lists merged."""
@@ -95,6 +105,13 @@ class SidecarLanguageFeatures:
                 return await server.ask(method, params, path, self.timeout)
         names = _names([n for _, n in candidates])
         raise LanguageFeatureError(f"language server {names} does not support {method}")
+
+    def disk_changed(self, paths: Optional[list[Path]] = None) -> None:
+        """Files changed on disk (None: which is not known, as after a command): every running server is told
+        before its next request, and says `stale` until then."""
+        resolved = None if paths is None else [p.resolve() for p in paths]
+        for server in self._servers.values():
+            server.disk_changed(resolved)
 
     async def close(self) -> None:
         """Stop every server (shutdown and exit, then kill); nothing of them is left."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
 from agent_lsp.config.language_servers import LanguageServerConfig
 
@@ -22,6 +22,8 @@ EXTENSIONS = {
 }
 """File extensions and the languageId LSP gives them (the specification's table, plus a few common ones)."""
 
+CHANGES_LIMIT = 50_000
+"""Directory entries looked at, at most, for the files changed on disk after a command."""
 SCAN_LIMIT = 5000
 """Directory entries looked at, at most, to tell whether a workspace folder has files of a language."""
 _SKIP = {"node_modules", "__pycache__", "target", "dist", "build", "venv"}
@@ -53,9 +55,9 @@ def extensions(config: LanguageServerConfig) -> Optional[set[str]]:
     return found
 
 
-def folder_has(root: Path, suffixes: set[str], limit: int = SCAN_LIMIT) -> bool:
-    """Whether `root` has a file ending in one of `suffixes`, looking at `limit` entries at most, breadth first,
-    skipping hidden and generated folders (a big tree that shows none soon answers False)."""
+def _files(root: Path, limit: int) -> Iterator[os.DirEntry]:
+    """The files under `root`, breadth first, skipping hidden and generated folders, looking at `limit` directory
+    entries at most."""
     queue, seen = [root], 0
     while queue and seen < limit:
         folder = queue.pop(0)
@@ -65,13 +67,31 @@ def folder_has(root: Path, suffixes: set[str], limit: int = SCAN_LIMIT) -> bool:
             continue
         for entry in entries:
             seen += 1
-            name = entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if not name.startswith(".") and name not in _SKIP:
+                    if not entry.name.startswith(".") and entry.name not in _SKIP:
                         queue.append(Path(entry.path))
-                elif os.path.splitext(name)[1].lower() in suffixes:
-                    return True
+                else:
+                    yield entry
             except OSError:
                 continue
-    return False
+
+
+def folder_has(root: Path, suffixes: set[str], limit: int = SCAN_LIMIT) -> bool:
+    """Whether `root` has a file ending in one of `suffixes`, looking at `limit` entries at most (a big tree that
+    shows none soon answers False)."""
+    return any(os.path.splitext(entry.name)[1].lower() in suffixes for entry in _files(root, limit))
+
+
+def modified_since(root: Path, suffixes: Optional[set[str]], since_ns: int, limit: int = CHANGES_LIMIT) -> list[Path]:
+    """The files under `root` (of `suffixes`, or any when None) modified at or after `since_ns`, looking at `limit`
+    entries at most."""
+    found = []
+    for entry in _files(root, limit):
+        try:
+            if (suffixes is None or os.path.splitext(entry.name)[1].lower() in suffixes) \
+                    and entry.stat(follow_symlinks=False).st_mtime_ns >= since_ns:
+                found.append(Path(entry.path))
+        except OSError:
+            continue
+    return found

@@ -41,6 +41,11 @@ class SidecarPool:
             await current.prepare()
         return current
 
+    def disk_changed(self, paths: Optional[list[Path]] = None) -> None:
+        """Files changed on disk outside a chat's tools (a revert): the current servers are told."""
+        if self._current is not None:
+            self._current.disk_changed(paths)
+
     def _retire(self) -> None:
         if self._current is not None:
             task = asyncio.ensure_future(self._current.close())

@@ -13,6 +13,7 @@ import logging
 import os
 import shutil
 import signal
+import time
 import uuid
 from collections import deque
 from pathlib import Path
@@ -22,11 +23,12 @@ from pygls.exceptions import JsonRpcException
 
 from agent_lsp.config.language_servers import LanguageServerConfig
 from agent_lsp.core.paths import uri_to_path
-from agent_lsp.core.ports import LANGUAGE_METHODS, LanguageFeatureError
+from agent_lsp.core.ports import LANGUAGE_METHODS, IndexStatus, LanguageFeatureError
 from agent_lsp.core.positions import convert, encoding_name
 from agent_lsp.processes import command_env, dying_with_us
 from agent_lsp.sidecar.client import SidecarClient
 from agent_lsp.sidecar.documents import Buffers, Documents
+from agent_lsp.sidecar.languages import extensions, modified_since
 from agent_lsp.sidecar.positions import Texts
 
 log = logging.getLogger(__name__)
@@ -113,6 +115,18 @@ class Server:
         self._tasks: list[asyncio.Task] = []
         self._closing = False
         self._late = False
+        self.progress: dict[Any, tuple[str, str]] = {}
+        """Work-done progress begun and not ended, by token: its title and latest message."""
+        self.progressed = False
+        """It reported work-done progress at least once (so its silence means it is done)."""
+        self.status: Optional[tuple[bool, str]] = None
+        """rust-analyzer's `experimental/serverStatus`: (quiescent, message)."""
+        self.changed_on_disk: set[Path] = set()
+        """Files changed on disk it was not told of yet."""
+        self.told_at = time.time_ns()
+        """When it last learnt of every change on disk (its start, then each workspace/didChangeWatchedFiles)."""
+        self.disk_unknown: Optional[int] = None
+        """Since when files may have changed on disk unseen (a command ran): looked for before its next request."""
 
     @property
     def pid(self) -> Optional[int]:
@@ -121,6 +135,25 @@ class Server:
 
     def describe(self) -> str:
         return f"`{self.name}` ({self.config.describe()})"
+
+    def index(self) -> IndexStatus:
+        """How much it knows now, from what it said (work-done progress, rust-analyzer's serverStatus); never
+        from the time that passed."""
+        if self.state in ("new", "starting"):
+            return IndexStatus("loading", f"language server `{self.name}` has not answered initialize yet")
+        if self.state == "stopped":
+            return IndexStatus("unknown", f"language server `{self.name}` stopped")
+        if self.changed_on_disk or self.disk_unknown is not None:
+            return IndexStatus("stale", f"files changed on disk that `{self.name}` was not told of yet")
+        if self.status is not None and not self.status[0]:
+            return IndexStatus("loading", f"`{self.name}` is busy{': ' + self.status[1] if self.status[1] else ''}")
+        if self.progress:
+            title, message = next(reversed(self.progress.values()))
+            said = f"{title} ({message})" if message else title
+            return IndexStatus("loading", f"`{self.name}` reports work under way: {said}")
+        if self.status is not None or self.progressed:
+            return IndexStatus("ready", f"`{self.name}` reported its work done")
+        return IndexStatus("unknown", f"`{self.name}` reports nothing of its indexing")
 
     # ---- start and stop ----------------------------------------------------------------------------------
 
@@ -202,8 +235,11 @@ class Server:
     def _capabilities(self) -> dict[str, Any]:
         return {
             "general": {"positionEncodings": list(self.encodings)},
+            "window": {"workDoneProgress": True},  # progress is how a server says it is still indexing
+            "experimental": {"serverStatusNotification": True},  # rust-analyzer's way
             "workspace": {
                 "configuration": True, "workspaceFolders": True, "applyEdit": False,
+                "didChangeWatchedFiles": {"dynamicRegistration": False},
                 "symbol": {"symbolKind": _SYMBOL_KINDS},
                 "workspaceEdit": {"documentChanges": True, "resourceOperations": ["create", "rename", "delete"]},
             },
@@ -252,6 +288,25 @@ class Server:
                        "workspace/inlayHint/refresh", "workspace/inlineValue/refresh",
                        "workspace/diagnostic/refresh", "workspace/foldingRange/refresh"):
             client.feature(method)(lambda params: None)
+
+        @client.feature("$/progress")
+        def progress(params: Any) -> None:
+            value = params.get("value") if isinstance(params, dict) else None
+            if not isinstance(value, dict) or not isinstance(params.get("token"), (str, int)):
+                return
+            token = params["token"]
+            if value.get("kind") == "begin":
+                self.progressed = True
+                self.progress[token] = (str(value.get("title") or ""), str(value.get("message") or ""))
+            elif value.get("kind") == "report" and token in self.progress and value.get("message"):
+                self.progress[token] = (self.progress[token][0], str(value["message"]))
+            elif value.get("kind") == "end":
+                self.progress.pop(token, None)
+
+        @client.feature("experimental/serverStatus")
+        def server_status(params: Any) -> None:
+            if isinstance(params, dict) and isinstance(params.get("quiescent"), bool):
+                self.status = (params["quiescent"], str(params.get("message") or ""))
 
         @client.feature("workspace/applyEdit")
         def apply_edit(params: Any) -> dict[str, Any]:  # edits go through the agent's own tools, never the server
@@ -362,8 +417,38 @@ class Server:
                 document["version"] = self.documents.editor_version(path)
 
     async def sync(self, editor: Buffers, asked: Optional[Path], language: str) -> None:
-        """Make the server see the editor's buffers and the files on disk as they are now (documents.py)."""
+        """Make the server see the editor's buffers and the files on disk as they are now (documents.py), and
+        know of the files that changed on disk since it was last told."""
+        await self._tell_disk()
         await self.documents.sync(editor, asked, language)
+
+    def disk_changed(self, paths: Optional[list[Path]]) -> None:
+        """Files changed on disk (None: which is not known, as after a command): told before the next request."""
+        if paths is None:
+            self.disk_unknown = self.told_at if self.disk_unknown is None else self.disk_unknown
+        else:
+            self.changed_on_disk |= {p for p in paths if p == self.root or self.root in p.parents}
+
+    async def _tell_disk(self) -> None:
+        """workspace/didChangeWatchedFiles for what changed on disk since it was last told (after a command: the
+        files of its languages modified since, looked for in a thread)."""
+        now = time.time_ns()
+        if self.disk_unknown is not None:
+            since, self.disk_unknown = self.disk_unknown, None
+            shown = [p for p, d in self.documents.by_path.items() if not d.from_editor]
+
+            def look() -> set[Path]:  # the files written since, and those it was shown that are gone
+                written = modified_since(self.root, extensions(self.config), since)
+                return {*written, *(p for p in shown if not p.exists())}
+
+            self.changed_on_disk |= await asyncio.to_thread(look)
+        if not self.changed_on_disk:
+            return
+        changed, self.changed_on_disk = sorted(self.changed_on_disk), set()
+        gone = await asyncio.to_thread(lambda: {p for p in changed if not p.exists()})
+        self._notify("workspace/didChangeWatchedFiles", {"changes": [
+            {"uri": p.as_uri(), "type": 3 if p in gone else 2} for p in changed]})
+        self.told_at = now
 
     def _notify(self, method: str, params: Any) -> None:
         if self.client is not None:

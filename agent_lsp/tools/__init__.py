@@ -24,8 +24,8 @@ BUILTIN = ("list_open_buffers", "read_file", "list_files", "search", "get_diagno
            "run_command", "todo_write", "task")
 """The built-in tools every chat is offered, in order: the module of each name holds its `TOOL`."""
 LANGUAGE = ("find_symbol", "go_to_definition", "find_references", "hover", "document_symbols", "call_hierarchy",
-            "rename_symbol")
-"""The tools of PROTOCOL §9 "Language intelligence", in order: the module of each name holds its LanguageTool."""
+            "rename_symbol", "read_symbol", "replace_symbol", "insert_symbol", "delete_symbol", "impact")
+"""The tools of PROTOCOL §9 "Language intelligence" and §11 "Edits by symbol", in order: the module of each name holds its LanguageTool."""
 
 
 def _module(name: str) -> Any:

@@ -6,8 +6,18 @@ from typing import Literal
 
 from pydantic import Field
 
-from agent_lsp.core.tool import ToolContext, ToolOutput, bound
-from agent_lsp.tools.language_tool import LanguageTool, Places, PositionInput, ask, nothing_at, target
+from agent_lsp.core.tool import ToolContext, ToolOutput
+from agent_lsp.tools.language_tool import (
+    LanguageTool,
+    Places,
+    PositionInput,
+    answered,
+    ask,
+    empty_answer,
+    nothing_at,
+    target,
+    whole_word,
+)
 
 
 class CallHierarchyInput(PositionInput):
@@ -31,7 +41,7 @@ class CallHierarchy(LanguageTool):
         items = await ask(ctx, "textDocument/prepareCallHierarchy", t.params, t.path)
         items = [i for i in items or [] if isinstance(i, dict)] if isinstance(items, list) else []
         if not items:
-            raise nothing_at(t, "function or method")
+            raise nothing_at(t, "function or method", ctx)
         incoming = input.direction == "incoming"
         method, end = ("callHierarchy/incomingCalls", "from") if incoming else ("callHierarchy/outgoingCalls", "to")
         found = []
@@ -44,8 +54,9 @@ class CallHierarchy(LanguageTool):
                     found.append((other["uri"], where.get("start") or {}, str(other.get("name", "?"))))
         names = ", ".join(str(i.get("name", "?")) for i in items)
         if not found:
-            return ToolOutput(f"No {'callers of' if incoming else 'calls from'} {names} found.")
+            return ToolOutput(empty_answer(ctx, f"No {'callers of' if incoming else 'calls from'} {names} found.",
+                                           whole_word(str(items[0].get("name", ""))), t.path))
         places = Places(ctx)
         found.sort(key=lambda f: places.sort_key(f[0], f[1]))
         lines = list(dict.fromkeys(f"{places.where(uri, at)}: {name}" for uri, at, name in found))
-        return ToolOutput(bound("\n".join(lines)))
+        return answered(ctx, "\n".join(lines), t.path)

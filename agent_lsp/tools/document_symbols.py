@@ -7,8 +7,17 @@ from typing import Any
 from pydantic import Field
 
 from agent_lsp.core.paths import display
-from agent_lsp.core.tool import ToolContext, ToolInput, ToolOutput, bound
-from agent_lsp.tools.language_tool import LanguageTool, ask, is_position, kind_name, numbers, split_lines
+from agent_lsp.core.tool import ToolContext, ToolInput, ToolOutput
+from agent_lsp.tools.language_tool import (
+    LanguageTool,
+    answered,
+    ask,
+    index_line,
+    is_position,
+    kind_name,
+    numbers,
+    split_lines,
+)
 from agent_lsp.tools.paths import resolve
 from agent_lsp.tools.read_file import read_text
 
@@ -62,5 +71,6 @@ class DocumentSymbols(LanguageTool):
         lines = outline(answer) if isinstance(answer, list) else []
         name = display(ctx.editor.roots, path)
         if not lines:
-            return ToolOutput(f"The language server knows no symbols in {name} ({len(split_lines(text))} lines).")
-        return ToolOutput(bound("\n".join(lines)))
+            return ToolOutput(f"The language server knows no symbols in {name} ({len(split_lines(text))} lines).\n"
+                              f"{index_line(ctx, path)}")
+        return answered(ctx, "\n".join(lines), path)

@@ -71,9 +71,17 @@ def unified_diff(name: str, before: str, after: str) -> str:
 _HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
 
 
+def told_of_disk(ctx: ToolContext, path: Path, version: Optional[int]) -> None:
+    """An edit of a file that was not open (`version` None) went to disk unless the editor opened it: the language
+    servers agent-lsp runs must learn of it."""
+    if version is None and ctx.language is not None and ctx.editor.open_document(path) is None:
+        ctx.language.disk_changed([path])
+
+
 async def apply(ctx: ToolContext, edit: FileEdit, summary: str, diff: str) -> ToolOutput:
     """Send the edit to the editor; the result carries the diff and, when available, diagnostics after it."""
     outcome = await ctx.editor.apply_edit(edit)
+    told_of_disk(ctx, edit.path, edit.version)
     name = display(ctx.editor.roots, edit.path)
     if not outcome.applied:
         why = f" ({outcome.message})" if outcome.message else ""

@@ -6,16 +6,20 @@ import asyncio
 
 from agent_lsp.core.paths import uri_to_path
 from agent_lsp.core.ports import LanguageFeatureError
-from agent_lsp.core.tool import ToolContext, ToolError, ToolOutput, bound
+from agent_lsp.core.tool import ToolContext, ToolError, ToolOutput
 from agent_lsp.tools.language_tool import (
     MAX_LINE_CHARS,
     LanguageTool,
     Places,
     PositionInput,
     Target,
+    answered,
     ask,
+    empty_answer,
     locations,
     target,
+    whole_word,
+    word_at,
 )
 
 
@@ -45,10 +49,11 @@ class FindReferences(LanguageTool):
             answer, declared = await asyncio.gather(references, _declarations(ctx, t))
             found = [(uri, p) for uri, p in locations(answer) if _place(uri, p) not in declared]
         if not found:
-            raise ToolError(f"No references found at {t.where}: the position names no symbol, or the symbol has no "
-                            f"references{'' if input.includeDeclaration else ' besides its declaration'}. The line "
-                            f"reads: {t.line_text.strip()[:MAX_LINE_CHARS]}")
-        return ToolOutput(bound("\n".join(await Places(ctx).lines(found, sort=True))))
+            raise ToolError(empty_answer(
+                ctx, f"No references found at {t.where}: the position names no symbol, or the symbol has no "
+                     f"references{'' if input.includeDeclaration else ' besides its declaration'}. The line reads: "
+                     f"{t.line_text.strip()[:MAX_LINE_CHARS]}", whole_word(word_at(t.line_text, t.column)), t.path))
+        return answered(ctx, "\n".join(await Places(ctx).lines(found, sort=True)), t.path)
 
 
 def _own_server(ctx: ToolContext, t: Target) -> bool:

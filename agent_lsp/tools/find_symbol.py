@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from pydantic import Field
 
-from agent_lsp.core.tool import ToolContext, ToolError, ToolInput, ToolOutput, bound
-from agent_lsp.tools.language_tool import SYMBOL_KINDS, LanguageTool, Places, ask, kind_name
+from agent_lsp.core.tool import ToolContext, ToolError, ToolInput, ToolOutput
+from agent_lsp.tools.language_tool import (
+    SYMBOL_KINDS,
+    LanguageTool,
+    Places,
+    answered,
+    ask,
+    empty_answer,
+    kind_name,
+)
 
 MAX_SYMBOLS = 200
 
@@ -39,7 +48,8 @@ class FindSymbol(LanguageTool):
         if kind is not None:
             symbols = [s for s in symbols if kind_name(s.get("kind")) == kind]
         if not symbols:
-            return ToolOutput(f"No symbol matches {input.query!r}" + (f" of kind {kind}." if kind else "."))
+            return ToolOutput(empty_answer(ctx, f"No symbol matches {input.query!r}" +
+                                           (f" of kind {kind}." if kind else "."), re.escape(input.query)))
         places = Places(ctx)
         lines = []
         for s in symbols[:MAX_SYMBOLS]:
@@ -50,4 +60,4 @@ class FindSymbol(LanguageTool):
         more = len(symbols) - MAX_SYMBOLS
         if more > 0:
             lines.append(f"[{more} more symbols; narrow the query or give a kind]")
-        return ToolOutput(bound("\n".join(lines)))
+        return answered(ctx, "\n".join(lines))

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
-from agent_lsp.core.tool import ToolContext, ToolOutput, bound
-from agent_lsp.tools.language_tool import LanguageTool, Places, PositionInput, ask, locations, nothing_at, target
+from agent_lsp.core.tool import ToolContext, ToolOutput
+from agent_lsp.tools.language_tool import (
+    LanguageTool,
+    Places,
+    PositionInput,
+    answered,
+    ask,
+    locations,
+    nothing_at,
+    target,
+)
 
 
 class GoToDefinition(LanguageTool):
@@ -22,5 +31,5 @@ class GoToDefinition(LanguageTool):
         t = target(ctx, input)
         found = locations(await ask(ctx, "textDocument/definition", t.params, t.path))
         if not found:
-            raise nothing_at(t, "definition")
-        return ToolOutput(bound("\n".join(await Places(ctx).lines(found))))
+            raise nothing_at(t, "definition", ctx)
+        return answered(ctx, "\n".join(await Places(ctx).lines(found)), t.path)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_lsp.core.tool import ToolContext, ToolOutput, bound
-from agent_lsp.tools.language_tool import LanguageTool, PositionInput, ask, nothing_at, target
+from agent_lsp.core.tool import ToolContext, ToolOutput
+from agent_lsp.tools.language_tool import LanguageTool, PositionInput, answered, ask, nothing_at, target
 
 
 def hover_text(contents: Any) -> str:
@@ -38,5 +38,5 @@ class Hover(LanguageTool):
         answer = await ask(ctx, "textDocument/hover", t.params, t.path)
         text = hover_text(answer.get("contents")) if isinstance(answer, dict) else ""
         if not text:
-            raise nothing_at(t, "hover information")
-        return ToolOutput(bound(text))
+            raise nothing_at(t, "hover information", ctx)
+        return answered(ctx, text, t.path)

@@ -8,6 +8,7 @@ counts lines and columns from 1. Only this module converts between the two.
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Iterable, Optional
@@ -18,7 +19,7 @@ from agent_lsp.core.events import Location
 from agent_lsp.core.paths import display, is_inside, uri_to_path
 from agent_lsp.core.ports import LanguageFeatureError, LanguageFeatures
 from agent_lsp.core.positions import LINE_BREAK, is_position, split_lines
-from agent_lsp.core.tool import Tool, ToolContext, ToolError, ToolInput
+from agent_lsp.core.tool import Tool, ToolContext, ToolError, ToolInput, ToolOutput, bound
 from agent_lsp.core.surrogates import scrubbed
 from agent_lsp.tools.paths import file_location, resolve
 from agent_lsp.tools.read_file import read_text
@@ -85,6 +86,34 @@ async def ask(ctx: ToolContext, method: str, params: dict[str, Any], path: Optio
     return await asyncio.to_thread(scrubbed, answer) if answer is not None else None
 
 
+def index_line(ctx: ToolContext, path: Optional[Path] = None) -> str:
+    """The line ending a language tool's answer: how much the index of the server answering for `path` knows."""
+    language = ctx.language
+    if language is None:
+        return "index: unknown — no language server answers here"
+    return language.index(path).line
+
+
+def answered(ctx: ToolContext, text: str, path: Optional[Path] = None) -> ToolOutput:
+    """A language tool's answer, bounded, ending with the index line."""
+    return ToolOutput(f"{bound(text)}\n{index_line(ctx, path)}")
+
+
+def whole_word(word: str) -> str:
+    """The search pattern for a name as a whole word."""
+    return rf"\b{re.escape(word)}\b" if re.fullmatch(r"\w+", word) else re.escape(word)
+
+
+def empty_answer(ctx: ToolContext, what: str, pattern: str, path: Optional[Path] = None) -> str:
+    """An answer that found nothing, with the index line; when the index is not `ready`, it says that is no proof
+    and names the `search` to run (`pattern`)."""
+    line = index_line(ctx, path)
+    if line.startswith("index: ready"):
+        return f"{what}\n{line}"
+    return (f"{what} That is no proof there are none, as the index is not ready: run search with pattern "
+            f"`{pattern}`.\n{line}")
+
+
 # ---- the model's position ----------------------------------------------------------------------------------
 
 
@@ -130,10 +159,20 @@ def target(ctx: ToolContext, input: PositionInput) -> Target:
     return Target(path, name, input.line, input.column, line_text)
 
 
-def nothing_at(t: Target, what: str) -> ToolError:
-    """The error for a position where the language server found nothing."""
-    return ToolError(f"No {what} at {t.where}: the position names no symbol the language server knows. The line "
-                     f"reads: {t.line_text.strip()[:MAX_LINE_CHARS]}")
+def word_at(line: str, column: int) -> str:
+    """The identifier under a 1-based column."""
+    for m in re.finditer(r"\w+", line):
+        if m.start() <= column - 1 <= m.end():
+            return m.group()
+    return "symbol"
+
+
+def nothing_at(t: Target, what: str, ctx: Optional[ToolContext] = None) -> ToolError:
+    """The error for a position where the language server found nothing (with `ctx`: and how much its index
+    knows, naming the search to run when that is no proof)."""
+    said = (f"No {what} at {t.where}: the position names no symbol the language server knows. The line "
+            f"reads: {t.line_text.strip()[:MAX_LINE_CHARS]}")
+    return ToolError(empty_answer(ctx, said, whole_word(word_at(t.line_text, t.column)), t.path) if ctx else said)
 
 
 # ---- locations as the model reads them ---------------------------------------------------------------------

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import re
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -16,16 +15,18 @@ from agent_lsp.core.paths import display, is_inside, uri_to_path
 from agent_lsp.core.ports import FileEdit, TextEdit
 from agent_lsp.core.positions import line_starts
 from agent_lsp.core.tool import Preview, ToolContext, ToolError, ToolOutput, bound
-from agent_lsp.tools.editing import Current, current, unified_diff
+from agent_lsp.tools.editing import Current, current, told_of_disk, unified_diff
 from agent_lsp.tools.get_diagnostics import format_diagnostics
 from agent_lsp.tools.language_tool import (
     LanguageTool,
     PositionInput,
     Target,
     ask,
+    index_line,
     nothing_at,
     offset_of,
     target,
+    word_at,
 )
 
 
@@ -92,14 +93,6 @@ def applied(text: str, edits: list[TextEdit]) -> str:
     return "".join(parts) + text[at:]
 
 
-def word_at(line: str, column: int) -> str:
-    """The identifier under a 1-based column (for the edit's label)."""
-    for m in re.finditer(r"\w+", line):
-        if m.start() <= column - 1 <= m.end():
-            return m.group()
-    return "symbol"
-
-
 class RenameSymbol(LanguageTool):
     name = "rename_symbol"
     kind = "edit"
@@ -164,6 +157,7 @@ class RenameSymbol(LanguageTool):
         for c in changes:
             outcome = await ctx.editor.apply_edit(FileEdit(path=c.path, base_text=c.base.text, version=c.base.version,
                                                            edits=c.edits, label=label))
+            told_of_disk(ctx, c.path, c.base.version)
             if not outcome.applied:
                 why = f" ({outcome.message})" if outcome.message else ""
                 so_far = f" It was applied to {', '.join(done)} already." if done else ""
@@ -178,4 +172,4 @@ class RenameSymbol(LanguageTool):
         if report.from_editor or any(c.path.suffix in (".py", ".pyi") for c in changes):
             found = format_diagnostics(ctx.editor.roots, report.items)
             text += f"\nDiagnostics after the rename:\n{found}" if found else "\nNo diagnostics after the rename."
-        return ToolOutput(bound(text), diff=diff)
+        return ToolOutput(f"{bound(text)}\n{index_line(ctx, t.path)}", diff=diff)

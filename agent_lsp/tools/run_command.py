@@ -77,6 +77,10 @@ class RunCommand(Tool):
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
         output = Output()
         where = f" ({self.sandbox.note()})" if self.sandbox is not None else ""
+        # whatever the command writes on disk, the language servers must learn of: said before (a request while it
+        # runs looks for what it wrote so far) and after (what it wrote since)
+        told = ctx.language.disk_changed if ctx.language is not None else lambda paths: None
+        told(None)
         try:
             async with asyncio.timeout(input.timeout):  # not wait_for (models/retry.py says why)
                 await self._read(process, output, ctx)
@@ -89,6 +93,8 @@ class RunCommand(Tool):
             _kill(process)
             await process.wait()
             raise
+        finally:
+            told(None)
         code = await process.wait()
         return ToolOutput(f"Exit code {code}{where}\n{output.text()}".rstrip())
 

@@ -57,6 +57,11 @@ async def start(lsp, methods=EVERY_METHOD, timeout: float = 120, **kwargs):
                            init_options={"languageTimeout": timeout}, **kwargs)
 
 
+READY = "index: ready — the editor's pyright finished indexing, as the editor says"
+"""The index line after the client said agent/languageStatus {server: "pyright", state: "ready"}."""
+UNKNOWN = "index: unknown — the editor does not say whether its language servers finished indexing"
+
+
 def tool_results(fake_api, index: int) -> list[dict]:
     """The tool_result blocks of the model request `index`."""
     return [b for b in sent(fake_api, index)[-1]["content"] if b.get("type") == "tool_result"]
@@ -87,6 +92,7 @@ async def test_references_definition_and_hover_reach_the_model_in_characters(lsp
     answering(client, {"textDocument/references": lambda p: references if p["position"]["line"] == 2 else [],
                        "textDocument/definition": definition,
                        "textDocument/hover": hover})
+    client.protocol.notify("agent/languageStatus", {"server": "pyright", "state": "ready"})
     open_doc(client, app, APP)
     result = await chat(client, "who uses load?")
     assert result["stopReason"] == "end_turn" and result["finalMessage"] == "Done."
@@ -96,11 +102,11 @@ async def test_references_definition_and_hover_reach_the_model_in_characters(lsp
     assert tool_results(lsp.fake_api, 1) == [{"type": "tool_result", "tool_use_id": "toolu_r", "content":
                                               "app.py:1:17: from lib import load\n"
                                               'app.py:3:21: MOOD = "😀"; value = load("x")\n'
-                                              "lib.py:1:5: def load(name):"}]
+                                              f"lib.py:1:5: def load(name):\n{READY}"}]
     assert tool_results(lsp.fake_api, 2) == [{"type": "tool_result", "tool_use_id": "toolu_d",
-                                              "content": "lib.py:1:5: def load(name):"}]
+                                              "content": f"lib.py:1:5: def load(name):\n{READY}"}]
     assert tool_results(lsp.fake_api, 3) == [{"type": "tool_result", "tool_use_id": "toolu_h",
-                                              "content": "```python\ndef load(name: str) -> str\n```"}]
+                                              "content": f"```python\ndef load(name: str) -> str\n```\n{READY}"}]
     (nothing,) = tool_results(lsp.fake_api, 4)
     assert nothing["is_error"] is True and nothing["content"].startswith(
         "No references found at app.py:2:1: the position names no symbol")
@@ -238,8 +244,8 @@ async def test_call_hierarchy_outline_and_workspace_symbols_in_characters(lsp):
     result = await chat(client, "who calls load?")
     assert result["finalMessage"] == "Done."
     assert [b["content"] for i in (1, 2, 3) for b in tool_results(lsp.fake_api, i)] == [
-        "app.py:1:29: main\napp.py:3:5: main", "1: function load\n  1: variable name",
-        "app.py:1:29: function load (app)"]
+        f"app.py:1:29: main\napp.py:3:5: main\n{UNKNOWN}", f"1: function load\n  1: variable name\n{UNKNOWN}",
+        f"app.py:1:29: function load (app)\n{UNKNOWN}"]
     assert [r["method"] for r in client.language_requests] == [
         "textDocument/prepareCallHierarchy", "callHierarchy/incomingCalls", "textDocument/documentSymbol",
         "workspace/symbol"]

@@ -21,6 +21,7 @@ JEDI = str(Path(sys.executable).parent / "jedi-language-server")
 SERVERS = {"jedi": {"command": [JEDI], "languages": ["python"]}}
 LANGUAGE_TOOLS = ["find_symbol", "go_to_definition", "find_references", "hover", "document_symbols",
                   "call_hierarchy", "rename_symbol"]
+JEDI_INDEX = "index: unknown — `jedi` reports nothing of its indexing"
 REFERENCES = tool_use("find_references", {"path": "app.py", "line": 1, "column": 5}, id="toolu_refs")
 
 
@@ -66,7 +67,7 @@ async def test_a_plain_client_gets_the_language_tools_from_its_own_language_serv
     lsp.fake_api.add(REFERENCES, text("Three callers."))
     assert (await chat(client, "who calls greet?"))["stopReason"] == "end_turn"
     assert result(lsp.fake_api, 1) == "app.py:4:1: greet('unsaved')\nuse.py:1:17: from app import greet\n" \
-                                      "use.py:3:7: print(greet('a'))"
+                                      f"use.py:3:7: print(greet('a'))\n{JEDI_INDEX}"
 
 
 async def test_over_acp_the_same_settings_give_the_same_language_tools_and_answers(lsp, tmp_path):
@@ -93,7 +94,7 @@ async def test_over_acp_the_same_settings_give_the_same_language_tools_and_answe
         answers[name] = ([t["name"] for t in fake_api.requests[first]["tools"] if t["name"] in LANGUAGE_TOOLS],
                          result(fake_api, first + 1))
     assert answers["lsp"] == answers["acp"] == (LANGUAGE_TOOLS, "use.py:1:17: from app import greet\n"
-                                                                "use.py:3:7: print(greet('a'))")
+                                                                f"use.py:3:7: print(greet('a'))\n{JEDI_INDEX}")
 
 
 async def test_a_sigkilled_agent_lsp_leaves_no_language_server_behind(lsp):

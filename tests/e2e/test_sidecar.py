@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from agent_lsp.config.language_servers import parse_language_servers
-from agent_lsp.core.ports import LANGUAGE_METHODS, LanguageFeatureError
+from agent_lsp.core.ports import LANGUAGE_METHODS, IndexStatus, LanguageFeatureError
 from agent_lsp.sidecar import SidecarLanguageFeatures
 from tests.waiting import until
 from tests.fakes.editor import FakeEditor
@@ -431,3 +431,56 @@ async def test_a_server_gets_no_credentials(workspace, monkeypatch):
         assert "ANTHROPIC_API_KEY" not in environ and environ["SIDECAR_PLAIN"] == "kept"
     finally:
         await sidecar.port.close()
+
+
+# ---- how much the index knows -------------------------------------------------------------------------------
+
+
+async def test_the_index_is_loading_while_progress_or_server_status_says_so_and_ready_once_done(workspace):
+    sidecar = Sidecar(workspace, {"fake": {"command": [sys.executable, FAKE], "languages": ["python"]}})
+    port, lib = sidecar.port, workspace / "lib.py"
+    try:
+        assert port.index(lib).state == "loading"  # not started: it has not answered initialize
+        await port.request("workspace/symbol", {"query": "nothing"})
+        assert port.index(lib) == IndexStatus("unknown", "`fake` reports nothing of its indexing")
+        await port.request("workspace/symbol", {"query": "progress:begin"})
+        await until(lambda: port.index(lib).state == "loading")
+        assert port.index(lib).why == "`fake` reports work under way: Indexing"
+        await port.request("workspace/symbol", {"query": "progress:end"})
+        await until(lambda: port.index(lib).state == "ready")
+        assert port.index(lib).why == "`fake` reported its work done"
+        await port.request("workspace/symbol", {"query": "status:busy"})
+        await until(lambda: port.index(lib).state == "loading")
+        assert port.index(lib).why == "`fake` is busy: Fetching metadata"
+        await port.request("workspace/symbol", {"query": "status:quiescent"})
+        await until(lambda: port.index(lib).state == "ready")
+    finally:
+        await port.close()
+
+
+async def test_files_changed_on_disk_are_told_before_the_next_request_and_stale_until_then(workspace):
+    sidecar = Sidecar(workspace, {"fake": {"command": [sys.executable, FAKE], "languages": ["python"]}})
+    port = sidecar.port
+
+    async def watched() -> list:
+        return json.loads((await port.request("workspace/symbol", {"query": "watched"}))[0]["name"])
+
+    try:
+        assert await watched() == []
+        (workspace / "new.py").write_text("x = 1\n")
+        (workspace / "notes.txt").write_text("not python\n")
+        port.disk_changed(None)  # a command ran: which files it wrote is not known
+        assert port.index(workspace / "lib.py") == IndexStatus("stale", "files changed on disk that `fake` was not "
+                                                                         "told of yet")
+        assert await watched() == [[["new.py", 2]]]
+        (workspace / "app.py").unlink()
+        port.disk_changed([workspace / "app.py"])  # a revert, a write to a closed file: the file is known
+        assert await watched() == [[["new.py", 2]], [["app.py", 3]]]
+        assert port.index(workspace / "lib.py").state == "unknown"
+    finally:
+        await port.close()
+
+
+async def test_jedi_reports_nothing_of_its_index(jedi):
+    await jedi.references("lib.py", 0, 5)
+    assert jedi.port.index(jedi.root / "lib.py") == IndexStatus("unknown", "`jedi` reports nothing of its indexing")

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
-from agent_lsp.core.ports import LanguageFeatureError
+from agent_lsp.core.ports import IndexStatus, LanguageFeatureError
 
 Answer = Union[Any, Callable[[dict], Any]]
 
@@ -23,10 +23,20 @@ class FakeLanguageFeatures:
         self.requests: list[tuple[str, dict, Optional[Path]]] = []
         self.hang = False
         """True: requests wait until cancelled (a server that never answers)."""
+        self.status = IndexStatus("unknown", "the fake reports nothing")
+        """What `index` answers."""
+        self.disk_changes: list[Optional[list[Path]]] = []
+        """What `disk_changed` was told, in order."""
 
     def methods(self, path: Optional[Path] = None) -> dict[str, str]:
         return {m: self.origin for m in self.answers
                 if path is None or m not in self.only or path.suffix in self.only[m]}
+
+    def index(self, path: Optional[Path] = None) -> IndexStatus:
+        return self.status
+
+    def disk_changed(self, paths: Optional[list[Path]] = None) -> None:
+        self.disk_changes.append(paths)
 
     async def request(self, method: str, params: dict[str, Any], path: Optional[Path] = None) -> Any:
         self.requests.append((method, params, path))

@@ -2,7 +2,10 @@
 the negotiated position encoding (pygls's codec), a `textDocument/hover` that never answers (it records its start
 and its cancellation), and `workspace/symbol` reporting those records as symbol names ("hover:1",
 "cancelled:1"); the query "config:<section>" answers what `workspace/configuration` gives for that section, and
-"init" the `initializationOptions` it was started with (JSON, as one symbol's name). No call hierarchy, no rename.
+"init" the `initializationOptions` it was started with (JSON, as one symbol's name); "progress:begin" and
+"progress:end" send work-done progress of that kind (token "index") before answering, "status:busy" and
+"status:quiescent" rust-analyzer's `experimental/serverStatus`, "watched" answers each
+`workspace/didChangeWatchedFiles` received (JSON). No call hierarchy, no rename.
 
 Run: python tests/fakes/language_server.py [--stubborn]   (stdio; --stubborn: it outlives the end of its stdin and
 ignores SIGTERM and SIGHUP, as a server that only a parent-death signal takes down)
@@ -15,6 +18,7 @@ import json
 import signal
 import sys
 import time
+from pathlib import Path
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -22,6 +26,12 @@ from pygls.lsp.server import LanguageServer
 server = LanguageServer("fake-language-server", "1")
 records: list[str] = []
 started: dict = {}
+watched: list = []
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def did_change_watched_files(ls: LanguageServer, params: types.DidChangeWatchedFilesParams):
+    watched.append([(Path(c.uri[len("file://"):]).name, int(c.type)) for c in params.changes])
 
 
 @server.feature(types.INITIALIZE)
@@ -71,6 +81,18 @@ async def symbols(ls: LanguageServer, params: types.WorkspaceSymbolParams):
         names = [json.dumps(answer)]
     elif params.query == "init":
         names = [json.dumps(started["initializationOptions"])]
+    elif params.query.startswith("progress:"):
+        kind = params.query[len("progress:"):]
+        value = types.WorkDoneProgressBegin(title="Indexing") if kind == "begin" else types.WorkDoneProgressEnd()
+        ls.progress(types.ProgressParams(token="index", value=value))
+        names = [kind]
+    elif params.query.startswith("status:"):  # rust-analyzer's experimental/serverStatus
+        quiescent = params.query == "status:quiescent"
+        ls.protocol.notify("experimental/serverStatus", {"health": "ok", "quiescent": quiescent,
+                                                         "message": None if quiescent else "Fetching metadata"})
+        names = [params.query]
+    elif params.query == "watched":
+        names = [json.dumps(watched)]
     here = types.Location(uri="file:///records", range=types.Range(start=types.Position(0, 0),
                                                                     end=types.Position(0, 0)))
     return [types.SymbolInformation(name=n, kind=types.SymbolKind.Event, location=here) for n in names]

@@ -1,0 +1,76 @@
+"""Edits by symbol and the impact of a change (PROTOCOL §11) through the real server and a real language server of
+its own (jedi-language-server, which starts a symbol at `def`; basedpyright, which starts it at its decorator): the
+same span and token on both, the replacement applied to the editor's buffer through workspace/applyEdit, and
+`impact` naming the changed function with its callers."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_lsp.tools.symbols import token_of
+from tests.e2e.conftest import chat, open_doc, sent, text, tool_use
+
+SERVERS = {
+    "jedi": {"command": [str(Path(sys.executable).parent / "jedi-language-server")], "languages": ["python"]},
+    "basedpyright": {"command": [str(Path(sys.executable).parent / "basedpyright-langserver"), "--stdio"],
+                     "languages": ["python"]},
+}
+SHOP = '''import functools
+
+
+# prices are cached
+@functools.lru_cache
+def price(item):
+    return 1
+
+
+class Cart:
+    @property
+    def total(self):
+        return price("a") + price("b")
+'''
+USE = 'from shop import price\n\nprint(price("c"))\n'
+SPAN = "@functools.lru_cache\ndef price(item):\n    return 1"
+BODY = "@functools.lru_cache\ndef price(item, tax=0):\n    return 1 + tax\n"
+
+
+def results(fake_api, count: int) -> list[str]:
+    """The tool results the model read, one per request after the first."""
+    return [[b for b in sent(fake_api, i)[-1]["content"] if b["type"] == "tool_result"][0]["content"]
+            for i in range(1, count + 1)]
+
+
+@pytest.mark.parametrize("server", ["jedi", "basedpyright"])
+async def test_read_replace_and_impact_through_a_real_language_server(lsp, server):
+    (lsp.workspace / "shop.py").write_text(SHOP)
+    (lsp.workspace / "use.py").write_text(USE)
+    token = token_of(SPAN)
+    lsp.fake_api.add(
+        tool_use("read_symbol", {"path": "shop.py", "symbol": "price"}, id="toolu_read"),
+        tool_use("replace_symbol", {"path": "shop.py", "symbol": "price", "token": token, "body": BODY},
+                 id="toolu_replace"),
+        tool_use("impact", {}, id="toolu_impact"),
+        text("Done."))
+    # a ceiling, not a wait: basedpyright's first answer under a loaded machine can take longer than the default 5 s
+    client = await lsp.start(init_options={"languageServers": {server: SERVERS[server]}, "languageTimeout": 120})
+    uri = open_doc(client, lsp.workspace / "shop.py", SHOP)
+    result = await chat(client, "add a tax to price", permissionMode="acceptEdits")
+    assert result["finalMessage"] == "Done."
+    read, replaced, impact = results(lsp.fake_api, 3)
+    assert read.splitlines()[:4] == [f"shop.py:5-7 function price token={token}", "     5\t@functools.lru_cache",
+                                     "     6\tdef price(item):", "     7\t    return 1"]
+    assert read.splitlines()[4].startswith("index: ")
+    assert replaced.startswith(f"Replaced `price` in shop.py: now lines 5-7, token={token_of(BODY.rstrip())}.\n")
+    assert client.docs[uri] == [2, SHOP.replace("def price(item):\n    return 1", "def price(item, tax=0):\n"
+                                                                               "    return 1 + tax")]
+    lines = impact.splitlines()
+    assert lines[:2] == ["## price (shop.py:6): changed function", "references: 4 in 2 files: shop.py, use.py"]
+    if server == "jedi":
+        assert lines[2:5] == ["callers (from references; jedi has no call hierarchy):", "  shop.py: Cart/total (2)",
+                              "  use.py: module level (2)"]
+    else:
+        assert lines[2:4] == ["callers:", "  shop.py:12:9: total"]
+    assert lines[-1].startswith("index: ")
