@@ -453,7 +453,7 @@ Only when it declared none, and no chat of it runs."
   (dolist (b (agent-lsp--live-buffers conn))
     (with-current-buffer b (setq agent-lsp--connection nil)))
   (when (jsonrpc-running-p conn)
-    (ignore-errors (jsonrpc-request conn :shutdown nil :timeout 3))
+    (ignore-errors (jsonrpc-request conn :shutdown nil :timeout 15))
     (ignore-errors (jsonrpc-notify conn :exit nil))
     (with-timeout (2 nil)                ; a server that does not exit on `exit' is killed after that
       (while (jsonrpc-running-p conn) (accept-process-output nil 0.05)))
