@@ -553,9 +553,12 @@ follow (`agent-lsp-suggestions')."
     (when agent-lsp-suggestions (agent-lsp-suggestion-mode 1)))))
 
 (defun agent-lsp--turn-on ()
-  "Turn `agent-lsp-mode' on in a file buffer of one of `agent-lsp-modes'."
+  "Turn `agent-lsp-mode' on in a file buffer of one of `agent-lsp-modes'.
+A server that cannot start is a message: the file is visited all the same."
   (when (and buffer-file-name (apply #'derived-mode-p agent-lsp-modes))
-    (agent-lsp-mode 1)))
+    (condition-case err
+        (agent-lsp-mode 1)
+      (error (message "agent-lsp: %s" (error-message-string err))))))
 
 ;;;###autoload
 (define-globalized-minor-mode agent-lsp-global-mode agent-lsp-mode agent-lsp--turn-on

@@ -1,12 +1,14 @@
 ;;; test_beside_eglot.el --- agent-lsp beside eglot's own language server in one buffer  -*- lexical-binding: t; -*-
-;; Run: timeout 120 emacs --batch -l client-emacs/tests/test_beside_eglot.el   (exit code 0 = passed)
+;; Run: timeout 150 emacs --batch -l client-emacs/tests/test_beside_eglot.el   (exit code 0 = passed)
 ;; The user's setup: loading the package changes nothing (eglot-server-programs as it was); agent-lsp-mode in a
 ;; Python buffer with no language server yet starts agent-lsp on a connection of its own, declaring no language
 ;; methods; eglot then runs jedi-language-server (from the test venv) for the buffer, agent-lsp restarts once to
-;; declare the methods jedi answers, and eglot's server for the buffer stays jedi; the model's find_references is answered by jedi through the editor (agent/languageFeature: no
-;; languageServers setting anywhere), unsaved text included; completion from jedi still works in the buffer; a
-;; suggestion from agent-lsp (the demo completion model) shows as ghost text. C-g while a request waits (a chat whose
-;; model never answers) sends $/cancelRequest with its id, and the connection goes on. Turning agent-lsp-mode off closes the document and leaves eglot as it was.
+;; declare the methods jedi answers, and eglot's server for the buffer stays jedi. The model's find_references is
+;; answered by jedi through the editor (agent/languageFeature: no languageServers setting anywhere), unsaved text
+;; included; completion from jedi still works in the buffer; a suggestion from agent-lsp (the demo completion model)
+;; shows as ghost text. C-g while a request waits (a chat whose model never answers) sends $/cancelRequest with its
+;; id, and the connection goes on. Turning agent-lsp-mode off closes the document and leaves eglot as it was;
+;; agent-lsp-global-mode turns it on in the Python files (fed to the project's agent-lsp), not in a text file.
 
 (load (expand-file-name "helpers.el" (file-name-directory (or load-file-name buffer-file-name))) nil t)
 (require 'eglot)
@@ -108,7 +110,19 @@
           ;; Off: the document closed, eglot's server as it was.
           (agent-lsp-mode -1)
           (test-eq nil agent-lsp--connection "the buffer's connection after agent-lsp-mode off")
-          (test-eq jedi-server (eglot-current-server) "eglot's server after agent-lsp-mode off"))
+          (test-eq jedi-server (eglot-current-server) "eglot's server after agent-lsp-mode off")
+
+          ;; agent-lsp-global-mode: on again in a.py, and in a Python file visited next, both fed to the project's
+          ;; running agent-lsp; off in another kind of file.
+          (let ((conn (gethash (agent-lsp--project-root) agent-lsp--connections)))
+            (agent-lsp-global-mode 1)
+            (find-file (concat test-dir "b.py"))
+            (test-eq (list t conn '("a.py" "b.py"))
+                     (list agent-lsp-mode agent-lsp--connection
+                           (sort (mapcar #'buffer-name (agent-lsp--buffers conn)) #'string<))
+                     "b.py with agent-lsp-global-mode")
+            (find-file (concat test-dir "notes.txt"))
+            (test-eq nil agent-lsp-mode "a text file with agent-lsp-global-mode")))
         (setq code 0))
     (error (princ (format "%s\n" (error-message-string err)) #'external-debugging-output)))
   (princ (format "%s - emacs agent-lsp beside eglot and jedi (%d ms)\n" (if (= code 0) "ok" "not ok")
