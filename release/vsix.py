@@ -106,6 +106,12 @@ def environment(target: Target, python: str) -> dict[str, str]:
             "platform_python_implementation": "CPython"}
 
 
+def _unmarked(req: Requirement) -> str:
+    """`req` without its marker, which pip would evaluate for this machine and so ignore."""
+    extras = f"[{','.join(sorted(req.extras))}]" if req.extras else ""
+    return f"{req.name}{extras}{req.specifier}"
+
+
 def closure(reqs: list[str], wheels: list[Path], env: dict[str, str]) -> tuple[list[Path], list[Requirement]]:
     """The wheels `reqs` need on `env`, following each wheel's Requires-Dist with the markers evaluated for `env`
     (and the extras asked for); and the requirements no wheel of `wheels` answers."""
@@ -159,7 +165,7 @@ def download(target: Target, python: str, reqs: list[str]) -> list[Path]:
         if not missing:
             break
         _run([sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--no-deps",
-              "--dest", dest, *_platform_args(target, python), *sorted({str(r) for r in missing})])
+              "--dest", dest, *_platform_args(target, python), *sorted({_unmarked(r) for r in missing})])
         wheels, missing = closure(reqs, list(dest.glob("*.whl")), env)
     if missing:
         raise ReleaseError(f"{target.name}, Python {python}: no wheel for {', '.join(map(str, missing))}")
