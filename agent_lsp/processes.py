@@ -1,6 +1,9 @@
 """Child processes, started in one place: the environment a command gets, servers that die with agent-lsp (MCP,
-language servers of its own), and shell commands (run_command, hooks) inside the OS sandbox when the `sandbox`
-setting turns it on (Linux: bubblewrap)."""
+language servers of its own), shell commands (run_command, hooks) inside the OS sandbox when the `sandbox`
+setting turns it on (Linux: bubblewrap), and killing a command with its children.
+
+What POSIX alone has is guarded here: on Windows a shell command runs with cmd.exe, a kill takes the process alone
+(no process groups), no server gets a parent-death signal (Linux only), and the sandbox says it cannot start."""
 
 from __future__ import annotations
 
@@ -8,12 +11,14 @@ import asyncio
 import fnmatch
 import os
 import shutil
+import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 SHELL = "/bin/sh"
+WINDOWS = sys.platform == "win32"
 BWRAP = "bwrap"
 HELD_BACK_PREFIXES = ("ANTHROPIC_", "OPENAI_")
 HELD_BACK_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_SECRET_KEY", "_ACCESS_KEY", "_PASSWORD")
@@ -129,11 +134,29 @@ async def _probe(bwrap: str, network: bool) -> Optional[str]:
     return detail if detail.startswith(f"{BWRAP}:") else f"{BWRAP}: {detail}"
 
 
+def shell_argv(command: str) -> list[str]:
+    """The command line that runs `command` in the system's shell: /bin/sh, on Windows cmd.exe (COMSPEC)."""
+    if WINDOWS:
+        return [os.environ.get("COMSPEC", "cmd.exe"), "/d", "/s", "/c", command]
+    return [SHELL, "-c", command]
+
+
+def kill_group(process: Any) -> None:
+    """SIGKILL `process`'s process group (it was started in a session of its own, so its children go too). Windows
+    has no process groups: there the process alone is killed, and a child it started may outlive it. Raises
+    ProcessLookupError for a process gone already, as os.killpg does."""
+    if hasattr(os, "killpg"):
+        os.killpg(process.pid, signal.SIGKILL)
+    else:
+        process.kill()
+
+
 async def start_shell(command: str, cwd: Optional[Path], sandbox: Optional[Sandbox] = None,
                       **options: Any) -> asyncio.subprocess.Process:
-    """`command` run by /bin/sh in its own process group (a kill takes its children too), inside `sandbox` when
-    there is one that can start; `options` as asyncio.create_subprocess_exec takes them (env, stdin, ...)."""
-    argv = [SHELL, "-c", command]
+    """`command` run by the system's shell in its own process group (a kill takes its children too; Windows: its
+    own process), inside `sandbox` when there is one that can start; `options` as asyncio.create_subprocess_exec
+    takes them (env, stdin, ...)."""
+    argv = shell_argv(command)
     if sandbox is not None:
         argv = sandbox.wrap(argv, cwd)
     return await asyncio.create_subprocess_exec(*argv, cwd=cwd, start_new_session=True, **options)

@@ -77,12 +77,15 @@ run "unit (vitest)" '[0-9]+ passed' '[0-9]+ failed' npx vitest run src
 run "contract (node:test, real server)" '^# pass [0-9]+' '^# fail [0-9]+' node --test test/contract.test.mjs
 run "webview (Chromium)" '^# pass [0-9]+' '^# fail [0-9]+' node --test test/webview.test.mjs
 run "end to end (code-server)" 'e2e: [0-9]+ passed' 'e2e: [0-9]+ passed, [0-9]+ failed' node test/e2e.mjs
-# The release .vsix, the server inside it (python -m release; its pip downloads are cached after the first run),
-# installed with no agent-lsp on PATH. AGENT_LSP_SKIP_BUNDLED=1 skips it (about 3 min on the CI machine).
+# The release .vsix files, the server inside each (python -m release; its pip downloads are cached after the first
+# run), checked for their platforms; the linux-x64 one installed with no agent-lsp on PATH. AGENT_LSP_SKIP_BUNDLED=1
+# skips it (five packages: several minutes on the CI machine, more the first time, while pip fills its cache).
 if [ "${AGENT_LSP_SKIP_BUNDLED:-}" != 1 ]; then
   release_out=$(mktemp -d)
-  step "python -m release (the .vsix with the server bundled)" bash -c \
+  step "python -m release (a .vsix per platform with the server bundled)" bash -c \
     "cd .. && python -m release --out '$release_out' && cd '$release_out' && sha256sum -c SHA256SUMS"
+  run "each .vsix: its manifest and its wheels' tags" '[0-9]+ passed' '[0-9]+ failed' \
+    env AGENT_LSP_RELEASE_OUT="$release_out" python -m pytest -q -p no:cacheprovider ../tests/e2e/test_release.py
   run "end to end, bundled server (code-server)" 'e2e-bundled: [0-9]+ passed' 'e2e-bundled: [0-9]+ passed, [0-9]+ failed' \
     env AGENT_LSP_VSIX="$release_out/agent-lsp-vscode-$(node -p 'require("./package.json").version')-linux-x64.vsix" \
     node test/e2e-bundled.mjs

@@ -2,9 +2,8 @@
 
 - the wheel and sdist of agent-lsp-server (`python -m build --no-isolation`: the build backend comes from the
   environment, not the index);
-- the VS Code extension for linux-x64 carrying the server: the wheel and its dependencies installed with
-  `pip install --target` for each supported Python (client-vscode/bundled/libs/pyX.Y; what is the same for all of
-  them moved to bundled/libs/shared), then `vsce package --target`;
+- the VS Code extension for each target platform (linux-x64, linux-arm64, darwin-x64, darwin-arm64, win32-x64),
+  carrying the server and that platform's wheels for every supported Python (release/vsix.py);
 - the Neovim plugin archive: client-nvim's plugin tree, a VERSION file, and the wheel under wheels/;
 - SHA256SUMS over all of them, in `sha256sum -c` form.
 
@@ -16,28 +15,21 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import re
 import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 from pathlib import Path
+
+from release.vsix import TARGETS, ReleaseError, bundle, package
 
 ROOT = Path(__file__).resolve().parents[1]
 VSCODE = ROOT / "client-vscode"
 NVIM = ROOT / "client-nvim"
 NVIM_FILES = ("lua", "plugin", "doc", "README.md")
 """What of client-nvim a user's plugin manager needs (its tests stay in the repository)."""
-VSIX_TARGET = "linux-x64"
-VSIX_PYTHONS = ("3.11", "3.12", "3.13")
-"""The Pythons the .vsix carries the server's compiled dependencies (pydantic-core, …) for, one directory each."""
-VSIX_PLATFORM = "manylinux2014_x86_64"
-
-
-class ReleaseError(Exception):
-    """A step failed: the message says which and why."""
-
 
 def version() -> str:
     """The one version: agent_lsp/__init__.py's `__version__` (read, not imported)."""
@@ -98,62 +90,23 @@ def build_nvim(out: Path, v: str, wheel: Path) -> Path:
     return archive
 
 
-def bundle_server(wheel: Path, libs: Path) -> None:
-    """The server and its dependencies for each Python of VSIX_PYTHONS: under `libs`/pyX.Y what differs between
-    them (compiled modules), under `libs`/shared what does not, and `libs`/shared/bin/rg. Binary wheels only:
-    nothing is compiled here, and the platform is the .vsix's, not necessarily this machine's."""
-    shutil.rmtree(libs, ignore_errors=True)
-    dirs = [libs / f"py{py}" for py in VSIX_PYTHONS]
-    for py, target in zip(VSIX_PYTHONS, dirs):
-        run(sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-compile",
-            "--target", target, "--python-version", py, "--implementation", "cp",
-            "--platform", VSIX_PLATFORM, "--only-binary", ":all:", wheel)
-        for script in (target / "bin").iterdir():  # console scripts carry this machine's shebang: only rg stays
-            if script.name != "rg":
-                script.unlink()
-    shared = libs / "shared"
-    shared.mkdir()
-    for entry in sorted(p.name for p in dirs[0].iterdir()):
-        if all((d / entry).exists() for d in dirs) and len({_tree_hash(d / entry) for d in dirs}) == 1:
-            os.replace(dirs[0] / entry, shared / entry)
-            for d in dirs[1:]:
-                shutil.rmtree(d / entry) if (d / entry).is_dir() else (d / entry).unlink()
-    if not (shared / "bin" / "rg").is_file():
-        raise ReleaseError("the bundled server has no rg (the `ripgrep` wheel's binary)")
-
-
-def _tree_hash(path: Path) -> str:
-    digest = hashlib.sha256()
-    files = sorted(path.rglob("*")) if path.is_dir() else [path]
-    for f in files:
-        if f.is_file():
-            digest.update(str(f.relative_to(path.parent)).encode() + b"\0" + f.read_bytes())
-    return digest.hexdigest()
-
-
-def build_vsix(out: Path, v: str, wheel: Path) -> Path:
-    """The extension with the server inside, for VSIX_TARGET."""
+def build_vsix(out: Path, v: str, wheel: Path, targets: list[str]) -> list[Path]:
+    """The extension with the server inside, one .vsix per target."""
     npm = shutil.which("npm")
     if npm is None:
         raise ReleaseError("npm is not on PATH: install Node 20+ (or pass --skip-vsix)")
     if not (VSCODE / "node_modules" / ".bin" / "vsce").exists():
         run(npm, "ci", "--no-audit", "--no-fund", "--loglevel=error", cwd=VSCODE)
-    vsix = out / f"agent-lsp-vscode-{v}-{VSIX_TARGET}.vsix"
     run(npm, "run", "--silent", "build", cwd=VSCODE)
-    try:
-        bundle_server(wheel, VSCODE / "bundled" / "libs")
-        _package(vsix)
-    finally:  # left in place, bundled/ would go into every later `npm run package` too
-        shutil.rmtree(VSCODE / "bundled", ignore_errors=True)
-    return vsix
-
-
-def _package(vsix: Path) -> None:
-    # vsce's secret scan reads every packaged file: over the bundled libraries (6,000 files of PyPI packages whose
-    # docs and tests hold sample keys) it runs for tens of minutes. It is skipped here; client-vscode/ci.sh packages
-    # the extension without bundled/ and so still scans every file of ours.
-    run(VSCODE / "node_modules" / ".bin" / "vsce", "package", "--no-dependencies", "--allow-package-all-secrets",
-        "--target", VSIX_TARGET, "-o", vsix, cwd=VSCODE)
+    chosen = tuple(t for t in TARGETS if t.name in targets)
+    built = []
+    with tempfile.TemporaryDirectory(prefix="agent-lsp-release-") as staging:
+        libs = bundle(wheel, Path(staging), chosen)
+        for target in chosen:
+            vsix = out / f"agent-lsp-vscode-{v}-{target.name}.vsix"
+            package(VSCODE, libs[target.name], target, vsix)
+            built.append(vsix)
+    return built
 
 
 def write_sums(out: Path, artifacts: list[Path]) -> Path:
@@ -167,8 +120,15 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m release", description=__doc__.split("\n\n")[0])
     p.add_argument("--out", type=Path, default=ROOT / "dist", help="where the artifacts go (default dist/)")
     p.add_argument("--skip-vsix", action="store_true", help="build everything but the VS Code extension")
+    names = [t.name for t in TARGETS]
+    p.add_argument("--targets", default=",".join(names),
+                   help=f"the VS Code targets, comma-separated (default: all of {', '.join(names)})")
     args = p.parse_args(argv)
     out = args.out.resolve()
+    targets = [t for t in args.targets.split(",") if t]
+    unknown = sorted(set(targets) - set(names))
+    if unknown:
+        p.error(f"unknown target {', '.join(unknown)}: choose from {', '.join(names)}")
     try:
         v = version()
         check_versions(v)
@@ -179,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         artifacts = build_python(out, v)
         artifacts.append(build_nvim(out, v, artifacts[1]))
         if not args.skip_vsix:
-            artifacts.append(build_vsix(out, v, artifacts[1]))
+            artifacts += build_vsix(out, v, artifacts[1], targets)
         sums = write_sums(out, artifacts)
     except ReleaseError as e:
         print(f"release: {e}", file=sys.stderr)

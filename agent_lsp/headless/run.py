@@ -12,7 +12,7 @@ import asyncio
 import logging
 import signal
 import sys
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from agent_lsp.config import Layers, clean, environment_layer
 from agent_lsp.config.in_force import SettingsInForce
@@ -82,8 +82,7 @@ async def run(options: RunOptions, prompt: str) -> int:
             chat.cancel()  # not running yet (or over): nothing of it to keep
 
     loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop, signum)
+    handled = _on_signals(loop, stop)
     try:
         outcome = await chat
         return report(outcome, output, signalled[0] if signalled else None)
@@ -101,8 +100,21 @@ async def run(options: RunOptions, prompt: str) -> int:
         return 1
     finally:
         await service.close()  # MCP and language servers stopped; a signal meanwhile has no chat to stop
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum in handled:
             loop.remove_signal_handler(signum)
+
+
+def _on_signals(loop: asyncio.AbstractEventLoop, stop: Callable[[signal.Signals], None]) -> list[signal.Signals]:
+    """SIGINT and SIGTERM call `stop`; the signals handled. None on Windows, whose event loops take no signal
+    handlers: Ctrl+C there ends the run with a KeyboardInterrupt instead of stopping the chat as agent/abort does."""
+    handled = []
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(signum, stop, signum)
+        except NotImplementedError:
+            break
+        handled.append(signum)
+    return handled
 
 
 def chat_service(options: RunOptions) -> tuple[ChatService, DiskEditor, dict[str, Any]]:

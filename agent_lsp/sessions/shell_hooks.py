@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
-import signal
 from pathlib import Path
 from typing import Optional
 
 from agent_lsp.config.hooks import HookCommand
 from agent_lsp.core.hooks import HookEvent, HookVerdict
-from agent_lsp.processes import Sandbox, start_shell
+from agent_lsp.processes import Sandbox, kill_group, start_shell
 
 MAX_REASON = 2_000
 
@@ -82,7 +80,7 @@ async def _run(command: HookCommand, stdin: bytes, cwd: Optional[Path],
             out, err = await process.communicate(stdin)
     except BaseException:  # a timeout, or the chat was stopped: the hook must not outlive it
         try:
-            os.killpg(process.pid, signal.SIGKILL)
+            kill_group(process)
         except ProcessLookupError:
             pass
         await process.wait()

@@ -12,7 +12,6 @@ import asyncio
 import logging
 import os
 import shutil
-import signal
 import time
 import uuid
 from collections import deque
@@ -25,7 +24,7 @@ from agent_lsp.config.language_servers import LanguageServerConfig
 from agent_lsp.core.paths import uri_to_path
 from agent_lsp.core.ports import LANGUAGE_METHODS, IndexStatus, LanguageFeatureError
 from agent_lsp.core.positions import convert, encoding_name
-from agent_lsp.processes import command_env, dying_with_us
+from agent_lsp.processes import command_env, dying_with_us, kill_group
 from agent_lsp.sidecar.client import SidecarClient
 from agent_lsp.sidecar.documents import Buffers, Documents
 from agent_lsp.sidecar.languages import extensions, modified_since
@@ -356,7 +355,7 @@ class Server:
         process = self.client.process if self.client else None
         if process is not None and process.returncode is None:
             try:
-                os.killpg(process.pid, signal.SIGKILL)
+                kill_group(process)
             except (ProcessLookupError, PermissionError):
                 process.kill()
             await process.wait()

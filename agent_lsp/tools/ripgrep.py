@@ -14,7 +14,6 @@ import os
 import posixpath
 import re
 import shutil
-import signal
 import sys
 import sysconfig
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from typing import AsyncIterator, NamedTuple, Optional
 
 from agent_lsp.core.paths import display
 from agent_lsp.core.tool import ToolError
+from agent_lsp.processes import kill_group
 from agent_lsp.tools.paths import resolve
 
 SKIPPED_DIRS = (".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache")
@@ -171,7 +171,7 @@ def kill(process: asyncio.subprocess.Process) -> None:
     if process.returncode is not None:
         return
     try:
-        os.killpg(process.pid, signal.SIGKILL)
+        kill_group(process)
     except (ProcessLookupError, PermissionError):
         pass
 

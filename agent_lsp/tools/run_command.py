@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import time
 from typing import Optional
 
 from pydantic import Field
 
 from agent_lsp.core.tool import MAX_OUTPUT_CHARS, Preview, Tool, ToolContext, ToolError, ToolInput, ToolOutput
-from agent_lsp.processes import Sandbox, command_env, start_shell
+from agent_lsp.processes import Sandbox, command_env, kill_group, start_shell
 from agent_lsp.tools.paths import resolve
 
 REPORT_EVERY = 0.1
@@ -109,7 +108,7 @@ class RunCommand(Tool):
 
 def _kill(process: asyncio.subprocess.Process) -> None:
     try:
-        os.killpg(process.pid, signal.SIGKILL)
+        kill_group(process)
     except ProcessLookupError:
         pass
 

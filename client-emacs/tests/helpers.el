@@ -1,6 +1,6 @@
 ;;; helpers.el --- what the client-emacs tests share  -*- lexical-binding: t; -*-
 ;; Loaded first by each test: a scratch directory, waiting on a condition, an equality check that says what
-;; differs, leaving with eglot's servers shut down, and the scripted Messages API (tests/fakes/messages_api.py) the anthropic SDK is pointed at.
+;; differs, leaving with agent-lsp's and eglot's servers shut down, and the scripted Messages API (tests/fakes/messages_api.py) the anthropic SDK is pointed at.
 
 (require 'cl-lib)
 (require 'json)
@@ -17,9 +17,11 @@
       (accept-process-output nil 0.05))))
 
 (defun test-exit (code)
-  "Shut eglot's servers down, then leave Emacs with CODE.
+  "Shut agent-lsp's and eglot's servers down, then leave Emacs with CODE.
 A server still talking as Emacs is killed (its first workspace/configuration request, say) makes eglot answer a
 process being torn down, an error that turns a passed test into exit 255."
+  (when (fboundp 'agent-lsp-shutdown-all)
+    (ignore-errors (agent-lsp-shutdown-all)))
   (when (fboundp 'eglot-shutdown-all)
     (ignore-errors (eglot-shutdown-all)))
   (kill-emacs code))

@@ -1,10 +1,11 @@
 ;;; test_agent_lsp.el --- client-emacs/agent-lsp.el against the real server  -*- lexical-binding: t; -*-
 ;; Run: timeout 120 emacs --batch -l client-emacs/tests/test_agent_lsp.el   (exit code 0 = passed)
-;; Through eglot 1.9 and the scripted Messages API: two edits, one question each (no second y-or-n-p from
-;; eglot), each with its diff in a diff-mode buffer before the question; C-g at the first question rejects
+;; Through agent-lsp-mode (the server on a connection of its own) and the scripted Messages API: two edits, one
+;; question each (no second y-or-n-p), each with its diff in a diff-mode buffer before the question; C-g at the first question rejects
 ;; that edit and the chat goes on to the model's reply; the second is allowed and lands in the buffer, not
 ;; on disk; the transcript ends "Done."; the chat is not left busy, and a next message continues the session.
-;; C-u 0 M-x agent-lsp-revert undoes the edit in the buffer; M-x agent-lsp-memory opens AGENTS.md.
+;; C-u 0 M-x agent-lsp-revert undoes the edit in the buffer; M-x agent-lsp-code-action offers "Fix with agent" on a line
+;; and runs it as a chat; M-x agent-lsp-memory opens AGENTS.md.
 ;; A missing program is one clear error naming the install command; another language server is refused with one
 ;; warning saying what it reported.
 
@@ -25,29 +26,31 @@
          `[((content . [((type . "text") (text . "Changing x.")) ,(test-edit "toolu_x" "x = 1" "x = 2")]))
            ((content . [((type . "text") (text . "Then y.")) ,(test-edit "toolu_y" "y = 1" "y = 2")]))
            ((content . [((type . "text") (text . "Changed y; you declined x."))]))
-           ((content . [((type . "text") (text . "Same session."))]))])
+           ((content . [((type . "text") (text . "Same session."))]))
+           ((content . [((type . "text") (text . "Nothing to fix on line 1."))]))])
         ;; The package, as a user would set it up; a missing program is one clear error.
         (load (expand-file-name "../agent-lsp.el" test-here) nil t)
         (setq agent-lsp-command '("no-such-agent-lsp"))
         (test-eq '(user-error "agent-lsp was not found (`no-such-agent-lsp').  Install it with M-x agent-lsp-install, `pipx install agent-lsp-server' or `uv tool install agent-lsp-server', or set `agent-lsp-command' to its full path.")
-                 (condition-case e (agent-lsp-contact) (user-error e)) "a missing program")
+                 (condition-case e (agent-lsp-server-command) (user-error e)) "a missing program")
         (find-file (concat test-dir "a.py"))
-        ;; A language server that is not agent-lsp: one warning saying what it reported, and it is shut down.
+        ;; A language server that is not agent-lsp: one warning saying what it reported, it is shut down, the mode stays off.
         (setq agent-lsp-command (list "python3" (expand-file-name "../../client-nvim/tests/bare_server.py" test-here)))
         (let ((warnings nil))
           (cl-letf (((symbol-function 'display-warning)
                      (lambda (type message &rest _)
                        (when (eq type 'agent-lsp) (push (list type message) warnings)))))
-            (apply #'eglot (eglot--guess-contact))  ; what M-x eglot does, without its prompts
-            (test-wait "the other server to stop" (lambda () (and warnings (null (eglot-current-server))))))
+            (test-eq '(user-error nil nil) (list (car (condition-case e (agent-lsp-mode 1) (user-error e)))
+                                                 agent-lsp-mode agent-lsp--connection)
+                     "agent-lsp-mode with another server")
+            (test-eq 0 (hash-table-count agent-lsp--connections) "the other server's connection"))
           (test-eq `((agent-lsp ,(concat "`python3 " (expand-file-name "../../client-nvim/tests/bare_server.py" test-here)
                                          "' is not agent-lsp (it reports `bare 0, protocol none').  Install agent-lsp with "
                                          "M-x agent-lsp-install, `pipx install agent-lsp-server' or `uv tool install agent-lsp-server' and set "
                                          "`agent-lsp-command' to its path.")))
                    warnings "another language server: one warning"))
         (setq agent-lsp-command (list "agent-lsp" "--data-dir" (concat test-dir "data")))
-        (apply #'eglot (eglot--guess-contact))
-        (test-wait "eglot to connect" #'eglot-current-server)
+        (agent-lsp-mode 1)
         (cl-letf (((symbol-function 'completing-read)
                    (lambda (prompt collection &rest _)
                      ;; What is on screen when asked: the diff buffer's mode and text.
@@ -69,7 +72,7 @@
                  "the first diff")
         (test-eq "--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n x = 1\n-y = 1\n+y = 2\n" (nth 3 (nth 1 questions))
                  "the second diff")
-        (test-eq nil y-or-n "eglot's own question (a second one per edit)")
+        (test-eq nil y-or-n "a second question per edit")
         (test-eq (concat "> change x and y\nChanging x.\n● Edit a.py [rejected]\n"
                          "```diff\n--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n-x = 1\n+x = 2\n y = 1\n```\n"
                          "Then y.\n● Edit a.py [completed]\n"
@@ -100,6 +103,20 @@
         (agent-lsp-revert 0)
         (test-wait "the revert" (lambda () (equal (buffer-string) "x = 1\ny = 1\n")))
         (test-wait "the revert's line" (lambda () (string-suffix-p "Reverted: a.py\n" (test-transcript))))
+        ;; M-x agent-lsp-code-action on line 1: the server's actions offered, the one picked runs as a chat.
+        (goto-char (point-min))
+        (let ((offered nil))
+          (cl-letf (((symbol-function 'completing-read)
+                     (lambda (_prompt collection &rest _) (setq offered collection) "Fix with agent")))
+            (agent-lsp-code-action))
+          (test-eq '("Fix with agent") offered "the code actions on a line"))
+        (test-wait "the code action's chat" (lambda () (not agent-lsp--busy)))
+        (unless (string-suffix-p "> Fix with agent\nNothing to fix on line 1.\nDone.\n" (test-transcript))
+          (error "*agent-lsp* after the code action: %S" (test-transcript)))
+        (let* ((requests (json-read-file (concat test-dir "requests.json")))
+               (messages (cdr (assq 'messages (aref requests 4)))))
+          (unless (string-match-p "a.py" (format "%S" (aref messages (1- (length messages)))))
+            (error "The model was not told where to fix: %S" messages)))
         ;; M-x agent-lsp-memory: AGENTS.md at the project root (memoryFile "agents", the default).
         (agent-lsp-memory)
         (test-eq (concat test-dir "AGENTS.md") buffer-file-name "the project memory")

@@ -1,6 +1,6 @@
 ;;; test_language_servers.el --- Emacs gets the language tools through agent-lsp's own language servers  -*- lexical-binding: t; -*-
 ;; Run: timeout 120 emacs --batch -l client-emacs/tests/test_language_servers.el   (exit code 0 = passed)
-;; eglot runs one server per buffer, so Emacs cannot answer agent/languageFeature: the recipe of docs/emacs.md is
+;; With no language server of the editor's for the buffer, agent-lsp declares no languageFeatures: the recipe of docs/emacs.md is
 ;; the `languageServers' setting in the user's settings file.  Here jedi-language-server (from the test venv)
 ;; answers find_references for a chat started with M-x agent-lsp-chat, the buffer's unsaved text included.
 
@@ -24,8 +24,7 @@
         (load (expand-file-name "../agent-lsp.el" test-here) nil t)
         (setq agent-lsp-command (list "agent-lsp" "--data-dir" (concat test-dir "data")))
         (find-file (concat test-dir "a.py"))
-        (apply #'eglot (eglot--guess-contact))
-        (test-wait "eglot to connect" #'eglot-current-server)
+        (agent-lsp-mode 1)
         (goto-char (point-max))
         (insert "\ngreet('unsaved')\n")  ; typed, not saved
         (agent-lsp-chat "who calls greet?")

@@ -1,12 +1,12 @@
 ;;; test_suggestions.el --- suggestions as you type in client-emacs/agent-lsp.el  -*- lexical-binding: t; -*-
 ;; Run: timeout 120 emacs --batch -l client-emacs/tests/test_suggestions.el   (exit code 0 = passed)
-;; Through eglot 1.9 and the real server's demo model (the line typed so far completed as another line of an
+;; Through agent-lsp-mode and the real server's demo model (the line typed so far completed as another line of an
 ;; open buffer continues). Keys go through the command loop (execute-kbd-macro: their bindings, and
 ;; post-command-hook after each); the request is made by calling agent-lsp-suggest, as the idle timer does
-;; (idle timers never fire in batch Emacs). agent-lsp-suggestion-mode is on in the buffer eglot manages; the
+;; (idle timers never fire in batch Emacs). agent-lsp-suggestion-mode is on with agent-lsp-mode; the
 ;; suggestion shows as an overlay after point; TAB accepts it only while one is shown (else TAB indents) and its
 ;; command runs; typing what it offers keeps the rest; M-<right> accepts a word; C-g dismisses; an answer for
-;; text that changed meanwhile is never drawn. The server counts what was shown and accepted.
+;; text that changed meanwhile is never drawn, and its request is cancelled. The server counts what was shown and accepted.
 
 (load (expand-file-name "helpers.el" (file-name-directory (or load-file-name buffer-file-name))) nil t)
 
@@ -22,7 +22,7 @@
   (buffer-substring-no-properties (line-beginning-position) (line-end-position)))
 
 (defun test-stats ()
-  (jsonrpc-request (eglot-current-server) :agent/completionStats (make-hash-table)))
+  (jsonrpc-request agent-lsp--connection :agent/completionStats (make-hash-table)))
 
 (defun test-keys (keys)
   (execute-kbd-macro (kbd keys)))
@@ -36,9 +36,8 @@
                     (lambda () (push (plist-get agent-lsp--suggestion :text) test-drawn)))
         (setq agent-lsp-command (list "agent-lsp" "--model" "demo" "--data-dir" (concat test-dir "data")))
         (find-file (concat test-dir "a.py"))
-        (apply #'eglot (eglot--guess-contact))
-        (test-wait "eglot to connect" #'eglot-current-server)
-        (test-eq t agent-lsp-suggestion-mode "agent-lsp-suggestion-mode in the managed buffer")
+        (agent-lsp-mode 1)
+        (test-eq t agent-lsp-suggestion-mode "agent-lsp-suggestion-mode with agent-lsp-mode")
         (goto-char (point-max))
         (let ((tab (key-binding (kbd "TAB"))))
           (test-keys "p r i")
@@ -78,13 +77,20 @@
         (test-eq nil (test-ghost) "dismissed")
         (test-eq "pri" (test-line) "line 5 after C-g")
 
-        ;; An answer for text that changed meanwhile is dropped; the next request's is drawn.
+        ;; An answer for text that changed meanwhile is dropped; the newer request cancels the older one
+        ;; ($/cancelRequest with its id); the next request's answer is drawn.
         (setq test-drawn nil)
-        (agent-lsp-suggest)
-        (test-keys "n")
-        (agent-lsp-suggest)
-        (test-wait "the newer answer" #'test-ghost)
-        (test-eq '("t('hello world')") test-drawn "only the newer answer drawn")
+        (let ((cancels nil) (first nil))
+          (advice-add 'jsonrpc-notify :before
+                      (lambda (_conn method params)
+                        (when (eq method :$/cancelRequest) (push (plist-get params :id) cancels))))
+          (agent-lsp-suggest)
+          (setq first agent-lsp--suggestion-request)
+          (test-keys "n")
+          (agent-lsp-suggest)
+          (test-wait "the newer answer" #'test-ghost)
+          (test-eq '("t('hello world')") test-drawn "only the newer answer drawn")
+          (test-eq (list first) cancels "the older request cancelled"))
 
         (test-eq 4 (plist-get (test-stats) :shown) "didShowCompletion, once per suggestion shown")
         (test-eq "import os\nprint('hello world')\nprint('hello world')\nprint('hello world')\nprin"

@@ -1,6 +1,6 @@
 ;;; test_workflow.el --- the plan, subagents, /commands and images in client-emacs/agent-lsp.el  -*- lexical-binding: t; -*-
 ;; Run: timeout 120 emacs --batch -l client-emacs/tests/test_workflow.el   (exit code 0 = passed)
-;; Through eglot 1.9, the real server and the scripted Messages API: todo_write's plan is a checklist at the
+;; Through agent-lsp-mode, the real server and the scripted Messages API: todo_write's plan is a checklist at the
 ;; top of *agent-lsp*, redrawn at each update; a task's subagent shows its tool call indented under the task,
 ;; not its text; completion-at-point completes /commands from agent/commands (builtins and the user's command
 ;; files) with their hints; M-x agent-lsp-command-run sends "/review a.py", which the server expands;
@@ -48,8 +48,7 @@
         (load (expand-file-name "../agent-lsp.el" test-here) nil t)
         (setq agent-lsp-command (list "agent-lsp" "--data-dir" (concat test-dir "data")))
         (find-file (concat test-dir "a.py"))
-        (apply #'eglot (eglot--guess-contact))
-        (test-wait "eglot to connect" #'eglot-current-server)
+        (agent-lsp-mode 1)
         (advice-add 'agent-lsp--show-plan :after
                     (lambda (&rest _)
                       (with-current-buffer "*agent-lsp*"
@@ -107,7 +106,7 @@
                  "too big")
         (test-eq nil agent-lsp--images "nothing attached")
         (agent-lsp-attach-image (concat test-dir "shot.png"))
-        (advice-add 'jsonrpc-async-request :before
+        (advice-add 'agent-lsp--async-request :before
                     (lambda (_conn method params &rest _) (when (eq method :agent/chat) (setq sent params))))
         (agent-lsp-chat "what is in this picture?")
         (test-wait "the chat with an image" (lambda () (not agent-lsp--busy)))

@@ -1,7 +1,7 @@
 -- :AgentInstall from the release archive, as a lazy.nvim user gets it: `python -m release` builds the archive,
 -- the plugin is loaded from its extracted tree with agent-lsp absent from PATH and a fresh stdpath('data');
 -- :AgentInstall makes the venv and installs the archive's wheel (its dependencies from the package index or pip's
--- cache), the default command becomes the installed server, and :checkhealth agent passes naming the Python and
+-- cache), the default command becomes the installed server, and :checkhealth agent_lsp passes naming the Python and
 -- the keys set (never their values). Run on Neovim 0.11.4 only (tests/run.sh): it installs a whole venv.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/helpers.lua')
 
@@ -40,7 +40,7 @@ H.run(':AgentInstall from the release archive', function()
   local venv = tmp .. '/data/nvim/agent-lsp/venv'
   local pyversion = vim.trim(vim.fn.system({ python, '-c', 'import sys; print("%d.%d" % sys.version_info[:2])' }))
   local said = 'agent-lsp-server ' .. version .. ' (protocol 1)'
-  H.eq({ ok = true, message = 'installed ' .. said .. ' in ' .. venv .. '; :checkhealth agent checks it' }, done, 'done')
+  H.eq({ ok = true, message = 'installed ' .. said .. ' in ' .. venv .. '; :checkhealth agent_lsp checks it' }, done, 'done')
   H.eq({
     'agent-lsp: [1/3] making a virtual environment with ' .. python .. ' (Python ' .. pyversion .. ') in ' .. venv,
     'agent-lsp: [2/3] installing agent_lsp_server-' .. version .. '-py3-none-any.whl (from the plugin)',
@@ -49,7 +49,7 @@ H.run(':AgentInstall from the release archive', function()
   }, vim.tbl_map(function(n) return n.msg end, notes), 'the progress, step by step')
   H.eq({ venv .. '/bin/agent-lsp' }, require('agent_lsp.config').options.cmd, 'the default command is the installed server')
 
-  vim.cmd('checkhealth agent')
+  vim.cmd('checkhealth agent_lsp')
   local report = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
   H.truthy(report:find('OK:? `' .. vim.pesc(venv) .. '/bin/agent%-lsp` is ' .. vim.pesc(venv) .. '/bin/agent%-lsp %('
     .. vim.pesc(said) .. '%)'), report)

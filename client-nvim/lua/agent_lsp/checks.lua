@@ -1,4 +1,4 @@
--- The checks of `:checkhealth agent` (lua/agent/health.lua) and of :AgentHealth.
+-- The checks of `:checkhealth agent_lsp` (lua/agent_lsp/health.lua) and of :AgentHealth.
 local config = require('agent_lsp.config')
 
 local M = {}

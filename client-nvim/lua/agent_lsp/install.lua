@@ -122,7 +122,7 @@ function M.run(on_done)
     end
     require('agent_lsp.config').use_installed()
     local said = vim.trim(vim.fn.system({ venv .. '/bin/agent-lsp', '--version' }))
-    finish(true, 'installed ' .. said .. ' in ' .. venv .. '; :checkhealth agent checks it')
+    finish(true, 'installed ' .. said .. ' in ' .. venv .. '; :checkhealth agent_lsp checks it')
   end)
 end
 

@@ -186,7 +186,7 @@ local function map_keys()
     if DESC[name] and type(key) == 'string' and key ~= '' then
       local before = vim.fn.maparg(key, 'i', false, true)
       if next(before) and not neovims_own(before) then
-        M.unmapped[name] = key  -- someone else's: left alone (:checkhealth agent says so)
+        M.unmapped[name] = key  -- someone else's: left alone (:checkhealth agent_lsp says so)
       else
         local run = M[name]
         vim.keymap.set('i', key, function()
