@@ -31,7 +31,7 @@ from agent_lsp.core.ports import (
     images_refused,
 )
 from agent_lsp.models import preload
-from agent_lsp.models.clients import shared_client
+from agent_lsp.models.clients import http_client, shared_client
 from agent_lsp.models.retry import NoAnswer, no_answer, open_with_retries, sdk_delay
 
 EPHEMERAL = {"type": "ephemeral"}
@@ -57,7 +57,8 @@ class AnthropicModel:
             # the chat until the user presses Stop; retries are ours (models/retry.py), never of a timeout.
             kwargs["timeout"] = httpx2.Timeout(self.read_timeout, connect=min(10.0, self.read_timeout))
             self._client = shared_client("anthropic", (self.base_url, self.read_timeout),
-                                         lambda: anthropic.AsyncAnthropic(max_retries=0, **kwargs))
+                                         lambda: anthropic.AsyncAnthropic(max_retries=0, **kwargs,
+                                                                          http_client=http_client(anthropic)))
         return self._client
 
     def url(self) -> str:

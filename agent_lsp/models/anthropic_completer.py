@@ -9,7 +9,7 @@ from typing import Any, AsyncIterator, Optional
 from agent_lsp.core.completion import CompletionPrompt
 from agent_lsp.core.ports import ModelError
 from agent_lsp.models import hole, preload
-from agent_lsp.models.clients import shared_client
+from agent_lsp.models.clients import http_client, shared_client
 
 EPHEMERAL = {"type": "ephemeral"}
 
@@ -30,7 +30,7 @@ class AnthropicCompleter:
             options: dict[str, Any] = {"base_url": self.base_url} if self.base_url else {}
             return anthropic.AsyncAnthropic(max_retries=0, timeout=httpx2.Timeout(self.timeout,
                                                                                  connect=min(5.0, self.timeout)),
-                                            **options)
+                                            http_client=http_client(anthropic), **options)
 
         return shared_client("anthropic", ("completions", self.base_url, self.timeout), make)
 

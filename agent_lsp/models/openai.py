@@ -12,7 +12,7 @@ from typing import Any, AsyncIterator
 
 from agent_lsp.core.ports import ModelError, ModelEvent, ModelInfo, ModelRequest, images_refused
 from agent_lsp.models import preload
-from agent_lsp.models.clients import shared_client
+from agent_lsp.models.clients import http_client, shared_client
 from agent_lsp.models.openai_wire import ReplyBuilder, api_request
 from agent_lsp.models.retry import NoAnswer, asked_wait, no_answer, open_with_retries, sdk_delay
 
@@ -29,9 +29,11 @@ def client_for(base_url: str, api_key: str, read_timeout: float = 120.0) -> Any:
     """The process's one `AsyncOpenAI` for this base URL, key and readTimeout (its own retries off: models/retry.py)."""
     def make() -> Any:
         import httpx2
+        import openai
 
         return _client_class()(base_url=base_url, api_key=api_key, max_retries=0,
-                               timeout=httpx2.Timeout(read_timeout, connect=min(10.0, read_timeout)))
+                               timeout=httpx2.Timeout(read_timeout, connect=min(10.0, read_timeout)),
+                               http_client=http_client(openai))
 
     return shared_client("openai", (base_url, api_key, read_timeout), make)
 
