@@ -63,6 +63,8 @@ class Replay:
     it): no server can tell, the client drops them by version."""
     shown: list[float] = field(default_factory=list)
     """Per shown suggestion: request sent → answer, less the model's own time when a model call served it."""
+    fetched: list[float] = field(default_factory=list)
+    """The same, for the suggestions a model call served (none already there)."""
     accepted_chars: int = 0
     matching_chars: int = 0
     calls: int = 0
@@ -94,13 +96,22 @@ async def _serving(server: str, model: OracleModel, root: Path) -> AsyncIterator
         model.stop()
 
 
-async def _spawn(server: str, model: OracleModel, root: Path) -> Client:
-    if server == "agent":
-        command, options = AGENT, {"completions": {"provider": "openai", "api": "fim", "model": "oracle",
-                                                   "baseUrl": model.base_url}}
+def completions_for(api: str, base_url: str) -> dict[str, str]:
+    """The `completions` settings that ask the model at `base_url` (an API URL ending in /v1) with `api`."""
+    if api == "anthropic":
+        return {"provider": "anthropic", "model": "oracle", "baseUrl": base_url.removesuffix("/v1")}
+    return {"provider": "openai", "api": api, "model": "oracle", "baseUrl": base_url}
+
+
+async def _spawn(server: str, model: OracleModel, root: Path, api: str = "fim", base_url: str = "",
+                 env: Optional[dict[str, str]] = None) -> Client:
+    """`server` (agent, naive) asking `model` with `api`, at `base_url` (the model's own by default)."""
+    base_url = base_url or model.base_url
+    if server == "naive":
+        command, options = [*NAIVE, base_url, api], None
     else:
-        command, options = [*NAIVE, model.base_url], None
-    client = await Client.spawn(*command, env=env_for(None), stderr=asyncio.subprocess.DEVNULL)
+        command, options = AGENT, {"completions": completions_for(api, base_url)}
+    client = await Client.spawn(*command, env=env or env_for(None), stderr=asyncio.subprocess.DEVNULL)
     client.on_request["window/workDoneProgress/create"] = lambda params: None
     await client.request("initialize", {
         "processId": os.getpid(), "rootUri": root.as_uri(), "workspaceFolders": [{"uri": root.as_uri(), "name": "ws"}],
@@ -142,6 +153,8 @@ async def _type(client: Client, model: OracleModel, edit: Edit, pattern: str, ro
         arrived = time.perf_counter()
         served = [c for c in model.calls if asked.sent <= c.arrived and c.finished and c.finished <= arrived]
         out.shown.append(arrived - asked.sent - (served[-1].finished - served[-1].arrived if served else 0.0))
+        if served:
+            out.fetched.append(out.shown[-1])
         _judge(items[0], text, asked.cursor, edit, out)
 
     def ask() -> None:

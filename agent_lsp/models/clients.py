@@ -15,6 +15,9 @@ REST_BYTES = 64 * 1024
 """The most of a stream's rest read after its reader left it, to keep its connection; more, and it is closed."""
 REST_SECONDS = 0.5
 """The longest the rest is waited for: a model still writing a long answer is cut (the connection with it)."""
+IDLE_SECONDS = 60.0
+"""How long an idle connection is kept (the HTTP library's default is 5 s: a pause in typing, or reading a chat's
+answer, would cost the next request a new handshake)."""
 
 
 def shared_client(provider: str, key: Hashable, make: Callable[[], Any]) -> Any:
@@ -29,12 +32,19 @@ def shared_client(provider: str, key: Hashable, make: Callable[[], Any]) -> Any:
 def http_client(sdk: Any) -> Any:
     """The one HTTP client under every client of the SDK module `sdk` (anthropic, openai): its own default client
     (proxies from the environment, TCP keep-alive), shared by chats and suggestions to the same endpoint, whose
-    response streams keep their connection when left early (`warm`). AGENT_LSP_KEEP_WARM=0 closes it instead (the
-    reference the benchmarks compare with)."""
+    response streams keep their connection when left early (`warm`) and whose idle connections last IDLE_SECONDS.
+    AGENT_LSP_KEEP_WARM=0 leaves the SDK's defaults, closing a connection left early (the reference the benchmarks
+    compare with)."""
     client = _HTTP.get(sdk.__name__)
     if client is None:
-        hooks = {"response": [warm]} if os.environ.get("AGENT_LSP_KEEP_WARM", "1") != "0" else {}
-        client = _HTTP[sdk.__name__] = sdk.DefaultAsyncHttpxClient(event_hooks=hooks)
+        import httpx2
+
+        if os.environ.get("AGENT_LSP_KEEP_WARM", "1") == "0":
+            client = sdk.DefaultAsyncHttpxClient()
+        else:
+            limits = httpx2.Limits(max_connections=1000, max_keepalive_connections=100, keepalive_expiry=IDLE_SECONDS)
+            client = sdk.DefaultAsyncHttpxClient(event_hooks={"response": [warm]}, limits=limits)
+        _HTTP[sdk.__name__] = client
     return client
 
 
