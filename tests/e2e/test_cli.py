@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.waiting import until
+from tests.waiting import holds_within, until
 
 
 SERVER = [sys.executable, "-m", "agent_lsp"]
