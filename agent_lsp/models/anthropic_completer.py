@@ -9,7 +9,7 @@ from typing import Any, AsyncIterator, Optional
 from agent_lsp.core.completion import CompletionPrompt
 from agent_lsp.core.ports import ModelError
 from agent_lsp.models import hole, preload
-from agent_lsp.models.clients import http_client, shared_client
+from agent_lsp.models.clients import http_client, shared_client, unverified
 
 EPHEMERAL = {"type": "ephemeral"}
 
@@ -80,7 +80,8 @@ class AnthropicCompleter:
                                           "(completions.timeout).") from None
         except anthropic.APIConnectionError as e:
             cause = e.__cause__ or e
-            raise ModelError("llm_error", f"Could not reach {self._url(client)} ({type(cause).__name__}).") from None
+            raise ModelError("llm_error", unverified(e, self._url(client))
+                             or f"Could not reach {self._url(client)} ({type(cause).__name__}).") from None
         except (anthropic.APIError, httpx2.TransportError) as e:
             raise ModelError("llm_error", f"{type(e).__name__}: {e}" if str(e) else type(e).__name__) from None
         except (ValueError, LookupError, AssertionError, TypeError, AttributeError) as e:  # the SDK reading junk

@@ -12,7 +12,7 @@ from typing import Any, AsyncIterator
 
 from agent_lsp.core.ports import ModelError, ModelEvent, ModelInfo, ModelRequest, images_refused
 from agent_lsp.models import preload
-from agent_lsp.models.clients import http_client, shared_client
+from agent_lsp.models.clients import http_client, shared_client, unverified
 from agent_lsp.models.openai_wire import ReplyBuilder, api_request
 from agent_lsp.models.retry import NoAnswer, asked_wait, no_answer, open_with_retries, sdk_delay
 
@@ -219,6 +219,8 @@ def _wait_asked(error: Any) -> str:
 
 
 def connection_message(error: Any, url: str) -> str:
+    if said := unverified(error, url):
+        return said
     cause = error.__cause__ or error.__context__
     why = _describe(cause) if cause else _describe(error)
     return (f"Could not reach the model API at {url} ({why}). Expected an OpenAI-compatible server there: check "
