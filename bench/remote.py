@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bench.figures import Row, env_for, p99
 from bench.oracle_model import OracleModel
-from bench.suggestions import LATENCY, Client, Replay, _pick, _spawn, _type
+from bench.suggestions import LATENCY, Client, Replay, _pick, _type, spawned
 from tests.fakes.certificate import Certificate, made
 from tests.fakes.slow_link import SlowLink
 
@@ -56,9 +56,8 @@ async def remote_once(api: str, server: str, chosen: list, cert: Certificate, ro
     link = SlowLink(model.port, DELAY)
     base_url = link.url(path="/v1")
     try:
-        client = await _spawn("naive" if server == "naive" else "agent", model, root, api, base_url,
-                              _env(api, server, cert, base_url))
-        try:
+        async with spawned("naive" if server == "naive" else "agent", model, root, api, base_url,
+                           _env(api, server, cert, base_url)) as client:
             await _warm_up(client, model, root)
             warm, calls = link.connections, len(model.calls)
             rng = random.Random(11)
@@ -76,11 +75,6 @@ async def remote_once(api: str, server: str, chosen: list, cert: Certificate, ro
                     served = [c for c in model.calls[calls:] if c.finished]
                     out.chat.append(took - sum(c.finished - c.arrived for c in served))
                     out.chat_connections += link.connections - before
-            await client.close()
-        finally:
-            if client.process.returncode is None:
-                client.process.kill()
-                await client.process.wait()
     finally:
         link.stop()
         model.stop()

@@ -84,16 +84,24 @@ async def _serving(server: str, model: OracleModel, root: Path) -> AsyncIterator
     """`server` started against its own copy of the fake `model`; shut down (else killed) at the end."""
     model.start()
     try:
-        client = await _spawn(server, model, root)
-        try:
+        async with spawned(server, model, root) as client:
             yield client, model
-            await client.close()
-        finally:
-            if client.process.returncode is None:
-                client.process.kill()
-                await client.process.wait()
     finally:
         model.stop()
+
+
+@contextlib.asynccontextmanager
+async def spawned(server: str, model: OracleModel, root: Path, api: str = "fim", base_url: str = "",
+                  env: Optional[dict[str, str]] = None) -> AsyncIterator[Client]:
+    """`server` started against the started `model` (`_spawn`); shut down (else killed) at the end."""
+    client = await _spawn(server, model, root, api, base_url, env)
+    try:
+        yield client
+        await client.close()
+    finally:
+        if client.process.returncode is None:
+            client.process.kill()
+            await client.process.wait()
 
 
 def completions_for(api: str, base_url: str) -> dict[str, str]:

@@ -39,7 +39,9 @@ class SlowLink:
         def close() -> None:
             if self._server is not None:
                 self._server.close()
-            self._loop.stop()
+            for task in asyncio.all_tasks(self._loop):  # the connections still open
+                task.cancel()
+            self._loop.call_soon(self._loop.stop)
 
         self._loop.call_soon_threadsafe(close)
 

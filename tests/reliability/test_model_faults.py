@@ -11,11 +11,11 @@ import time
 import pytest
 
 from tests.e2e.conftest import server_env, text, tool_use
-from tests.fakes.certificate import made
 from tests.fakes.messages_api import FakeMessagesAPI, reply_events
 from tests.reliability.conftest import OK_REPLY, tally
 from tests.reliability.history_check import history_problems
 from tests.reliability.rawlsp import ANSWER_CEILING
+from tests.reliability.tls_faults import faults_over_tls
 from tests.waiting import until
 
 AREA = "model faults (anthropic SDK)"
@@ -224,52 +224,21 @@ async def test_stop_means_stop(server, fake_api, workspace):
 
 
 TLS_CELLS: list[tuple[str, list[dict], set[str]]] = [
-    ("over TLS: a reply", [OK_REPLY], {"end_turn"}),
-    ("over TLS: a connection reset mid-stream", [dict(TOOL_REPLY, reset_after=3)], ERROR),
-    ("over TLS: a stream ended before its stop event", [dict(TOOL_REPLY, cut_after=4)], ERROR),
-    ("over TLS: a reply after the reset", [OK_REPLY], {"end_turn"}),
+    ("a reply", [OK_REPLY], {"end_turn"}), ("a reset mid-stream", [dict(TOOL_REPLY, reset_after=3)], ERROR),
+    ("ended before its stop event", [dict(TOOL_REPLY, cut_after=4)], ERROR),
+    ("a reply after the reset", [OK_REPLY], {"end_turn"}),
 ]
 
 
-async def test_faults_over_tls(start_server, tmp_path):
-    """A remote model's edges: a TLS handshake that stalls, a reset mid-stream, a certificate that does not verify
-    (the error names the endpoint and says why, never a silent empty answer); each chat answers, nothing is lost."""
-    cert, stranger = made(tmp_path / "cert"), made(tmp_path / "stranger")
-    fake = FakeMessagesAPI(tls=cert.server_context()).start()
-    untrusted = FakeMessagesAPI(tls=stranger.server_context()).start()
-    fake.default = OK_REPLY
-    try:
-        server = await start_server(init_options={"readTimeout": 1},
-                                    env=server_env(fake.base_url, SSL_CERT_FILE=str(cert.authority)))
-        failures = []
-        fake.httpd.handshake_stall = 3.0  # beyond the connect timeout (min(10 s, readTimeout)): the first chat's
-        stalled = await server.request("agent/chat", {"message": "a stalled handshake"})  # connection is new
-        fake.httpd.handshake_stall = 0.0
-        result = stalled.get("result") or {}
-        if result.get("stopReason") != "error" or fake.base_url not in result.get("error", {}).get("message", ""):
-            failures.append(f"stalled handshake: {stalled}")
-        failures += await check_next_chat(server, fake, result.get("sessionId"), ["a stalled handshake"])
-        tally(AREA, cases=1, wrong=1 if failures else 0)
-        for n, (name, script, expected) in enumerate(TLS_CELLS):
-            fake.script[:] = list(script)
-            message = f"tls cell {n}: {name}"
-            answer = await server.request("agent/chat", {"message": message, "permissionMode": "bypassPermissions"})
-            result = answer.get("result") or {}
-            problems = [] if result.get("stopReason") in expected else [f"stopReason: {answer}"]
-            problems += await check_next_chat(server, fake, result.get("sessionId"), [message])
-            tally(AREA, cases=1, wrong=1 if problems else 0, lost=sum("lost" in p for p in problems))
-            failures += [f"{name}: {p}" for p in problems]
 
-        other = await start_server(init_options={"readTimeout": 1},
-                                   env=server_env(untrusted.base_url, SSL_CERT_FILE=str(cert.authority)))
-        refused = await other.request("agent/chat", {"message": "an unverified certificate"})
-        said = (refused.get("result") or {}).get("error", {}).get("message", "")
-        if f"The TLS certificate of {untrusted.base_url}/v1/messages does not verify" not in said:
-            failures.append(f"unverified certificate: {refused}")
-        tally(AREA, cases=1, wrong=0 if said else 1)
-        assert server.proc.returncode is None and other.proc.returncode is None
-        assert not untrusted.requests  # nothing was sent to an endpoint whose certificate did not verify
-        assert not failures, "\n".join(failures)
-    finally:
-        fake.stop()
-        untrusted.stop()
+async def test_faults_over_tls(start_server, tmp_path):
+    """A remote model's edges (tests/reliability/tls_faults.py), through the anthropic SDK."""
+    def fake(tls):
+        api = FakeMessagesAPI(tls=tls).start()
+        api.default = OK_REPLY
+        return api
+
+    failures = await faults_over_tls(start_server, tmp_path, AREA, fake,
+                                     lambda url, ca: server_env(url, SSL_CERT_FILE=ca), lambda api: api.base_url,
+                                     "/v1/messages", TLS_CELLS, check_next_chat)
+    assert not failures, "\n".join(failures)

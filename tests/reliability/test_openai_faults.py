@@ -14,11 +14,11 @@ from typing import Any, Optional
 import pytest
 
 from tests.e2e.conftest import openai_env, text, tool_use
-from tests.fakes.certificate import made
 from tests.fakes.chat_completions import FakeChatCompletions, reply_chunks
 from tests.reliability.conftest import tally
 from tests.reliability.history_check import chat_history_problems
 from tests.reliability.rawlsp import ANSWER_CEILING
+from tests.reliability.tls_faults import faults_over_tls
 from tests.waiting import until
 
 AREA = "model faults (openai SDK): matrix"
@@ -527,48 +527,13 @@ async def test_abort_in_every_fault_state(server, chat_api, long_run):
         assert not problems, (name, problems)
 
 
-async def test_faults_over_tls(start_server, tmp_path):
-    """A remote OpenAI-compatible model's edges: a TLS handshake that stalls, a reset mid-stream, a stream ended
-    before its finish reason, a certificate that does not verify (named as such, with the endpoint); each chat
-    answers and nothing is lost."""
-    cert, stranger = made(tmp_path / "cert"), made(tmp_path / "stranger")
-    fake = FakeChatCompletions(tls=cert.server_context()).start()
-    untrusted = FakeChatCompletions(tls=stranger.server_context()).start()
-    try:
-        server = await start_server(init_options={"readTimeout": 1},
-                                    env=openai_env(fake.api_url, SSL_CERT_FILE=str(cert.authority)))
-        failures = []
-        fake.httpd.handshake_stall = 3.0  # beyond the connect timeout (min(10 s, readTimeout)): the first chat's
-        stalled = await server.request("agent/chat", {"message": "a stalled handshake"})  # connection is new
-        fake.httpd.handshake_stall = 0.0
-        result = stalled.get("result") or {}
-        if result.get("stopReason") != "error" or fake.api_url not in result.get("error", {}).get("message", ""):
-            failures.append(f"stalled handshake: {stalled}")
-        failures += await check_next_chat(server, fake, result.get("sessionId"), ["a stalled handshake"])
-        tally(AREA, cases=1, wrong=1 if failures else 0)
-        cells = [("a reply", [OK], {"end_turn"}), ("a reset mid-stream", [dict(TOOL_REPLY, reset_after=3)], ERROR),
-                 ("ended before its finish reason", [dict(TOOL_REPLY, cut_after=2)], ERROR),
-                 ("a reply after the reset", [OK], {"end_turn"})]
-        for n, (name, script, expected) in enumerate(cells):
-            fake.script[:] = json.loads(json.dumps(script))
-            message = f"tls cell {n}: {name}"
-            answer = await server.request("agent/chat", {"message": message, "permissionMode": "bypassPermissions"})
-            result = answer.get("result") or {}
-            problems = [] if result.get("stopReason") in expected else [f"stopReason: {answer}"]
-            problems += await check_next_chat(server, fake, result.get("sessionId"), [message])
-            tally(AREA, cases=1, wrong=1 if problems else 0, lost=sum("lost" in p for p in problems))
-            failures += [f"over TLS, {name}: {p}" for p in problems]
 
-        other = await start_server(init_options={"readTimeout": 1},
-                                   env=openai_env(untrusted.api_url, SSL_CERT_FILE=str(cert.authority)))
-        refused = await other.request("agent/chat", {"message": "an unverified certificate"})
-        said = (refused.get("result") or {}).get("error", {}).get("message", "")
-        if f"The TLS certificate of {untrusted.api_url}/chat/completions does not verify" not in said:
-            failures.append(f"unverified certificate: {refused}")
-        tally(AREA, cases=1, wrong=0 if said else 1)
-        assert server.proc.returncode is None and other.proc.returncode is None
-        assert not untrusted.requests  # nothing was sent to an endpoint whose certificate did not verify
-        assert not failures, "\n".join(failures)
-    finally:
-        fake.stop()
-        untrusted.stop()
+async def test_faults_over_tls(start_server, tmp_path):
+    """A remote model's edges (tests/reliability/tls_faults.py), through the openai SDK."""
+    cells = [("a reply", [OK], {"end_turn"}), ("a reset mid-stream", [dict(TOOL_REPLY, reset_after=3)], ERROR),
+             ("ended before its finish reason", [dict(TOOL_REPLY, cut_after=2)], ERROR),
+             ("a reply after the reset", [OK], {"end_turn"})]
+    failures = await faults_over_tls(start_server, tmp_path, AREA, lambda tls: FakeChatCompletions(tls=tls).start(),
+                                     lambda url, ca: openai_env(url, SSL_CERT_FILE=ca), lambda api: api.api_url,
+                                     "/chat/completions", cells, check_next_chat)
+    assert not failures, "\n".join(failures)
