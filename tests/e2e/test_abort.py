@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types
 
 from tests.e2e.conftest import chat, sent, shape, text, updates_of
-from tests.waiting import holds_within, until
+from tests.waiting import until
 
 HANGING = dict(text("Working on it"), hang=True)
 

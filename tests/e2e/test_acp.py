@@ -11,7 +11,7 @@ import pytest
 from acp import schema
 
 from tests.e2e.acp_client import RecordingClient, start_agent, wire_shape
-from tests.waiting import holds_within, until
+from tests.waiting import until
 from tests.e2e.conftest import chat, sent, text, tool_use
 
 MODES = ["default", "acceptEdits", "plan", "bypassPermissions"]

@@ -9,7 +9,7 @@ import acp
 import pytest
 
 from tests.e2e.acp_client import RecordingClient
-from tests.waiting import holds_within, until
+from tests.waiting import until
 from tests.e2e.conftest import text, tool_use
 from tests.e2e.test_workflow import PLAN, results, subagent_script
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.waiting import holds_within, until
+from tests.waiting import until
 
 
 SERVER = [sys.executable, "-m", "agent_lsp"]

@@ -19,7 +19,7 @@ from tests.e2e.conftest import (
     tool_use,
     waiting_for_confirmation,
 )
-from tests.waiting import holds_within, until
+from tests.waiting import until
 
 SOURCE = "def greet(name):\n    return 'hi ' + nme\n"
 OTHER = "VALUE = 1\n"

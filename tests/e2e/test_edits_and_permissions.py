@@ -19,7 +19,7 @@ from tests.e2e.conftest import (
     updates_of,
     waiting_for_confirmation,
 )
-from tests.waiting import holds_within, until
+from tests.waiting import until
 
 SOURCE = "def greet(name):\n    return 'hi ' + name\n"
 EDIT = tool_use("edit_file", {"path": "app.py", "old_string": "'hi '", "new_string": "'hello '"}, id="toolu_e1")

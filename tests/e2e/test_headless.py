@@ -16,7 +16,7 @@ from typing import Any, Optional
 import pytest
 
 from tests.e2e.conftest import CEILING, sent, server_env, text, tool_use
-from tests.waiting import holds_within, until
+from tests.waiting import until
 
 RUN = [sys.executable, "-m", "agent_lsp", "run"]
 TOOLS = ["list_open_buffers", "read_file", "list_files", "search", "get_diagnostics", "edit_file", "write_file",

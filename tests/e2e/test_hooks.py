@@ -7,7 +7,7 @@ import asyncio
 import json
 
 from tests.e2e.conftest import chat, confirm, sent, text, tool_use, updates_of, waiting_for_confirmation
-from tests.waiting import holds_within, until
+from tests.waiting import until
 
 RUN = tool_use("run_command", {"command": "touch ran.txt"}, id="toolu_r1")
 

@@ -16,7 +16,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcRequestCancelled
 
 from tests.e2e.conftest import CEILING, Harness, chat, open_doc, openai_env, server_env, text
-from tests.waiting import holds_within, until
+from tests.waiting import until
 from tests.fakes.chat_completions import FakeChatCompletions
 from tests.fakes.legacy_completions import FakeLegacyCompletions
 from tests.fakes.messages_api import FakeMessagesAPI

@@ -17,7 +17,7 @@ from tests.e2e.conftest import (
     updates_of,
     waiting_for_confirmation,
 )
-from tests.waiting import holds_within, until
+from tests.waiting import until
 
 LANGUAGE_TOOLS = ["find_symbol", "go_to_definition", "find_references", "hover", "document_symbols",
                   "call_hierarchy", "rename_symbol"]

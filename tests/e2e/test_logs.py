@@ -9,7 +9,7 @@ import pytest
 from pygls.exceptions import JsonRpcInvalidParams
 
 from tests.e2e.conftest import CEILING, chat, server_process, stderr_read, text
-from tests.waiting import holds_within, until
+from tests.waiting import until
 
 
 async def shut_down(lsp, client) -> tuple[int, str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tests.e2e.conftest import (CEILING, chat, confirm, sent, server_process, text, tool_use, updates_of,
                                  waiting_for_confirmation)
-from tests.waiting import holds_within, until
+from tests.waiting import until
 
 ROOT = Path(__file__).resolve().parents[2]
 

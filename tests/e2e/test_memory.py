@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from tests.e2e.conftest import chat, confirm, text, tool_use, waiting_for_confirmation
-from tests.waiting import holds_within, until
+from tests.waiting import until
 
 FACT = "Run the tests with `make check`, never with plain pytest."
 

@@ -13,7 +13,7 @@ from acp import schema
 
 from tests.e2e.acp_client import RecordingClient, start_agent
 from tests.e2e.conftest import chat, sent, server_env, text, tool_use
-from tests.waiting import holds_within, until
+from tests.waiting import until
 
 COMMAND = 'echo "secret=[$PARITY_SECRET] plain=[$PARITY_PLAIN]"'
 

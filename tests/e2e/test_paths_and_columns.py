@@ -6,7 +6,7 @@ import pytest
 from lsprotocol import types
 
 from tests.e2e.conftest import chat, open_doc, sent, server_env, text, tool_use
-from tests.waiting import holds_within, until
+from tests.waiting import until
 
 LINE = "s = '😀é' + undefined_name\n"  # 😀 is 2 UTF-16 units and 4 UTF-8 bytes; é is 1 and 2
 

@@ -12,7 +12,7 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types
 
 from tests.e2e.conftest import open_doc, sent, text, tool_use
-from tests.waiting import holds_within, until
+from tests.waiting import until
 
 BROKEN = "def greet(name):\n    return 'hi ' + (name\n"
 """Line 2 does not parse: the server's own syntax check finds it."""

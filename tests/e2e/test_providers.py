@@ -26,7 +26,7 @@ from tests.e2e.conftest import (
     updates_of,
     waiting_for_confirmation,
 )
-from tests.waiting import holds_within, until
+from tests.waiting import until
 from tests.fakes.chat_completions import FakeChatCompletions
 from tests.fakes.messages_api import FakeMessagesAPI
 

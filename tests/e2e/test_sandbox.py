@@ -24,7 +24,7 @@ from tests.e2e.conftest import (
     updates_of,
     waiting_for_confirmation,
 )
-from tests.waiting import holds_within, until
+from tests.waiting import until
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap runs on Linux")
 SANDBOXED = "sandboxed: only the workspace, a private /tmp and the `writable` paths are writable; no network"

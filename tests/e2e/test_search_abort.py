@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 from tests.e2e.conftest import chat, server_process, shape, text, tool_use, updates_of
-from tests.waiting import holds_within, until
+from tests.waiting import until
 
 # Unicode word boundaries over non-ASCII text keep ripgrep off its fast paths: seconds, not milliseconds.
 SLOW_PATTERN = r"(?:\b\w+\b\W+){1,8}\d{9}"

@@ -11,7 +11,7 @@ import pytest
 from pygls.exceptions import JsonRpcInvalidParams
 
 from tests.e2e.conftest import chat, sent, server_process, shape, text, tool_use, updates_of
-from tests.waiting import holds_within, until
+from tests.waiting import until
 
 
 async def test_a_restarted_server_continues_a_session_by_id(lsp):

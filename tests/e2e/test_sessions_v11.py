@@ -9,7 +9,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from agent_lsp.capabilities import FEATURES
 from tests.e2e.conftest import chat, open_doc, text
-from tests.waiting import holds_within, until
+from tests.waiting import until
 
 SOURCE = "def greet(name):\n    return 'hi ' + name\n"
 DIFF = ("--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n def greet(name):\n-    return 'hi ' + name\n"

@@ -18,7 +18,7 @@ import pytest
 from agent_lsp.config.language_servers import parse_language_servers
 from agent_lsp.core.ports import LANGUAGE_METHODS, LanguageFeatureError
 from agent_lsp.sidecar import SidecarLanguageFeatures
-from tests.waiting import holds_within, until
+from tests.waiting import until
 from tests.fakes.editor import FakeEditor
 
 JEDI = str(Path(sys.executable).parent / "jedi-language-server")

@@ -11,7 +11,7 @@ from tests.e2e.acp_client import RecordingClient
 from tests.e2e.conftest import chat, sent, server_env, text, tool_use
 from tests.e2e.test_acp_workflow import prompt, wire_updates
 from tests.e2e.test_commands import BUILTINS
-from tests.waiting import holds_within, until
+from tests.waiting import until
 
 
 def user_config(tmp_path: Path) -> Path:

@@ -6,7 +6,7 @@ import asyncio
 import json
 
 from tests.e2e.conftest import chat, shape, text, tool_use, updates_of
-from tests.waiting import holds_within, until
+from tests.waiting import until
 
 PLAN = [{"content": "Read app.py", "status": "completed"},
         {"content": "Fix greet", "status": "in_progress", "activeForm": "Fixing greet"},
