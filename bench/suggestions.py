@@ -63,8 +63,6 @@ class Replay:
     it): no server can tell, the client drops them by version."""
     shown: list[float] = field(default_factory=list)
     """Per shown suggestion: request sent → answer, less the model's own time when a model call served it."""
-    fetched: list[float] = field(default_factory=list)
-    """The same, for the suggestions a model call served (none already there)."""
     accepted_chars: int = 0
     matching_chars: int = 0
     calls: int = 0
@@ -161,8 +159,6 @@ async def _type(client: Client, model: OracleModel, edit: Edit, pattern: str, ro
         arrived = time.perf_counter()
         served = [c for c in model.calls if asked.sent <= c.arrived and c.finished and c.finished <= arrived]
         out.shown.append(arrived - asked.sent - (served[-1].finished - served[-1].arrived if served else 0.0))
-        if served:
-            out.fetched.append(out.shown[-1])
         _judge(items[0], text, asked.cursor, edit, out)
 
     def ask() -> None:
