@@ -3,26 +3,27 @@
 
 It answers the true next text at the cursor (to the end of the typed block, at most `lines` lines) after a set
 latency, and records each call: when it arrived, when its last byte went, and when the client closed it early.
-A call arrives when its connection is accepted: the fake's own thread start and header parsing (about 0.8 ms on
-the bench machine) are the model server's time, not the editor server's.
+It speaks the three APIs suggestions use (FIM, chat.completions and the Messages API, the last two with the
+fill-the-hole prompt), over tests/fakes/sse.py's HTTP/1.1, and over TLS when given a server context. A call arrives
+when its request line is read.
 """
 
 from __future__ import annotations
 
 import json
-import select
-import socket
+import ssl
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Optional
+
+from tests.fakes.sse import ModelHandler, ModelServer, sse
 
 
 @dataclass
 class Call:
     arrived: float
-    """When the fake accepted the call's connection."""
+    """When the fake read the call's request line."""
     finished: Optional[float] = None
     """When the last byte went; None when the client closed the stream first."""
     closed: Optional[float] = None
@@ -38,6 +39,10 @@ class Truth:
     end: int = 0
 
 
+HOLE = "<hole/>"
+"""Where the cursor is in a chat model's fill-the-hole prompt (agent_lsp/models/hole.py)."""
+
+
 @dataclass
 class OracleModel:
     latency: float = 0.3
@@ -46,20 +51,28 @@ class OracleModel:
     """Answer this to every call instead of the truth."""
     truth: Truth = field(default_factory=Truth)
     calls: list[Call] = field(default_factory=list)
+    tls: Optional[ssl.SSLContext] = None
+    """Serve over TLS with this server context (tests/fakes/certificate.py)."""
+    pace: float = 0.005
+    """Seconds between the 8-character pieces of an answer, watching for the client closing (0: all at once, the
+    model's time is then its latency alone)."""
 
     def start(self) -> "OracleModel":
-        self._server = _StampingServer(("127.0.0.1", 0), self._handler())
+        self._server = ModelServer(self._handler(), self.tls)
         self._lock = threading.Lock()
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._server.start()
         return self
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.stop()
+
+    @property
+    def port(self) -> int:
+        return self._server.server_address[1]
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return f"{self._server.base_url}/v1"
 
     def answer(self, prompt: str) -> str:
         """The text the author typed after `prompt`'s end, when the prompt ends inside the typed block."""
@@ -73,90 +86,109 @@ class OracleModel:
         rest = truth.final[at + len(tail):truth.end]
         return "\n".join(rest.split("\n")[:self.lines])
 
-    def _handler(self):
+    def _handler(self) -> type[ModelHandler]:
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.0"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(ModelHandler):
             def do_POST(self) -> None:
-                call = Call(fake._server.accepted.pop(self.request, time.perf_counter()))
+                call = Call(self.arrived)
                 with fake._lock:
                     fake.calls.append(call)
-                length = int(self.headers.get("content-length", 0))
-                raw = self.rfile.read(length)
-                if len(raw) < length:  # the client went away before its whole body (an aborted call): no answer
+                raw = self.read_body()
+                if raw is None:
                     return
                 body = json.loads(raw or b"{}")
-                call.prompt = body.get("prompt", "")
+                api = _API.get(self.path.split("?")[0].rstrip("/"))
+                if api is None:
+                    return self.json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+                call.prompt = _before_cursor(api, body)
                 call.answer = fake.answer(call.prompt)
-                if self._closed_within(fake.latency):
+                if self.closed_within(fake.latency):
                     call.closed = time.perf_counter()
                     return
+                if not body.get("stream"):
+                    self.json(200, _whole(api, body, call.answer))
+                    call.finished = time.perf_counter()
+                    return
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
                 try:
-                    if not body.get("stream"):
-                        return self._whole(body, call)
-                    self.send_response(200)
-                    self.send_header("content-type", "text/event-stream")
-                    self.end_headers()
-                    pieces = [call.answer[i:i + 8] for i in range(0, len(call.answer), 8)] or [""]
-                    for n, piece in enumerate(pieces):
-                        chunk = {"id": "cmpl-oracle", "object": "text_completion", "created": 1700000000,
-                                 "model": body.get("model", "oracle"),
-                                 "choices": [{"index": 0, "text": piece, "logprobs": None,
-                                              "finish_reason": "stop" if n == len(pieces) - 1 else None}]}
-                        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-                        self.wfile.flush()
-                        if n < len(pieces) - 1 and self._closed_within(0.005):
+                    frames = _frames(api, body, call.answer)
+                    for n, frame in enumerate(frames):
+                        self.chunk(frame.encode())
+                        if n < len(frames) - 1 and fake.pace and self.closed_within(fake.pace):
                             call.closed = time.perf_counter()
+                            self.close_connection = True
                             return
-                    self.wfile.write(b"data: [DONE]\n\n")
+                    self.wfile.write(b"0\r\n\r\n")
                     self.wfile.flush()
                     call.finished = time.perf_counter()
-                except (BrokenPipeError, ConnectionResetError):
+                except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
                     call.closed = time.perf_counter()
-
-            def _whole(self, body: dict[str, Any], call: Call) -> None:
-                data = json.dumps({"id": "cmpl-oracle", "object": "text_completion", "created": 1700000000,
-                                   "model": body.get("model", "oracle"),
-                                   "choices": [{"index": 0, "text": call.answer, "logprobs": None,
-                                                "finish_reason": "stop"}]}).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-                self.wfile.flush()
-                call.finished = time.perf_counter()
-
-            def _closed_within(self, seconds: float) -> bool:
-                """Wait `seconds`, watching the socket: True as soon as the client closes it."""
-                deadline = time.perf_counter() + seconds
-                while (left := deadline - time.perf_counter()) > 0:
-                    readable, _, _ = select.select([self.connection], [], [], min(left, 0.002))
-                    if readable:
-                        try:
-                            if not self.connection.recv(1, socket.MSG_PEEK):
-                                return True
-                        except OSError:
-                            return True
-                return False
+                    self.close_connection = True
 
         return Handler
 
 
-class _StampingServer(ThreadingHTTPServer):
-    """A thread per connection, each stamped as it is accepted (before its thread starts)."""
+_API = {"/v1/completions": "fim", "/v1/chat/completions": "chat", "/v1/messages": "anthropic"}
 
-    daemon_threads = True
 
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.accepted: dict[Any, float] = {}
+def _before_cursor(api: str, body: dict[str, Any]) -> str:
+    """The text before the cursor: FIM's `prompt`, else the fill-the-hole prompt up to its marker."""
+    if api == "fim":
+        return body.get("prompt", "")
+    content = body["messages"][-1]["content"]
+    text = content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
+    return text.split(HOLE, 1)[0]
 
-    def process_request(self, request: Any, client_address: Any) -> None:
-        self.accepted[request] = time.perf_counter()
-        super().process_request(request, client_address)
+
+def _pieces(answer: str) -> list[str]:
+    return [answer[i:i + 8] for i in range(0, len(answer), 8)] or [""]
+
+
+def _frames(api: str, body: dict[str, Any], answer: str) -> list[str]:
+    """The answer as the API streams it, in 8-character pieces."""
+    model = body.get("model", "oracle")
+    if api == "anthropic":
+        pieces = _pieces("<completion>" + answer)
+        events = [{"type": "message_start", "message": {
+            "id": "msg_oracle", "type": "message", "role": "assistant", "model": model, "content": [],
+            "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}},
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}]
+        events += [{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}
+                   for piece in pieces]
+        events += [{"type": "content_block_stop", "index": 0},
+                   {"type": "message_delta", "delta": {"stop_reason": "stop_sequence", "stop_sequence": "</completion>"},
+                    "usage": {"output_tokens": len(pieces)}},
+                   {"type": "message_stop"}]
+        return [sse(json.dumps(event), event["type"]) for event in events]
+    if api == "chat":
+        pieces = _pieces("<completion>" + answer)
+        chunks = [{"id": "chatcmpl-oracle", "object": "chat.completion.chunk", "created": 1700000000, "model": model,
+                   "choices": [{"index": 0, "delta": {"content": piece}, "logprobs": None,
+                                "finish_reason": "stop" if n == len(pieces) - 1 else None}]}
+                  for n, piece in enumerate(pieces)]
+    else:
+        pieces = _pieces(answer)
+        chunks = [{"id": "cmpl-oracle", "object": "text_completion", "created": 1700000000, "model": model,
+                   "choices": [{"index": 0, "text": piece, "logprobs": None,
+                                "finish_reason": "stop" if n == len(pieces) - 1 else None}]}
+                  for n, piece in enumerate(pieces)]
+    return [sse(json.dumps(chunk)) for chunk in chunks] + [sse("[DONE]")]
+
+
+def _whole(api: str, body: dict[str, Any], answer: str) -> dict[str, Any]:
+    """The answer in one JSON body (a request without `stream`)."""
+    model = body.get("model", "oracle")
+    if api == "anthropic":
+        return {"id": "msg_oracle", "type": "message", "role": "assistant", "model": model,
+                "content": [{"type": "text", "text": f"<completion>{answer}</completion>"}],
+                "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5}}
+    if api == "chat":
+        return {"id": "chatcmpl-oracle", "object": "chat.completion", "created": 1700000000, "model": model,
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": f"<completion>{answer}</completion>"},
+                             "logprobs": None, "finish_reason": "stop"}]}
+    return {"id": "cmpl-oracle", "object": "text_completion", "created": 1700000000, "model": model,
+            "choices": [{"index": 0, "text": answer, "logprobs": None, "finish_reason": "stop"}]}

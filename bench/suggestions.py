@@ -82,25 +82,42 @@ async def _serving(server: str, model: OracleModel, root: Path) -> AsyncIterator
     """`server` started against its own copy of the fake `model`; shut down (else killed) at the end."""
     model.start()
     try:
-        client = await _spawn(server, model, root)
-        try:
+        async with spawned(server, model, root) as client:
             yield client, model
-            await client.close()
-        finally:
-            if client.process.returncode is None:
-                client.process.kill()
-                await client.process.wait()
     finally:
         model.stop()
 
 
-async def _spawn(server: str, model: OracleModel, root: Path) -> Client:
-    if server == "agent":
-        command, options = AGENT, {"completions": {"provider": "openai", "api": "fim", "model": "oracle",
-                                                   "baseUrl": model.base_url}}
+@contextlib.asynccontextmanager
+async def spawned(server: str, model: OracleModel, root: Path, api: str = "fim", base_url: str = "",
+                  env: Optional[dict[str, str]] = None) -> AsyncIterator[Client]:
+    """`server` started against the started `model` (`_spawn`); shut down (else killed) at the end."""
+    client = await _spawn(server, model, root, api, base_url, env)
+    try:
+        yield client
+        await client.close()
+    finally:
+        if client.process.returncode is None:
+            client.process.kill()
+            await client.process.wait()
+
+
+def completions_for(api: str, base_url: str) -> dict[str, str]:
+    """The `completions` settings that ask the model at `base_url` (an API URL ending in /v1) with `api`."""
+    if api == "anthropic":
+        return {"provider": "anthropic", "model": "oracle", "baseUrl": base_url.removesuffix("/v1")}
+    return {"provider": "openai", "api": api, "model": "oracle", "baseUrl": base_url}
+
+
+async def _spawn(server: str, model: OracleModel, root: Path, api: str = "fim", base_url: str = "",
+                 env: Optional[dict[str, str]] = None) -> Client:
+    """`server` (agent, naive) asking `model` with `api`, at `base_url` (the model's own by default)."""
+    base_url = base_url or model.base_url
+    if server == "naive":
+        command, options = [*NAIVE, base_url, api], None
     else:
-        command, options = [*NAIVE, model.base_url], None
-    client = await Client.spawn(*command, env=env_for(None), stderr=asyncio.subprocess.DEVNULL)
+        command, options = AGENT, {"completions": completions_for(api, base_url)}
+    client = await Client.spawn(*command, env=env or env_for(None), stderr=asyncio.subprocess.DEVNULL)
     client.on_request["window/workDoneProgress/create"] = lambda params: None
     await client.request("initialize", {
         "processId": os.getpid(), "rootUri": root.as_uri(), "workspaceFolders": [{"uri": root.as_uri(), "name": "ws"}],

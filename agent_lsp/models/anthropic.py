@@ -31,7 +31,7 @@ from agent_lsp.core.ports import (
     images_refused,
 )
 from agent_lsp.models import preload
-from agent_lsp.models.clients import shared_client
+from agent_lsp.models.clients import http_client, shared_client, unverified
 from agent_lsp.models.retry import NoAnswer, no_answer, open_with_retries, sdk_delay
 from agent_lsp.models.streams import MESSAGES_API, READ_TIMEOUT, error_body, refuse_page, timeouts
 
@@ -57,7 +57,8 @@ class AnthropicModel:
             # the chat until the user presses Stop; retries are ours (models/retry.py), never of a timeout.
             kwargs["timeout"] = timeouts(self.read_timeout)
             self._client = shared_client("anthropic", (self.base_url, self.read_timeout),
-                                         lambda: anthropic.AsyncAnthropic(max_retries=0, **kwargs))
+                                         lambda: anthropic.AsyncAnthropic(max_retries=0, **kwargs,
+                                                                          http_client=http_client(anthropic)))
         return self._client
 
     def url(self) -> str:
@@ -99,8 +100,8 @@ class AnthropicModel:
                                           f"{self.read_timeout:g} s (the readTimeout setting).") from None
         except anthropic.APIConnectionError as e:
             cause = e.__cause__ or e
-            raise ModelError("llm_error", f"Could not reach the model API at {self.url()} "
-                                          f"({type(cause).__name__}: {cause}).") from None
+            raise ModelError("llm_error", unverified(e, self.url()) or f"Could not reach the model API at "
+                                          f"{self.url()} ({type(cause).__name__}: {cause}).") from None
         except (anthropic.APIError, httpx2.TransportError, ValueError, AssertionError) as e:
             raise ModelError("llm_error", f"{type(e).__name__}: {e}" if str(e) else type(e).__name__) from None
         if final.stop_reason is None:

@@ -12,7 +12,7 @@ from typing import Any, AsyncIterator
 
 from agent_lsp.core.ports import ModelError, ModelEvent, ModelInfo, ModelRequest, images_refused
 from agent_lsp.models import preload
-from agent_lsp.models.clients import shared_client
+from agent_lsp.models.clients import http_client, shared_client, unverified
 from agent_lsp.models.openai_wire import ReplyBuilder, api_request
 from agent_lsp.models.retry import NoAnswer, asked_wait, no_answer, open_with_retries, sdk_delay
 from agent_lsp.models.streams import OPENAI_API, READ_TIMEOUT, error_body, no_events, refuse_page, timeouts
@@ -29,7 +29,10 @@ _CONTEXT_FIELDS = ("context_window", "context_length", "max_model_len", "max_con
 def client_for(base_url: str, api_key: str, read_timeout: float = READ_TIMEOUT) -> Any:
     """The process's one `AsyncOpenAI` for this base URL, key and readTimeout (its own retries off: models/retry.py)."""
     def make() -> Any:
-        return _client_class()(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeouts(read_timeout))
+        import openai
+
+        return _client_class()(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeouts(read_timeout),
+                               http_client=http_client(openai))
 
     return shared_client("openai", (base_url, api_key, read_timeout), make)
 
@@ -212,6 +215,8 @@ def _wait_asked(error: Any) -> str:
 
 
 def connection_message(error: Any, url: str) -> str:
+    if said := unverified(error, url):
+        return said
     cause = error.__cause__ or error.__context__
     why = _describe(cause) if cause else _describe(error)
     return (f"Could not reach the model API at {url} ({why}). Expected an OpenAI-compatible server there: check "

@@ -34,10 +34,11 @@ process being torn down, an error that turns a passed test into exit 255."
   "Start the scripted Messages API with SCRIPT; point the anthropic SDK at it."
   (let* ((file (concat test-dir "script.json")) (url nil))
     (with-temp-file file (insert (json-encode script)))
-    (make-process :name "fake-api" :noquery t
-                  :command (list "python3" (expand-file-name "../../tests/fakes/messages_api.py" test-here)
-                                 file "--record" (concat test-dir "requests.json"))
-                  :filter (lambda (_ out) (unless url (setq url (car (split-string out "\n"))))))
+    (let ((default-directory (expand-file-name "../../" test-here)))  ; the repository: `python3 -m tests.fakes...`
+      (make-process :name "fake-api" :noquery t
+                    :command (list "python3" "-m" "tests.fakes.messages_api"
+                                   file "--record" (concat test-dir "requests.json"))
+                    :filter (lambda (_ out) (unless url (setq url (car (split-string out "\n")))))))
     (test-wait "the fake Messages API" (lambda () url))
     (setenv "ANTHROPIC_API_KEY" "test")
     (setenv "ANTHROPIC_BASE_URL" url)))

@@ -32,8 +32,9 @@ function H.fake_api(script)
   H.record = H.dir .. '/.requests.json'
   vim.fn.writefile({ vim.fn.json_encode(script) }, script_file)
   local url
-  table.insert(jobs, vim.fn.jobstart({ 'python3', H.repo .. '/tests/fakes/messages_api.py', script_file,
+  table.insert(jobs, vim.fn.jobstart({ 'python3', '-m', 'tests.fakes.messages_api', script_file,
     '--record', H.record }, {
+    cwd = H.repo,
     on_stdout = function(_, data)
       url = url or (data[1] ~= '' and data[1] or nil)
     end,

@@ -30,7 +30,7 @@ cat >"$dir/script.json" <<'JSON'
   {"content": [{"type": "text", "text": "Added a docstring to `total()`."}]}
 ]
 JSON
-python3 "$repo/tests/fakes/messages_api.py" "$dir/script.json" >"$dir/url" &
+(cd "$repo" && exec python3 -m tests.fakes.messages_api "$dir/script.json") >"$dir/url" &
 api=$!
 
 wait_for() {  # wait_for WHAT TEST-COMMAND...: poll until the command succeeds

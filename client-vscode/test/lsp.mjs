@@ -13,13 +13,13 @@ export const PYTHON = process.env.PYTHON ?? 'python3';
 /** The agent-lsp under test: ci.sh passes its absolute path (an editor's shell may not have the venv on PATH). */
 export const AGENT_LSP = process.env.AGENT_LSP ?? 'agent-lsp';
 
-/** Starts tests/fakes/messages_api.py with `script`; resolves once it printed its base URL. */
+/** Starts tests/fakes/messages_api.py (`-m`, from the repository) with `script`; resolves once it printed its base URL. */
 export async function startFakeApi(script, dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-lsp-api-'))) {
   const scriptFile = path.join(dir, 'script.json');
   const recordFile = path.join(dir, 'requests.json');
   fs.writeFileSync(scriptFile, JSON.stringify(script));
-  const proc = spawn(PYTHON, [path.join(REPO, 'tests/fakes/messages_api.py'), scriptFile, '--record', recordFile],
-    { stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(PYTHON, ['-m', 'tests.fakes.messages_api', scriptFile, '--record', recordFile],
+    { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise((resolve, reject) => {
     proc.once('exit', (code) => reject(new Error(`fake Messages API exited with ${code}`)));
     readline.createInterface({ input: proc.stdout }).once('line', resolve);

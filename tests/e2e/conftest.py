@@ -150,6 +150,18 @@ NO_USER_SETTINGS = tempfile.mkdtemp(prefix="agent-lsp-config-")
 """XDG_CONFIG_HOME of the servers under test: the developer's own user settings file never applies."""
 
 
+def server_process(client: LanguageClient) -> asyncio.subprocess.Process:
+    """The server's process: pygls' JsonRPCClient keeps it in `_server`, with no public accessor."""
+    return client._server
+
+
+async def stderr_read(client: LanguageClient) -> None:
+    """Wait until all of a stopped server's stderr is read: pytest-lsp reads it in its `_stderr_forwarder` task,
+    with no public way to wait for it."""
+    if client._stderr_forwarder is not None:
+        await asyncio.wait_for(asyncio.shield(client._stderr_forwarder), CEILING)
+
+
 def server_env(base_url: Optional[str], key: bool = True, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AGENT_LSP_", "OPENAI_"))}
     env["AGENT_LSP_OFFLINE"] = "1"
@@ -244,8 +256,8 @@ class Harness:
         """Shut one server down the way an editor does (shutdown, exit)."""
         self.clients.remove(client)
         await asyncio.wait_for(client.shutdown_session(), CEILING)
-        if client._stderr_forwarder is not None and client._server.returncode is not None:
-            await asyncio.wait_for(asyncio.shield(client._stderr_forwarder), CEILING)  # all of stderr read
+        if server_process(client).returncode is not None:
+            await stderr_read(client)
         await client.stop()
 
     async def stop(self) -> None:

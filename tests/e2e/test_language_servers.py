@@ -14,8 +14,8 @@ from pathlib import Path
 import acp
 
 from tests.e2e.acp_client import RecordingClient, start_agent
-from tests.e2e.conftest import chat, open_doc, sent, server_env, text, tool_use
-from tests.waiting import until
+from tests.e2e.conftest import chat, open_doc, sent, server_env, server_process, text, tool_use
+from tests.waiting import holds_within
 
 JEDI = str(Path(sys.executable).parent / "jedi-language-server")
 SERVERS = {"jedi": {"command": [JEDI], "languages": ["python"]}}
@@ -102,9 +102,9 @@ async def test_a_sigkilled_agent_lsp_leaves_no_language_server_behind(lsp):
     client = await lsp.start(init_options={"languageServers": SERVERS})
     lsp.fake_api.add(REFERENCES, text("Found."))
     await chat(client, "who calls greet?")
-    server_pid = client._server.pid
+    server_pid = server_process(client).pid
     (language_server,) = [pid for pid in children(server_pid) if "jedi" in Path(f"/proc/{pid}/cmdline").read_text()]
     os.kill(server_pid, signal.SIGKILL)
-    await until(lambda: not alive(language_server))
+    assert await holds_within(lambda: not alive(language_server)), f"jedi ({language_server}) outlived agent-lsp"
     lsp.clients.remove(client)  # nothing to shut down: it is gone
-    await asyncio.wait_for(client._server.wait(), 60)
+    assert await asyncio.wait_for(server_process(client).wait(), 60) == -signal.SIGKILL

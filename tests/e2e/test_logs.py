@@ -8,7 +8,7 @@ import asyncio
 import pytest
 from pygls.exceptions import JsonRpcInvalidParams
 
-from tests.e2e.conftest import CEILING, chat, text
+from tests.e2e.conftest import CEILING, chat, server_process, stderr_read, text
 from tests.waiting import until
 
 
@@ -56,9 +56,9 @@ async def test_a_client_that_goes_away_mid_chat_is_not_an_error(lsp):
     running = asyncio.ensure_future(chat(client, "go"))
     await until(lambda: any(u["update"]["kind"] == "text_delta" for u in client.updates))
     lsp.clients.remove(client)
-    client._server.stdin.close()  # the editor died: stdin ends without shutdown or exit
-    code = await asyncio.wait_for(client._server.wait(), CEILING)
-    await asyncio.wait_for(asyncio.shield(client._stderr_forwarder), CEILING)
+    server_process(client).stdin.close()  # the editor died: stdin ends without shutdown or exit
+    code = await asyncio.wait_for(server_process(client).wait(), CEILING)
+    await stderr_read(client)
     await client.stop()
     running.cancel()
     stderr = "".join(client.stderr)

@@ -11,7 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.e2e.conftest import CEILING, chat, confirm, sent, text, tool_use, updates_of, waiting_for_confirmation
+from tests.e2e.conftest import (CEILING, chat, confirm, sent, server_process, text, tool_use, updates_of,
+                                 waiting_for_confirmation)
 from tests.waiting import until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,8 +113,8 @@ async def test_no_mcp_server_outlives_a_sigkilled_agent_lsp(lsp, tmp_path):
     client = await lsp.start(init_options={"mcpServers": {"fake": stdio_server(out)}})
     assert any(t["origin"] == "mcp:fake" for t in await list_tools(client))
     pid = int((out / "pid").read_text())
-    os.kill(client._server.pid, signal.SIGKILL)
-    await client._server.wait()
+    os.kill(server_process(client).pid, signal.SIGKILL)
+    await server_process(client).wait()
     lsp.clients.remove(client)
     await until(lambda: gone(pid))
 

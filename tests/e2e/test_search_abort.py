@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tests.e2e.conftest import chat, shape, text, tool_use, updates_of
+from tests.e2e.conftest import chat, server_process, shape, text, tool_use, updates_of
 from tests.waiting import until
 
 # Unicode word boundaries over non-ASCII text keep ripgrep off its fast paths: seconds, not milliseconds.
@@ -40,7 +40,7 @@ async def test_abort_during_a_search_over_ten_thousand_files(lsp):
     await asyncio.to_thread(make_tree, lsp.workspace)
     lsp.fake_api.add(tool_use("search", {"pattern": SLOW_PATTERN}, id="toolu_s1"), text("never asked for"))
     client = await lsp.start()
-    server_pid = client._server.pid
+    server_pid = server_process(client).pid
     task = asyncio.ensure_future(chat(client, "find it"))
     await until(lambda: rg_children(server_pid) != [], timeout=60)
     session_id = client.updates[0]["sessionId"]

@@ -10,7 +10,7 @@ import signal
 import pytest
 from pygls.exceptions import JsonRpcInvalidParams
 
-from tests.e2e.conftest import chat, sent, shape, text, tool_use, updates_of
+from tests.e2e.conftest import chat, sent, server_process, shape, text, tool_use, updates_of
 from tests.waiting import until
 
 
@@ -71,8 +71,8 @@ async def test_sigkill_mid_chat_then_resume(lsp):
         return len(starts) == 2 and "text_delta" in kinds[starts[1]:]
 
     await until(streaming_two)
-    os.kill(client._server.pid, signal.SIGKILL)
-    await client._server.wait()
+    os.kill(server_process(client).pid, signal.SIGKILL)
+    await server_process(client).wait()
     pending.cancel()
     lsp.clients.remove(client)
     restarted = await lsp.start()

@@ -2,12 +2,12 @@
 
 The real `openai` SDK is pointed at `{base_url}/v1` (OPENAI_BASE_URL or the `baseUrl` setting). Each POST
 /v1/chat/completions takes the next reply of the script; every request body is recorded, and GET /v1/models lists
-`models`. Standalone: `python tests/fakes/chat_completions.py SCRIPT.json` prints its base URL and serves.
+`models`. Standalone: `python3 -m tests.fakes.chat_completions SCRIPT.json` prints its API URL and serves.
 
 The script is the fake Messages API's (tests/fakes/messages_api.py), so one scenario drives both providers:
   {"content": [{"type": "text"|"thinking"|"tool_use", ...}], "stop_reason": "end_turn"|"tool_use"|"max_tokens"|
-   "refusal", "usage": {"input_tokens", "output_tokens", "cache_read_input_tokens"}, "delay", "cut_after", "stall",
-   "hold", "hang"}
+   "refusal", "usage": {"input_tokens", "output_tokens", "cache_read_input_tokens"}, "stall", "hold", and the
+   stream options of tests/fakes/sse.py ("delay", "cut_after", "reset_after", "hang", "silent_after" ...)}
   {"status": 429, "error": {"type": "rate_limit_error", "message": "..."}, "headers": {...}, "retry_after_date": s}
   (`retry_after_date`: a Retry-After header that is an HTTP date, that many seconds after the answer is sent)
 plus what only this API has: a tool_use block's `arguments` (the raw argument text, e.g. malformed JSON) and
@@ -15,25 +15,21 @@ plus what only this API has: a tool_use block's `arguments` (the raw argument te
 (`reasoning_content` or `reasoning`); `finish_reason` (overrides the mapped stop_reason); `chunks` (raw chunk
 dicts instead of a generated stream); `raw` + `content_type` (+ `raw_status`: a literal body, e.g. an HTML page
 or a damaged event stream; `raw_encoding`: how it is encoded, e.g. `latin-1` to send bytes that are not UTF-8);
-`silent_after` + `silent_for` (send nothing at all for `silent_for` seconds after that many chunks); in-process
-only, `pause_at` + `resume` (after that many chunks, wait until the threading.Event `resume` is set or the client
-goes away). Every request's arrival time is in `arrivals`.
+Every request's arrival time is in `arrivals`.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import select
-import socket
+import ssl
 import sys
 import threading
 import time
 from email.utils import formatdate
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any, Optional
+
+from tests.fakes.sse import ModelHandler, ModelServer, serve_script, sse
 
 
 def text_chunks(text: str) -> list[str]:
@@ -102,7 +98,8 @@ def reply_chunks(reply: dict[str, Any], number: int, model: str, include_usage: 
 class FakeChatCompletions:
     """The fake server: `requests` holds every chat.completions body, `disconnects` the replies the client cut."""
 
-    def __init__(self, script: Optional[list[dict[str, Any]]] = None, models: Optional[list[dict]] = None) -> None:
+    def __init__(self, script: Optional[list[dict[str, Any]]] = None, models: Optional[list[dict]] = None,
+                 tls: Optional[ssl.SSLContext] = None) -> None:
         self.script: list[dict[str, Any]] = list(script or [])
         self.models = list(MODELS if models is None else models)
         self.requests: list[dict[str, Any]] = []
@@ -114,9 +111,8 @@ class FakeChatCompletions:
         """(first chunk written, [DONE] written) per complete stream, in time.perf_counter() (for benchmarks)."""
         self._lock = threading.Lock()
         self._served = 0
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.httpd.daemon_threads = True
-        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.httpd = ModelServer(self._handler(), tls)
+        self.base_url = self.httpd.base_url
         self.api_url = f"{self.base_url}/v1"
         """What a client's base URL is (the SDK appends /chat/completions, /models)."""
 
@@ -126,12 +122,11 @@ class FakeChatCompletions:
             self.script.extend(replies)
 
     def start(self) -> "FakeChatCompletions":
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.httpd.start()
         return self
 
     def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.httpd.stop()
 
     def _next(self, body: dict[str, Any], authorization: Optional[str]) -> tuple[int, dict[str, Any]]:
         with self._lock:
@@ -143,28 +138,22 @@ class FakeChatCompletions:
                 return self._served, {"status": 500, "error": {"type": "server_error", "message": "script exhausted"}}
             return self._served, self.script.pop(0)
 
-    def _handler(self):
+    def _handler(self) -> type[ModelHandler]:
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.0"  # closing the connection ends the body
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(ModelHandler):
             def do_GET(self) -> None:
                 if self.path.rstrip("/") == "/v1/models":
-                    return self._json(200, {"object": "list", "data": fake.models})
-                self._json(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
+                    return self.json(200, {"object": "list", "data": fake.models})
+                self.json(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("content-length", 0))
-                raw = self.rfile.read(length)
-                if len(raw) < length:  # the client went away before its whole body (an aborted call): no answer
+                raw = self.read_body()
+                if raw is None:
                     return
                 body = json.loads(raw or b"{}")
                 if self.path.rstrip("/") != "/v1/chat/completions":
-                    return self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+                    return self.json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
                 number, reply = fake._next(body, self.headers.get("authorization"))
                 if "status" in reply:
                     error = {"message": reply["error"]["message"], "param": None, "code": None,
@@ -172,80 +161,28 @@ class FakeChatCompletions:
                     headers = dict(reply.get("headers", {}))
                     if "retry_after_date" in reply:  # an HTTP date that many seconds from now
                         headers["retry-after"] = formatdate(time.time() + reply["retry_after_date"], usegmt=True)
-                    return self._json(reply["status"], {"error": error}, headers)
+                    return self.json(reply["status"], {"error": error}, headers)
                 if "raw" in reply:
                     data = reply["raw"].encode(reply.get("raw_encoding", "utf-8"))
-                    return self._raw(reply.get("raw_status", 200), data, reply["content_type"])
+                    return self.raw(reply.get("raw_status", 200), data, reply["content_type"])
                 include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-                try:
-                    time.sleep(reply.get("stall", 0))
-                    if reply.get("hold"):
-                        self._hold()
-                    self.send_response(200)
-                    self.send_header("content-type", "text/event-stream; charset=utf-8")
-                    self.end_headers()
-                    chunks = reply_chunks(reply, number, body.get("model", "?"), include_usage)
-                    started = time.perf_counter()
-                    for n, chunk in enumerate(chunks):
-                        if "cut_after" in reply and n >= reply["cut_after"]:
-                            return
-                        if n == reply.get("pause_at"):
-                            self._hold(reply["resume"])
-                        self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
-                        self.wfile.flush()
-                        if reply.get("delay"):
-                            time.sleep(reply["delay"])
-                        if n + 1 == reply.get("silent_after"):  # a stall mid-stream: nothing, not even comments
-                            time.sleep(reply.get("silent_for", 30))
-                    if reply.get("hang"):  # keep the stream open (SSE comments) until the client goes away
-                        while True:
-                            self.wfile.write(b": keep-alive\n\n")
-                            self.wfile.flush()
-                            time.sleep(0.05)
-                    self.wfile.write(b"data: [DONE]\n\n")
-                    self.wfile.flush()
-                    fake.emissions.append((started, time.perf_counter()))
-                except (BrokenPipeError, ConnectionResetError):
+                chunks = reply_chunks(reply, number, body.get("model", "?"), include_usage)
+                frames = [sse(json.dumps(chunk, ensure_ascii=False)) for chunk in chunks]
+                started = time.perf_counter() + reply.get("stall", 0)
+                if not self.stream_reply(frames, reply, ": keep-alive\n\n", "text/event-stream; charset=utf-8",
+                                         last=sse("[DONE]")):
                     with fake._lock:
                         fake.disconnects.append(number)
-
-            def _hold(self, until: Optional[threading.Event] = None) -> None:
-                """Answer nothing until the client closes the connection (then it counts as a disconnect), or
-                until `until` is set."""
-                while not (until is not None and until.is_set()):
-                    readable, _, _ = select.select([self.connection], [], [], 0.05)
-                    if readable and not self.connection.recv(1, socket.MSG_PEEK):
-                        raise ConnectionResetError
-
-            def _json(self, status: int, body: Any, headers: Optional[dict[str, str]] = None) -> None:
-                self._raw(status, json.dumps(body).encode(), "application/json", headers)
-
-            def _raw(self, status: int, data: bytes, content_type: str,
-                     headers: Optional[dict[str, str]] = None) -> None:
-                self.send_response(status)
-                self.send_header("content-type", content_type)
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                elif not any(k in reply for k in ("cut_after", "reset_after")):
+                    fake.emissions.append((started, time.perf_counter()))
 
         return Handler
 
 
-def serve_script(fake_class: Any = None) -> None:
-    """Serve the script file named on the command line with `fake_class` (this module's fake by default), its API
-    URL on the first line of stdout, until killed."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("script", type=Path)
-    args = parser.parse_args()
-    fake = (fake_class or FakeChatCompletions)(json.loads(args.script.read_text()))
-    print(fake.api_url, flush=True)
-    try:
-        fake.httpd.serve_forever()
-    except KeyboardInterrupt:
-        pass
+def main(fake_class: Any = None) -> None:
+    """Serve the script file named on the command line with `fake_class` (this module's fake by default)."""
+    serve_script(fake_class or FakeChatCompletions, lambda fake: fake.api_url, __doc__)
 
 
 if __name__ == "__main__":
-    sys.exit(serve_script())
+    sys.exit(main())

@@ -7,12 +7,9 @@ posts to /v1/completions). Each POST takes the next reply of the script; every r
 -m tests.fakes.legacy_completions SCRIPT.json` prints its API URL and serves until killed.
 
 A script is a JSON list of replies:
-  {"text": "the completion", "delay": seconds between chunks, "stall": seconds before the headers,
-   "hold": true (send nothing until the client goes away), "finish_reason": "stop"|"length",
-   "cut_after": N (drop the connection after N chunks), "hang": true (after the chunks, keep the stream open),
-   "chunks": [raw chunk dicts instead of the generated ones],
-   in-process only: "pause_at": N with "resume": a threading.Event (after N chunks, wait until it is set, or
-   until the client goes away)}
+  {"text": "the completion", "stall": seconds before the headers, "hold": true (send nothing until the client
+   goes away), "finish_reason": "stop"|"length", "chunks": [raw chunk dicts instead of the generated ones], and
+   the stream options of tests/fakes/sse.py ("delay", "cut_after", "reset_after", "hang", "pause_at" ...)}
   {"status": 404, "error": {"message": "...", "type": "..."}, "headers": {...}}
   {"raw": "a literal body", "content_type": "text/html", "raw_status": 200} (an HTML page, a damaged stream)
 The text streams in word-sized chunks (`text_chunks`), then a chunk with the finish reason, then `data: [DONE]`.
@@ -22,10 +19,10 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from typing import Any, Callable, Optional, Union
 
 from tests.fakes.chat_completions import FakeChatCompletions, text_chunks
+from tests.fakes.sse import ModelHandler, sse
 
 
 def reply_chunks(reply: dict[str, Any], number: int, model: str) -> list[dict[str, Any]]:
@@ -45,8 +42,8 @@ class FakeLegacyCompletions(FakeChatCompletions):
     received, `disconnects` the replies the client cut short, `default` the reply once the script is empty (or a
     function of the request body giving it; None: a 500)."""
 
-    def __init__(self, script: Optional[list[dict[str, Any]]] = None) -> None:
-        super().__init__(script)
+    def __init__(self, script: Optional[list[dict[str, Any]]] = None, tls: Any = None) -> None:
+        super().__init__(script, tls=tls)
         self.default: Union[None, dict[str, Any], Callable[[dict[str, Any]], dict[str, Any]]] = None
 
     def _next(self, body: dict[str, Any], authorization: Optional[str]) -> tuple[int, dict[str, Any]]:
@@ -55,51 +52,29 @@ class FakeLegacyCompletions(FakeChatCompletions):
                 self.script.append(self.default(body) if callable(self.default) else self.default)
         return super()._next(body, authorization)
 
-    def _handler(self):
+    def _handler(self) -> type[ModelHandler]:
         fake = self
 
-        class Handler(super()._handler()):  # its quiet log and its JSON answers; POST is this API's
+        class Handler(super()._handler()):  # its models list and its JSON answers; POST is this API's
             def do_POST(self) -> None:
-                length = int(self.headers.get("content-length", 0))
-                raw = self.rfile.read(length)
-                if len(raw) < length:  # the client went away before its whole body (an aborted call): no answer
+                raw = self.read_body()
+                if raw is None:
                     return
                 body = json.loads(raw or b"{}")
                 path = self.path.split("?")[0].rstrip("/")
                 if path != "/v1/completions":
-                    return self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+                    return self.json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
                 if not body.get("stream"):
-                    return self._json(400, {"error": {"message": "this fake only streams", "type": "invalid_request"}})
+                    return self.json(400, {"error": {"message": "this fake only streams", "type": "invalid_request"}})
                 number, reply = fake._next(body, self.headers.get("authorization"))
                 if "status" in reply:
-                    return self._json(reply["status"], {"error": {"param": None, "code": None, **reply["error"]}},
-                                      reply.get("headers", {}))
+                    return self.json(reply["status"], {"error": {"param": None, "code": None, **reply["error"]}},
+                                     reply.get("headers", {}))
                 if "raw" in reply:
-                    return self._raw(reply.get("raw_status", 200), reply["raw"].encode(), reply["content_type"])
-                try:
-                    time.sleep(reply.get("stall", 0))
-                    if reply.get("hold"):
-                        self._hold()
-                    self.send_response(200)
-                    self.send_header("content-type", "text/event-stream")
-                    self.end_headers()
-                    chunks = reply.get("chunks") or reply_chunks(reply, number, body.get("model", "?"))
-                    for n, chunk in enumerate(chunks):
-                        if n == reply.get("cut_after"):
-                            return
-                        if n == reply.get("pause_at"):
-                            self._hold(reply["resume"])
-                        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-                        self.wfile.flush()
-                        time.sleep(reply.get("delay", 0))
-                    if reply.get("hang"):  # keep the stream open (SSE comments) until the client goes away
-                        while True:
-                            self.wfile.write(b": keep-alive\n\n")
-                            self.wfile.flush()
-                            time.sleep(0.05)
-                    self.wfile.write(b"data: [DONE]\n\n")
-                    self.wfile.flush()
-                except (BrokenPipeError, ConnectionResetError):
+                    return self.raw(reply.get("raw_status", 200), reply["raw"].encode(), reply["content_type"])
+                chunks = reply.get("chunks") or reply_chunks(reply, number, body.get("model", "?"))
+                if not self.stream_reply([sse(json.dumps(chunk)) for chunk in chunks], reply, ": keep-alive\n\n",
+                                         "text/event-stream", last=sse("[DONE]")):
                     with fake._lock:
                         fake.disconnects.append(number)
 
@@ -107,6 +82,6 @@ class FakeLegacyCompletions(FakeChatCompletions):
 
 
 if __name__ == "__main__":
-    from tests.fakes.chat_completions import serve_script
+    from tests.fakes.chat_completions import main
 
-    sys.exit(serve_script(FakeLegacyCompletions))
+    sys.exit(main(FakeLegacyCompletions))

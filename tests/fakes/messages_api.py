@@ -1,17 +1,15 @@
 """A scripted fake of the Anthropic Messages API on 127.0.0.1, speaking SSE exactly as the API does.
 
 The real `anthropic` SDK is pointed at it with ANTHROPIC_BASE_URL. Each POST /v1/messages takes the next reply of
-the script; every request body is recorded. Standalone: `python tests/fakes/messages_api.py SCRIPT.json
-[--record FILE]` prints its base URL on the first line of stdout and serves until killed (for the node and
-Neovim tests).
+the script; every request body is recorded. Standalone: `python3 -m tests.fakes.messages_api SCRIPT.json
+[--record FILE]` (from the repository's root) prints its base URL on the first line of stdout and serves until
+killed (for the editors' tests).
 
 A script is a JSON list of replies:
   {"content": [{"type": "text", "text": "Hi"}, {"type": "tool_use", "name": "read_file", "input": {...}}],
    "stop_reason": "end_turn"|"tool_use"|..., "usage": {...}, "delay": seconds between events,
-   "cut_after": N (drop the connection after N events), "stall": seconds (sleep before the headers),
-   "hold": true (send nothing until the client goes away), "hang": true (after the events, keep the stream open),
-   in-process only: "pause_at": N with "resume": a threading.Event (after N events, wait until it is set, or until
-   the client goes away)}
+   "stall": seconds (sleep before the headers), "hold": true (send nothing until the client goes away), and the
+   stream options of tests/fakes/sse.py ("cut_after", "reset_after", "hang", "pause_at" ...)}
   {"raw": "text"} (a 200 event stream whose body is exactly this text: malformed SSE; `content_type` and
    `raw_status` make it another body, e.g. an HTML page)
   {"status": 500, "error": {"type": "api_error", "message": "..."}, "headers": {...}}
@@ -21,17 +19,16 @@ GET /v1/models answers `MODELS` (the Models API's page shape).
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import select
-import socket
+import ssl
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Optional
+
+from tests.fakes.sse import ModelHandler, ModelServer, serve_script, sse
 
 
 def text_chunks(text: str) -> list[str]:
@@ -87,9 +84,11 @@ MODELS = [{"type": "model", "id": "claude-test", "display_name": "Claude Test", 
 
 
 class FakeMessagesAPI:
-    """The fake server: `requests` holds every JSON body received, `disconnects` the replies the client cut."""
+    """The fake server: `requests` holds every JSON body received, `disconnects` the replies the client cut;
+    over TLS with a server context `tls` (tests/fakes/certificate.py)."""
 
-    def __init__(self, script: Optional[list[dict[str, Any]]] = None, record: Optional[Path] = None) -> None:
+    def __init__(self, script: Optional[list[dict[str, Any]]] = None, record: Optional[Path] = None,
+                 tls: Optional[ssl.SSLContext] = None) -> None:
         self.script: list[dict[str, Any]] = list(script or [])
         self.requests: list[dict[str, Any]] = []
         self.disconnects: list[int] = []
@@ -103,10 +102,8 @@ class FakeMessagesAPI:
         """time.monotonic() at which each request's body was received."""
         self._lock = threading.Lock()
         self._served = 0
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.httpd.daemon_threads = True
-        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self._thread: Optional[threading.Thread] = None
+        self.httpd = ModelServer(self._handler(), tls)
+        self.base_url = self.httpd.base_url
 
     def add(self, *replies: dict[str, Any]) -> None:
         """Append replies to the script."""
@@ -114,13 +111,11 @@ class FakeMessagesAPI:
             self.script.extend(replies)
 
     def start(self) -> "FakeMessagesAPI":
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self._thread.start()
+        self.httpd.start()
         return self
 
     def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.httpd.stop()
 
     def _next(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         with self._lock:
@@ -136,94 +131,45 @@ class FakeMessagesAPI:
                                       "headers": {"x-should-retry": "false"}}
             return self._served, self.script.pop(0)
 
-    def _handler(self):
+    def _handler(self) -> type[ModelHandler]:
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.0"  # closing the connection ends the body
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(ModelHandler):
             def do_GET(self) -> None:
                 if self.path.split("?")[0].rstrip("/") == "/v1/models":  # the Models API, one page
-                    return self._json(200, {"data": MODELS, "has_more": False, "first_id": MODELS[0]["id"],
-                                            "last_id": MODELS[-1]["id"]})
-                self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+                    return self.json(200, {"data": MODELS, "has_more": False, "first_id": MODELS[0]["id"],
+                                           "last_id": MODELS[-1]["id"]})
+                self.json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("content-length", 0))
-                raw = self.rfile.read(length)
-                if len(raw) < length:  # the client went away before its whole body (an aborted call): no answer
+                raw = self.read_body()
+                if raw is None:
                     return
                 body = json.loads(raw or b"{}")
                 if self.path.startswith("/v1/messages/count_tokens"):
-                    return self._json(200, {"input_tokens": len(json.dumps(body)) // 4})
+                    return self.json(200, {"input_tokens": len(json.dumps(body)) // 4})
                 number, reply = fake._next(body)
                 if "status" in reply:
                     error = {"type": "error", "error": reply["error"]}
-                    return self._json(reply["status"], error, reply.get("headers", {}))
-                try:
+                    return self.json(reply["status"], error, reply.get("headers", {}))
+                if "raw" in reply:  # malformed SSE (or another body), exactly as given
                     time.sleep(reply.get("stall", 0))
-                    if reply.get("hold"):
-                        self._hold()
                     fake.first_byte_at.append(time.perf_counter())
-                    self.send_response(reply.get("raw_status", 200))
-                    self.send_header("content-type", reply.get("content_type", "text/event-stream"))
-                    self.end_headers()
-                    if "raw" in reply:  # malformed SSE (or another body), exactly as given
-                        self.wfile.write(reply["raw"].encode())
-                        self.wfile.flush()
-                        return
-                    for n, event in enumerate(reply_events(reply, number)):
-                        if "cut_after" in reply and n >= reply["cut_after"]:
-                            break
-                        if n == reply.get("pause_at"):
-                            self._hold(reply["resume"])
-                        self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
-                        self.wfile.flush()
-                        time.sleep(reply.get("delay", 0))
-                    if reply.get("hang"):  # keep the stream open until the client goes away
-                        while True:
-                            self.wfile.write(b"event: ping\ndata: {\"type\": \"ping\"}\n\n")
-                            self.wfile.flush()
-                            time.sleep(0.05)
-                except (BrokenPipeError, ConnectionResetError):
+                    return self.raw(reply.get("raw_status", 200), reply["raw"].encode(),
+                                    reply.get("content_type", "text/event-stream"))
+                frames = [sse(json.dumps(event), event["type"]) for event in reply_events(reply, number)]
+                fake.first_byte_at.append(time.perf_counter() + reply.get("stall", 0))
+                if not self.stream_reply(frames, reply, sse('{"type": "ping"}', "ping"),
+                                         reply.get("content_type", "text/event-stream"),
+                                         reply.get("raw_status", 200)):
                     with fake._lock:
                         fake.disconnects.append(number)
-
-            def _hold(self, until: Optional[threading.Event] = None) -> None:
-                """Answer nothing until the client closes the connection (then it counts as a disconnect), or
-                until `until` is set."""
-                while not (until is not None and until.is_set()):
-                    readable, _, _ = select.select([self.connection], [], [], 0.05)
-                    if readable and not self.connection.recv(1, socket.MSG_PEEK):
-                        raise ConnectionResetError
-
-            def _json(self, status: int, body: dict[str, Any], headers: Optional[dict[str, str]] = None) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
 
         return Handler
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("script", type=Path)
-    parser.add_argument("--record", type=Path, help="write every request body received to this JSON file")
-    args = parser.parse_args()
-    fake = FakeMessagesAPI(json.loads(args.script.read_text()), args.record)
-    print(fake.base_url, flush=True)
-    try:
-        fake.httpd.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    serve_script(lambda script: FakeMessagesAPI(script), lambda fake: fake.base_url, __doc__)
 
 
 if __name__ == "__main__":

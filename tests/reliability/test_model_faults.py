@@ -10,11 +10,12 @@ import time
 
 import pytest
 
-from tests.e2e.conftest import text, tool_use
-from tests.fakes.messages_api import reply_events
+from tests.e2e.conftest import server_env, text, tool_use
+from tests.fakes.messages_api import FakeMessagesAPI, reply_events
 from tests.reliability.conftest import OK_REPLY, tally
 from tests.reliability.history_check import history_problems
 from tests.reliability.rawlsp import ANSWER_CEILING
+from tests.reliability.tls_faults import faults_over_tls
 from tests.waiting import until
 
 AREA = "model faults (anthropic SDK)"
@@ -220,3 +221,24 @@ async def test_stop_means_stop(server, fake_api, workspace):
         problems = await check_next_chat(server, fake_api, result["sessionId"], [name])
         assert not problems, (name, problems)
         tally(AREA + ": abort", cases=1)
+
+
+TLS_CELLS: list[tuple[str, list[dict], set[str]]] = [
+    ("a reply", [OK_REPLY], {"end_turn"}), ("a reset mid-stream", [dict(TOOL_REPLY, reset_after=3)], ERROR),
+    ("ended before its stop event", [dict(TOOL_REPLY, cut_after=4)], ERROR),
+    ("a reply after the reset", [OK_REPLY], {"end_turn"}),
+]
+
+
+
+async def test_faults_over_tls(start_server, tmp_path):
+    """A remote model's edges (tests/reliability/tls_faults.py), through the anthropic SDK."""
+    def fake(tls):
+        api = FakeMessagesAPI(tls=tls).start()
+        api.default = OK_REPLY
+        return api
+
+    failures = await faults_over_tls(start_server, tmp_path, AREA, fake,
+                                     lambda url, ca: server_env(url, SSL_CERT_FILE=ca), lambda api: api.base_url,
+                                     "/v1/messages", TLS_CELLS, check_next_chat)
+    assert not failures, "\n".join(failures)

@@ -18,6 +18,7 @@ from tests.fakes.chat_completions import FakeChatCompletions, reply_chunks
 from tests.reliability.conftest import tally
 from tests.reliability.history_check import chat_history_problems
 from tests.reliability.rawlsp import ANSWER_CEILING
+from tests.reliability.tls_faults import faults_over_tls
 from tests.waiting import until
 
 AREA = "model faults (openai SDK): matrix"
@@ -524,3 +525,15 @@ async def test_abort_in_every_fault_state(server, chat_api, long_run):
         said.append("next, please")
         tally(AREA + ": abort", cases=1, wrong=int(bool(problems)), lost=sum("lost" in p for p in problems))
         assert not problems, (name, problems)
+
+
+
+async def test_faults_over_tls(start_server, tmp_path):
+    """A remote model's edges (tests/reliability/tls_faults.py), through the openai SDK."""
+    cells = [("a reply", [OK], {"end_turn"}), ("a reset mid-stream", [dict(TOOL_REPLY, reset_after=3)], ERROR),
+             ("ended before its finish reason", [dict(TOOL_REPLY, cut_after=2)], ERROR),
+             ("a reply after the reset", [OK], {"end_turn"})]
+    failures = await faults_over_tls(start_server, tmp_path, AREA, lambda tls: FakeChatCompletions(tls=tls).start(),
+                                     lambda url, ca: openai_env(url, SSL_CERT_FILE=ca), lambda api: api.api_url,
+                                     "/chat/completions", cells, check_next_chat)
+    assert not failures, "\n".join(failures)

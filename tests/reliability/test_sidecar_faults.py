@@ -113,9 +113,11 @@ async def test_misbehaving_language_servers(start_server, fake_api, workspace, t
 
     # (d) dies again after its restart: withdrawn with one warning, its tools say so, nothing left of it
     first = await call("die", "go_to_definition", ".die")
-    await holds_within(lambda: len([x for x in log_of(out, ".die") if x.startswith("start ")]) == 2)
+    if not await holds_within(lambda: len([x for x in log_of(out, ".die") if x.startswith("start ")]) == 2):
+        problems.append(f"die: not started again after dying: {log_of(out, '.die')}")
     second = await call("die again", "go_to_definition", ".die")
-    await holds_within(lambda: any("`die`" in w for w in warnings(server)))
+    if not await holds_within(lambda: any("`die`" in w for w in warnings(server))):
+        problems.append(f"die: no warning after dying twice: {warnings(server)}")
     third = await call("die thrice", "go_to_definition", ".die")
     for name, found in (("first", first), ("second", second)):
         if not found.get("is_error") or "`die` stopped while answering textDocument/definition (it said: dying " \
@@ -156,7 +158,9 @@ async def test_misbehaving_language_servers(start_server, fake_api, workspace, t
         asked = len([x for x in log_of(out, ".hang") if x.startswith("textDocument/hover")])
         sent = len(server.notifications)
         pending = server.request_future("agent/chat", {"message": f"abort {n}", **BYPASS})
-        await holds_within(lambda: len([x for x in log_of(out, ".hang") if x.startswith("textDocument/hover")]) > asked)
+        if not await holds_within(lambda: len([x for x in log_of(out, ".hang")
+                                               if x.startswith("textDocument/hover")]) > asked):
+            problems.append(f"abort {n}: the hover never reached the language server")
         _, aborted = await abort_latest(server, pending, AREA, "tool_call", since=sent)
         if aborted["stopReason"] != "aborted":
             problems.append(f"abort {n}: {aborted}")
@@ -189,7 +193,8 @@ async def test_a_server_that_never_answers_initialize_is_tried_twice_then_withdr
         except LanguageFeatureError as e:
             if str(e) != "language server `mute` did not answer initialize within 1 s (its `startTimeout`)":
                 problems.append(f"first: {e}")
-        await holds_within(lambda: warned)
+        if not await holds_within(lambda: warned):
+            problems.append("withdrawn: no warning")
         said = (f"agent-lsp: language server `mute` ({' '.join(mute['command'])}) did not start again in {root}: did "
                 "not answer initialize within 1 s (its `startTimeout`); its tools are withdrawn.")
         if warned != [said] or port.methods(root / "a.noinit") != {}:
@@ -255,7 +260,8 @@ async def test_a_server_still_starting_does_not_hold_the_chat(start_server, fake
     if not failed.get("is_error") or failed.get("content") != \
             "language server `mute` did not answer initialize within 1 s (its `startTimeout`)":
         problems.append(f"mute: {failed}")
-    await holds_within(lambda: any("`mute`" in w for w in warnings(server)))
+    if not await holds_within(lambda: any("`mute`" in w for w in warnings(server))):
+        problems.append(f"mute: no warning: {warnings(server)}")
     gone = await call("mute again", "hover", ".mute")
     if not gone.get("is_error") or not gone.get("content", "").startswith(
             "No language server answers textDocument/hover for a.mute; use search"):

@@ -159,7 +159,7 @@ class _Editor:
 def _answer_sent(server, result) -> dict:
     written = _Written()
     server.protocol.set_writer(written)
-    server.protocol._send_response(7, result=result)
+    server.protocol._send_response(7, result=result)  # pygls writes a result only from a handler: no public call
     return json.loads(written.data.split(b"\r\n\r\n", 1)[1])
 
 

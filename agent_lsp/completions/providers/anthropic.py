@@ -11,7 +11,7 @@ from agent_lsp.completions.prompt import CompletionPrompt
 from agent_lsp.completions.providers import hole
 from agent_lsp.core.ports import ModelError
 from agent_lsp.models import preload
-from agent_lsp.models.clients import shared_client
+from agent_lsp.models.clients import http_client, shared_client, unverified
 from agent_lsp.models.streams import MESSAGES_API, broke_off, error_body, no_events, refuse_page, timeouts
 
 EPHEMERAL = {"type": "ephemeral"}
@@ -30,7 +30,8 @@ class AnthropicCompleter:
 
         def make() -> Any:
             options: dict[str, Any] = {"base_url": self.base_url} if self.base_url else {}
-            return anthropic.AsyncAnthropic(max_retries=0, timeout=timeouts(self.timeout), **options)
+            return anthropic.AsyncAnthropic(max_retries=0, timeout=timeouts(self.timeout),
+                                            http_client=http_client(anthropic), **options)
 
         return shared_client("anthropic", ("completions", self.base_url, self.timeout), make)
 
@@ -75,7 +76,8 @@ class AnthropicCompleter:
                                           "(completions.timeout).") from None
         except anthropic.APIConnectionError as e:
             cause = e.__cause__ or e
-            raise ModelError("llm_error", f"Could not reach {self._url(client)} ({type(cause).__name__}).") from None
+            raise ModelError("llm_error", unverified(e, self._url(client))
+                             or f"Could not reach {self._url(client)} ({type(cause).__name__}).") from None
         except (anthropic.APIError, httpx2.TransportError) as e:
             raise ModelError("llm_error", f"{type(e).__name__}: {e}" if str(e) else type(e).__name__) from None
         except (ValueError, LookupError, AssertionError, TypeError, AttributeError) as e:  # the SDK reading junk
