@@ -235,7 +235,8 @@ several lines shows, below its last line, its lines as they will read."
              (at (if one-line end (progn (goto-char last) (line-end-position)))))
         (unless (string-empty-p new)
           (put-text-property 0 1 'cursor t new))  ; point at the edit stays before the new text
-        (delq nil (list old (agent-lsp--next-edit-overlay at at 'after-string new)))))))
+        (delq nil (list old (unless (string-empty-p new)
+                              (agent-lsp--next-edit-overlay at at 'after-string new))))))))
 
 (defun agent-lsp--next-edit-clear ()
   "Take the next edit off the screen."
