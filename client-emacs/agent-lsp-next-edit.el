@@ -307,7 +307,7 @@ Ask again once idle."
   "After a command: give way to a suggestion asked for.
 Dismiss an edit point went far from."
   (when agent-lsp--next-edit
-    (when (or (memq this-command '(agent-lsp-suggest agent-lsp-suggestion-next agent-lsp-suggestion-previous))
+    (when (or (eq this-command 'agent-lsp-suggest)
               (> (abs (- (line-number-at-pos) (line-number-at-pos (plist-get agent-lsp--next-edit :start))))
                  agent-lsp-next-edit-distance))
       (agent-lsp-next-edit-dismiss))))
