@@ -7,7 +7,8 @@
 ;; struck through and the new text after it (textDocument/didShowInlineEdit each time); TAB jumps to it when point is
 ;; not on its line and applies it when point is (agent.nextEditAccepted runs), TAB indents as usual otherwise; C-g
 ;; dismisses it; a ghost-text suggestion is never on screen with it, either way round; a change clears it, an answer
-;; for an older version of the buffer is never drawn, and a change cancels the request on its way.
+;; for an older version of the buffer is never drawn, and a change cancels the request on its way. An edit of several
+;; lines is drawn as the lines it makes, below the old ones.
 ;; Skipped (exit 0, saying why) while the server on PATH does not list nextEdits in its features.
 
 (load (expand-file-name "helpers.el" (file-name-directory (or load-file-name buffer-file-name))) nil t)
@@ -130,6 +131,19 @@
           (test-eq nil agent-lsp--next-edit-request "no request left")
           (test-stats)                  ; a round trip after the cancel
           (test-eq shown (length test-shown) "nothing drawn after the cancel"))
+
+        ;; The demo's edits are within a line; one of several lines shows its lines as they will read below its
+        ;; last line, and whole lines deleted show no new line.
+        (with-temp-buffer
+          (insert "a = 1\nb = 2\nc = 3\n")
+          (let ((drawn (lambda (overlays)
+                         (mapcar (lambda (ov) (list (overlay-start ov) (overlay-end ov)
+                                                    (overlay-get ov 'face) (overlay-get ov 'after-string)))
+                                 overlays))))
+            (test-eq '((7 12 agent-lsp-next-edit-old nil) (12 12 nil "\nx = 2\ny = 2"))
+                     (funcall drawn (agent-lsp--next-edit-draw 7 12 "x = 2\ny = 2")) "one line made two")
+            (test-eq '((7 13 agent-lsp-next-edit-old nil))
+                     (funcall drawn (agent-lsp--next-edit-draw 7 13 "")) "a line deleted")))
 
         (test-eq '((3 11 "size * size" "width * width") (2 11 "size" "width") (2 11 "size" "width"))
                  test-shown "every edit shown")
