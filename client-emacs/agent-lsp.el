@@ -1157,6 +1157,11 @@ replaces), :items (the server's items, a vector), :index, :server.")
 
 (defvar-local agent-lsp--suggestion-tick nil "`buffer-chars-modified-tick' after the last command.")
 
+(defvar agent-lsp-suggestion-inhibit-functions nil
+  "Functions of no argument asked before a suggestion is shown.
+One that returns non-nil keeps it off the screen: a next edit shown
+does (agent-lsp-next-edit.el).")
+
 (defvar agent-lsp-suggestion-map
   (let ((map (make-sparse-keymap)))
     (define-key map (kbd "TAB") #'agent-lsp-suggestion-accept)
@@ -1232,7 +1237,8 @@ Nil when it does not fit there.  Tells the server
   "Show the first item of RESULT, SERVER's answer for point as it is."
   (let ((items (if (vectorp result) result (plist-get result :items))))
     (agent-lsp--suggestion-clear)
-    (when (and (vectorp items) (> (length items) 0))
+    (when (and (vectorp items) (> (length items) 0)
+               (not (run-hook-with-args-until-success 'agent-lsp-suggestion-inhibit-functions)))
       (setq agent-lsp--suggestion (list :items items :server server :pos (point-marker)))
       (unless (cl-loop for i below (length items) thereis (agent-lsp--suggestion-select i))
         (agent-lsp--suggestion-clear)))))

@@ -83,10 +83,13 @@ CHECK_TIMEOUT=600 check "nvim v0.11.4 install_test.lua" "$NVIM011" --headless -u
 check "nvim v0.11.4 screenshots (tmux)" bash tests/screenshot.sh "$NVIM011"
 check "emacs byte-compile, warnings as errors" emacs --batch --eval "(progn (setq byte-compile-error-on-warn t \
   byte-compile-dest-file-function (lambda (_) (make-temp-file \"agent-lsp\" nil \".elc\"))) \
-  (kill-emacs (if (byte-compile-file \"../client-emacs/agent-lsp.el\") 0 1)))"
+  (push \"../client-emacs\" load-path) \
+  (kill-emacs (if (and (byte-compile-file \"../client-emacs/agent-lsp.el\") \
+                       (byte-compile-file \"../client-emacs/agent-lsp-next-edit.el\")) 0 1)))"
 check "emacs client-emacs/agent-lsp.el" emacs --batch -l ../client-emacs/tests/test_agent_lsp.el
 check "emacs plan, subagents, /commands, images" emacs --batch -l ../client-emacs/tests/test_workflow.el
 check "emacs suggestions as you type" emacs --batch -l ../client-emacs/tests/test_suggestions.el
+check "emacs next edits" emacs --batch -l ../client-emacs/tests/test_next_edits.el
 check "emacs language tools from agent-lsp's own language servers" emacs --batch -l ../client-emacs/tests/test_language_servers.el
 check "emacs agent-lsp beside eglot and jedi in one buffer" emacs --batch -l ../client-emacs/tests/test_beside_eglot.el
 CHECK_TIMEOUT=300 check "emacs M-x agent-lsp-install, then agent-lsp-mode starts the installed server" emacs --batch -l ../client-emacs/tests/test_install.el
