@@ -20,8 +20,9 @@ TOOL_NAMES = [
 """The names of `agent_lsp.tools.ALL`, in order (a test keeps the two equal)."""
 FEATURES: list[str] = ["newSession", "acp", "revert", "persistentCheckpoints", "codeActions", "outputSchema", "hooks",
                        "memory", "models", "mcp", "tools", "languageFeatures",
-                       "plan", "task", "commands", "webFetch", "images", "inlineCompletion", "skills"]
-"""The protocol 1.1, 1.2 and 1.3 additions this server has (PROTOCOL §8-§10), so a client can hide what is missing."""
+                       "plan", "task", "commands", "webFetch", "images", "inlineCompletion", "skills",
+                       "nextEdits"]
+"""The protocol 1.1-1.4 additions this server has (PROTOCOL §8-§11), so a client can hide what is missing."""
 LANGUAGE_METHODS = (
     "textDocument/definition", "textDocument/typeDefinition", "textDocument/implementation", "textDocument/references",
     "textDocument/hover", "textDocument/documentSymbol", "workspace/symbol", "textDocument/prepareCallHierarchy",

@@ -11,7 +11,7 @@ import weakref
 from collections import OrderedDict
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
@@ -29,6 +29,10 @@ answered without its name)."""
 RECENT = 64
 """Open buffers whose last change is remembered (the context of suggestions in other files)."""
 _LINE_END = re.compile(r"\r\n|\r|\n")
+DOCUMENT_LISTENERS: list[Callable[[Any, str, str], None]] = []
+"""Called with (server, "changed" or "closed", uri) after a document changed or closed (next edits, lsp/next_edit.py)."""
+EXTRA_STATS: dict[str, Callable[[Any], dict]] = {}
+"""More members of `agent/completionStats` by field, each from the server (next edits, lsp/next_edit.py)."""
 
 
 def register_inline_completion(server: Any) -> None:
@@ -74,11 +78,14 @@ def register_inline_completion(server: Any) -> None:
 
         if params is not None and not isinstance(params, dict):
             raise _invalid("params", "must be an object")
-        return CompletionStatsResult(**asdict((await _engine(ls)).stats)).wire()
+        return CompletionStatsResult(**asdict((await _engine(ls)).stats),
+                                     **{name: part(ls) for name, part in EXTRA_STATS.items()}).wire()
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: Any, params: types.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
+        for listener in DOCUMENT_LISTENERS:
+            listener(ls, "changed", uri)
         ranges = [c.range for c in params.content_changes if isinstance(c, types.TextDocumentContentChangePartial)]
         recent[uri] = ranges[-1].start.line if ranges else recent.get(uri, 0)
         recent.move_to_end(uri)
@@ -88,6 +95,8 @@ def register_inline_completion(server: Any) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: Any, params: types.DidCloseTextDocumentParams) -> None:
         recent.pop(params.text_document.uri, None)
+        for listener in DOCUMENT_LISTENERS:
+            listener(ls, "closed", params.text_document.uri)
         engine = _ENGINES.get(ls)
         if engine is not None:
             engine.forget(params.text_document.uri)
@@ -303,11 +312,15 @@ def _language(ls: Any) -> Any:
     return EditorLanguageFeatures(ls, LspEditor(ls, client_diagnostics=False))
 
 
+SUGGESTION_KEYS = {"completions": "completions", "next_edits": "nextEdits"}
+"""The settings of suggestions (field: key) that a workspace's settings file gives without its `baseUrl`."""
+
+
 class _SettingsInForce:
     """The chat's settings and the `completions` object in force, from every source (the user's file read again
     when it changes; the workspace's `.agent-lsp/settings.json` too, whose `completions.baseUrl` is never taken:
-    sending code elsewhere is what a workspace may only ask for once trusted). Resolved again only when a layer
-    changed."""
+    sending code elsewhere is what a workspace may only ask for once trusted; `nextEdits` likewise). Resolved again
+    only when a layer changed."""
 
     def __init__(self, server: Any) -> None:
         self._server = server
@@ -324,14 +337,14 @@ class _SettingsInForce:
         key = (layers.user_file, layers.environment, layers.initialization_options, layers.workspace_file,
                layers.workspace, workspace_file)
         if len(key) != len(self._key) or any(a is not b for a, b in zip(key, self._key)):
-            own = {k: v for k, v in layers.workspace_file.items() if k != "completions"}  # a chat's reading of it
+            own = {k: v for k, v in layers.workspace_file.items() if k not in SUGGESTION_KEYS}  # a chat's reading
             settings = replace(layers, workspace_file={**own, **workspace_file}).resolve()
             self._key, self._value = key, (settings, settings.completions)
         return self._value
 
     def _workspace_file(self) -> dict:
-        """`{"completions": …}` of the first workspace folder's settings file, without `baseUrl` ({} when it has
-        none); read again when the file changes."""
+        """`{"completions": …, "next_edits": …}` of the first workspace folder's settings file, without `baseUrl` ({}
+        when it has none); read again when the file changes."""
         from agent_lsp.config import WORKSPACE_FILE, clean, read_workspace_file
 
         roots = _roots(self._server)
@@ -346,11 +359,12 @@ class _SettingsInForce:
         layer: dict = {}
         if root is not None and seen is not None:
             raw, warnings = read_workspace_file(root)
-            if "completions" in raw:
-                cleaned, problems = clean({"completions": raw["completions"]}, str(root / WORKSPACE_FILE))
-                if "completions" in cleaned:
-                    layer = {"completions": replace(cleaned["completions"], base_url=None)}
-                warnings += problems
+            for name, key in SUGGESTION_KEYS.items():
+                if key in raw:
+                    cleaned, problems = clean({key: raw[key]}, str(root / WORKSPACE_FILE))
+                    if name in cleaned:
+                        layer[name] = replace(cleaned[name], base_url=None)
+                    warnings += problems
             self._server.warn(warnings)
         self._file = (root, seen, layer)
         return layer

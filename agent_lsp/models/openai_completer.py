@@ -15,12 +15,15 @@ from agent_lsp.models import hole, preload
 class OpenAICompleter:
     """Fills holes with `model` at `base_url`, through chat.completions (`chat`) or completions (`fim`)."""
 
-    def __init__(self, model: str, base_url: str, api_key: str, api: Literal["chat", "fim"], timeout: float) -> None:
+    def __init__(self, model: str, base_url: str, api_key: str, api: Literal["chat", "fim"], timeout: float,
+                 shape: Any = hole) -> None:
         self.name = model
         self.base_url = base_url
         self.api_key = api_key
         self.api = api
         self.timeout = timeout
+        self.shape = shape
+        """What is asked: models/hole.py, or completions/next_edit.py for next edits."""
 
     async def prepare(self) -> None:
         """The SDK imported off the event loop (once per process, shared with the chats' warm-up)."""
@@ -35,15 +38,14 @@ class OpenAICompleter:
 
         client = client_for(self.base_url, self.api_key, self.timeout)
         try:
+            shape = self.shape
             if self.api == "fim":
-                # stop at the end of the line when only the line is wanted; else post-processing cuts it
                 stream = await client.completions.create(
-                    model=self.name, prompt=prompt.prefix, suffix=prompt.suffix, max_tokens=hole.max_tokens(prompt),
-                    stream=True, **({"stop": ["\n"]} if prompt.single_line else {}))
+                    model=self.name, max_tokens=shape.max_tokens(prompt), stream=True, **shape.fim_arguments(prompt))
             else:
                 stream = await client.chat.completions.create(
-                    model=self.name, messages=hole.chat_messages(prompt), max_tokens=hole.max_tokens(prompt),
-                    stop=[hole.STOP], stream=True)
+                    model=self.name, messages=shape.chat_messages(prompt), max_tokens=shape.max_tokens(prompt),
+                    stop=[shape.STOP], stream=True)
             async with stream:  # leaving the block closes the response (and its connection)
                 content_type = stream.response.headers.get("content-type", "")
                 if "html" in content_type:
@@ -67,7 +69,7 @@ class OpenAICompleter:
             raise status_error(e, self.name, self._url(), had_tools=False) from None
         except (openai.APITimeoutError, httpx2.TimeoutException):
             raise ModelError("llm_error", f"{self._url()} did not answer within {self.timeout:g} s "
-                                          "(completions.timeout).") from None
+                                          f"({self.shape.SETTING}.timeout).") from None
         except openai.APIConnectionError as e:
             raise ModelError("llm_error", connection_message(e, self._url())) from None
         except (openai.APIError, httpx2.TransportError) as e:

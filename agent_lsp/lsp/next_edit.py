@@ -1,0 +1,189 @@
+"""Next-edit suggestions at the LSP edge (PROTOCOL §11): `textDocument/copilotInlineEdit` in GitHub Copilot's own
+shapes (so copilot-lsp, copilot.el and sidekick.nvim can point at agent-lsp), never null; the notifications
+Copilot's clients send besides (`textDocument/didShowInlineEdit`, `textDocument/didFocus`), the accept command,
+and the recent edits fed from didOpen / didChange / didClose. Each handler parses, hands plain inputs to
+agent_lsp/completions/next_edits.py (imported on the first request) and converts."""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from lsprotocol import types
+
+from agent_lsp.lsp.inline_completion import DOCUMENT_LISTENERS, EXTRA_STATS, _Buffers, _encoding, _invalid, \
+    _natural, _open_document, _open_text_document, _RECENT, _SettingsInForce, offset_of
+
+INLINE_EDIT = "textDocument/copilotInlineEdit"
+SHOWN = "textDocument/didShowInlineEdit"
+FOCUS = "textDocument/didFocus"
+ACCEPTED = "agent.nextEditAccepted"
+NOTHING = {"edits": []}
+
+_ENGINES: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+_HISTORIES: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+_SWITCHES: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
+"""`nextEditSuggestions.enabled` as Copilot's clients last sent it."""
+
+
+def register_next_edit(server: Any) -> None:
+    """Register the handlers of PROTOCOL §11 on `server`."""
+
+    @server.feature(INLINE_EDIT)
+    async def copilot_inline_edit(ls: Any, params: Any) -> dict:
+        uri, line, character, version = parse(params)
+        found = _open_text_document(ls, uri)
+        if found is None:  # never opened (or closed): nothing to suggest in
+            return dict(NOTHING)
+        doc = _open_document(found)  # this version's text, whatever comes after
+        encoding = _encoding(ls)
+        offset = offset_of(doc.text, line, character, encoding)
+        if offset is None:  # past the end of its line or of the document
+            return dict(NOTHING)
+        engine = await _engine(ls)
+        edit = await engine.suggest(doc, offset, version)
+        if edit is None:
+            return dict(NOTHING)
+        from agent_lsp.lsp.convert import lsp_position
+
+        return OfferedEdit(ls, uri, version, edit.id, {
+            "range": {"start": lsp_position(doc.text, edit.start, encoding),
+                      "end": lsp_position(doc.text, edit.end, encoding)},
+            "text": edit.text,
+            "textDocument": {"uri": uri, "version": version},
+            "command": {"title": "Next edit accepted", "command": ACCEPTED, "arguments": [{"id": edit.id}]}})
+
+    @server.feature(SHOWN)
+    def did_show_inline_edit(ls: Any, params: Any) -> None:
+        engine = _ENGINES.get(ls)
+        if engine is not None:
+            engine.stats.shown += 1
+
+    @server.feature(FOCUS)
+    def did_focus(ls: Any, params: Any) -> None:
+        """Copilot's clients say which document has the focus (an unnamed buffer's too); nothing depends on it."""
+
+    @server.command(ACCEPTED)
+    def next_edit_accepted(ls: Any, *args: Any) -> None:
+        engine = _ENGINES.get(ls)
+        argument = args[0] if args else None
+        if engine is not None and isinstance(argument, dict):
+            engine.accepted(argument.get("id"))
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: Any, params: types.DidOpenTextDocumentParams) -> None:
+        found = _open_text_document(ls, params.text_document.uri)
+        if found is not None:
+            _history(ls).opened(params.text_document.uri, found.source)
+
+    DOCUMENT_LISTENERS.append(_document_event)
+    EXTRA_STATS["next_edits"] = _stats
+
+
+def note_client_settings(ls: Any, settings: Any) -> None:
+    """`workspace/didChangeConfiguration {settings: {nextEditSuggestions: {enabled}}}` (copilot-lsp sends it)
+    sets `nextEdits.enabled`."""
+    copilot = settings.get("nextEditSuggestions") if isinstance(settings, dict) else None
+    if isinstance(copilot, dict) and isinstance(copilot.get("enabled"), bool):
+        _SWITCHES[ls] = copilot["enabled"]
+
+
+class OfferedEdit(dict):
+    """A copilotInlineEdit answer with its edit, and the document version it was made for: the server's writer
+    asks `at_write` (lsp/server.py) and sends `{edits: []}` when a didChange read meanwhile made it stale."""
+
+    def __init__(self, ls: Any, uri: str, version: int, id: int, edit: dict) -> None:
+        super().__init__(edits=[edit])
+        self._made_for = (ls, uri, version, id)
+
+    def at_write(self) -> dict:
+        ls, uri, version, id = self._made_for
+        doc = _open_text_document(ls, uri)
+        if doc is not None and doc.version == version:
+            return self
+        engine = _ENGINES.get(ls)
+        if engine is not None:
+            engine.stats.stale += 1
+            engine.withdraw(uri, id)
+        return dict(NOTHING)
+
+
+def parse(params: Any) -> tuple[str, int, int, int]:
+    """(uri, line, character, version) of a copilotInlineEdit request (other members are ignored); -32602 naming
+    the field that does not fit."""
+    if not isinstance(params, dict):
+        raise _invalid("params", "must be an object")
+    document = params.get("textDocument")
+    if not isinstance(document, dict):
+        raise _invalid("textDocument", "must be an object with a uri and a version")
+    uri = document.get("uri")
+    if not isinstance(uri, str) or not uri:
+        raise _invalid("textDocument.uri", "must be a non-empty string")
+    version = document.get("version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise _invalid("textDocument.version", "must be an integer")
+    position = params.get("position")
+    if not isinstance(position, dict):
+        raise _invalid("position", "must be an object with line and character")
+    return uri, _natural(position.get("line"), "position.line"), \
+        _natural(position.get("character"), "position.character"), version
+
+
+def _history(ls: Any) -> Any:
+    history = _HISTORIES.get(ls)
+    if history is None:
+        from agent_lsp.completions.recent_edits import RecentEdits
+
+        history = _HISTORIES[ls] = RecentEdits()
+    return history
+
+
+def _document_event(ls: Any, event: str, uri: str) -> None:
+    engine = _ENGINES.get(ls)
+    if event == "closed":
+        if engine is not None:
+            engine.forget(uri)
+        else:
+            _history(ls).closed(uri)
+        return
+    found = _open_text_document(ls, uri)
+    if found is None:
+        return
+    if engine is not None:
+        engine.changed(uri, found.source)
+    else:
+        _history(ls).changed(uri, found.source)
+
+
+def _stats(ls: Any) -> dict:
+    from dataclasses import asdict
+
+    engine = _ENGINES.get(ls)
+    if engine is not None:
+        return asdict(engine.stats)
+    from agent_lsp.completions.next_edits import NextEditStats
+
+    return asdict(NextEditStats())
+
+
+async def _engine(ls: Any) -> Any:
+    """The connection's NextEdits, made on first use (completions/ imported off the event loop)."""
+    engine = _ENGINES.get(ls)
+    if engine is not None:
+        return engine
+    from agent_lsp.models import preload
+
+    await preload.imported("agent_lsp.completions.next_edits")
+    engine = _ENGINES.get(ls)  # another request may have made it meanwhile
+    if engine is None:
+        from agent_lsp.completions.next_edits import NextEdits
+
+        in_force = _SettingsInForce(ls)
+
+        def settings() -> tuple[Any, Any, Any]:
+            chat, completions = in_force()
+            return chat, completions, chat.next_edits
+
+        engine = _ENGINES[ls] = NextEdits(_Buffers(ls, _RECENT[ls]), settings, lambda m: ls.warn([m]), _history(ls),
+                                          switched_off=lambda: _SWITCHES.get(ls) is False)
+    return engine
