@@ -14,8 +14,10 @@ from agent_lsp.completions.next_edit import Change
 
 EVENTS = 6
 """Groups of edits kept (Zed keeps 6)."""
-NEAR_LINES = 8
-"""A change within this many lines of the document's last group, with no pause, joins it."""
+NEAR = 4
+"""Characters before the end of the group's last change within which the next change still joins it (typing on,
+deleting back, an editor's closing bracket typed over); a change elsewhere (a jump, even a line away) begins a new
+group, so that a rename after typing is an edit of its own."""
 PAUSE = 1.0
 """Seconds without a change after which the next change of a document begins a new group."""
 DIFF_LINES = 40
@@ -34,8 +36,8 @@ class _Group:
     before: str
     after: str
     at: float
-    lines: tuple[int, int]
-    """The first and last line the group changed, in `after`."""
+    cursor: int
+    """Where its last change ended, in `after`."""
 
 
 class RecentEdits:
@@ -61,17 +63,13 @@ class RecentEdits:
         if old is None or old == text:
             return
         start, old_end, new_end = _changed_span(old, text)
-        first = text.count("\n", 0, start)
-        last = first + text.count("\n", start, new_end)
         now = self._clock()
         group = self._groups[-1] if self._groups else None
         if group is not None and group.uri == uri and now - group.at < PAUSE and \
-                first <= group.lines[1] + NEAR_LINES and last >= group.lines[0] - NEAR_LINES:
-            shift = text.count("\n") - group.after.count("\n")
-            group.after, group.at = text, now
-            group.lines = (min(first, group.lines[0]), max(last, group.lines[1] + shift))
+                start <= group.cursor and old_end >= group.cursor - NEAR:
+            group.after, group.at, group.cursor = text, now, new_end
             return
-        self._groups.append(_Group(uri, old, text, now, (first, last)))
+        self._groups.append(_Group(uri, old, text, now, new_end))
 
     def latest(self, uri: str) -> Optional[Change]:
         """The last group of changes of `uri` as one change of its current text (None: none since it opened, or
