@@ -24,6 +24,7 @@ from agent_lsp.completions.next_edit import Edit, NextEditPrompt, Window, build_
 from agent_lsp.completions.place import place_at
 from agent_lsp.completions.recent_edits import RecentEdits
 from agent_lsp.completions.stream import ModelStream
+from agent_lsp.completions.suggestions import Ticket, follow
 from agent_lsp.core.ports import ModelError, OpenDocument
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,9 @@ QUIET = 0.075
 """Seconds a request waits for a newer one of its document before asking the model (clients ask on every key)."""
 THROTTLE = 0.5
 """Seconds between the starts of two model requests of one document."""
+BACKSTOP = 1.0
+"""Seconds the provider's own HTTP timeout gives beyond `nextEdits.timeout`: the answer's deadline is the engine's,
+which closes the model request itself (the provider's timeout only bounds a request nobody waits for)."""
 DISMISSED = 16
 """Suggestions remembered per document as shown and not taken, which do not come back."""
 ACCEPTED_IDS = 64
@@ -79,21 +83,6 @@ class WindowStream(ModelStream):
         return self.raw
 
 
-class _Ticket:
-    """A request in flight: superseded by a newer one of its document, or not."""
-
-    def __init__(self) -> None:
-        self.wake: asyncio.Future = asyncio.get_running_loop().create_future()
-
-    def supersede(self) -> None:
-        if not self.wake.done():
-            self.wake.set_result(None)
-
-    @property
-    def superseded(self) -> bool:
-        return self.wake.done()
-
-
 @dataclass
 class _Offered:
     id: int
@@ -104,7 +93,7 @@ class _Offered:
 
 @dataclass
 class _Document:
-    current: Optional[_Ticket] = None
+    current: Optional[Ticket] = None
     stream: Optional[WindowStream] = None
     started: float = float("-inf")
     """When its last model request began (loop time)."""
@@ -148,7 +137,7 @@ class NextEdits:
         if window is None or "\x00" in window.old:
             return None
         state = self._states.setdefault(doc.uri, _Document())
-        ticket = _Ticket()
+        ticket = Ticket()
         older, state.current = state.current, ticket
         if older is not None:
             older.supersede()
@@ -172,7 +161,7 @@ class NextEdits:
         offered = state.offered = _Offered(next(self._ids), doc.text, edit)
         return NextEdit(edit.start, edit.end, edit.text, offered.id, doc.version)
 
-    async def _answer(self, state: _Document, ticket: _Ticket, holder: list, doc: OpenDocument, window: Window,
+    async def _answer(self, state: _Document, ticket: Ticket, holder: list, doc: OpenDocument, window: Window,
                       settings: Any, completions: Any, options: Any) -> Optional[Edit]:
         loop = asyncio.get_running_loop()
         stream = state.stream
@@ -198,7 +187,7 @@ class NextEdits:
             if stream is None:
                 return None
         holder.append(stream)
-        outcome = await self._follow(stream, ticket, loop.time() + options.timeout)
+        outcome = await follow(stream, ticket, "", loop.time() + options.timeout)
         if outcome == "superseded":
             self.stats.cancelled += 1
             return None
@@ -221,29 +210,7 @@ class NextEdits:
             return None
         return edit
 
-    async def _follow(self, stream: WindowStream, ticket: _Ticket, deadline: float) -> str:
-        """Wait on `stream` until it ends ("done"), the ticket is superseded ("superseded") or the deadline passes
-        ("timeout")."""
-        loop = asyncio.get_running_loop()
-        stream.users += 1
-        try:
-            while True:
-                if ticket.superseded:
-                    return "superseded"
-                if stream.done:
-                    return "done"
-                left = deadline - loop.time()
-                if left <= 0:
-                    return "timeout"
-                changed = stream.next_change()
-                try:
-                    await asyncio.wait((changed, ticket.wake), timeout=left, return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    changed.cancel()
-        finally:
-            stream.users -= 1
-
-    async def _start(self, state: _Document, ticket: _Ticket, doc: OpenDocument, window: Window, settings: Any,
+    async def _start(self, state: _Document, ticket: Ticket, doc: OpenDocument, window: Window, settings: Any,
                      completions: Any, options: Any) -> Optional[WindowStream]:
         """A model request for the window; None when no model can be had (shown once when that is a problem), or
         when a newer request superseded the ticket while the model's SDK was being loaded."""
@@ -258,7 +225,7 @@ class NextEdits:
         try:
             if choice.problem is not None:
                 raise ModelError("initialization_failed", choice.problem)
-            completer = self._completer(choice, options.timeout)
+            completer = self._completer(choice, options.timeout + BACKSTOP)
         except ModelError as e:
             self.stats.errors += 1
             self._failed(e.message)

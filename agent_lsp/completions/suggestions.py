@@ -70,10 +70,10 @@ class Suggestion:
     id: int
 
 
-class _Ticket:
-    """A request in flight: superseded by a newer one of its document, or not."""
+class Ticket:
+    """A request in flight: superseded by a newer one of its document, or not (next edits' too)."""
 
-    def __init__(self, place: Place) -> None:
+    def __init__(self, place: Optional[Place] = None) -> None:
         self.place = place
         self.wake: asyncio.Future = asyncio.get_running_loop().create_future()
         self.stream: Optional[ModelStream] = None
@@ -89,7 +89,7 @@ class _Ticket:
 
 @dataclass
 class _Document:
-    current: Optional[_Ticket] = None
+    current: Optional[Ticket] = None
     stream: Optional[ModelStream] = None
     """The model request in flight, if any."""
     last: Optional[tuple[Place, str]] = None
@@ -130,7 +130,7 @@ class Suggestions:
         if "\x00" in place.before or "\x00" in place.after:  # binary content: nothing a model could continue
             return None
         state = self._states.setdefault(doc.uri, _Document())
-        ticket = _Ticket(place)
+        ticket = Ticket(place)
         older, state.current = state.current, ticket
         try:
             text = await self._answer(state, ticket, older, doc, settings, options)
@@ -151,7 +151,7 @@ class Suggestions:
             return None
         return Suggestion(text, next(self._ids))
 
-    async def _answer(self, state: _Document, ticket: _Ticket, older: Optional[_Ticket], doc: OpenDocument,
+    async def _answer(self, state: _Document, ticket: Ticket, older: Optional[Ticket], doc: OpenDocument,
                       settings: Settings, options: CompletionsSettings) -> Optional[str]:
         place = ticket.place
         if state.last is not None:  # typed through the last suggestion: no model call
@@ -181,7 +181,7 @@ class Suggestions:
             if deadline is None:  # from the first model request on (an SDK's first import is not the model's time)
                 deadline = loop.time() + options.timeout
             ticket.stream = stream
-            outcome = await self._follow(stream, ticket, typed, deadline)
+            outcome = await follow(stream, ticket, typed, deadline)
             if outcome == "superseded":
                 self.stats.cancelled += 1
                 return None
@@ -205,31 +205,7 @@ class Suggestions:
                 stream.close()
             stream, typed = None, ""
 
-    async def _follow(self, stream: ModelStream, ticket: _Ticket, typed: str, deadline: float) -> str:
-        """Wait on `stream` until it ends ("done"), disagrees with `typed` ("disagrees"), the ticket is superseded
-        ("superseded") or the deadline passes ("timeout")."""
-        loop = asyncio.get_running_loop()
-        stream.users += 1
-        try:
-            while True:
-                if ticket.superseded:
-                    return "superseded"
-                if stream.done:
-                    return "done"
-                if typed and not stream.agrees(typed):
-                    return "disagrees"
-                left = deadline - loop.time()
-                if left <= 0:
-                    return "timeout"
-                changed = stream.next_change()
-                try:
-                    await asyncio.wait((changed, ticket.wake), timeout=left, return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    changed.cancel()
-        finally:
-            stream.users -= 1
-
-    async def _start(self, state: _Document, ticket: _Ticket, doc: OpenDocument, settings: Settings,
+    async def _start(self, state: _Document, ticket: Ticket, doc: OpenDocument, settings: Settings,
                      options: CompletionsSettings) -> Optional[ModelStream]:
         """A model request for the ticket's place; None when no model can be had (shown once when that is a
         problem), or when a newer request superseded the ticket while the model's SDK was being loaded."""
@@ -333,6 +309,31 @@ class Suggestions:
             self._close(state, keep=None)
             if state.current is not None:
                 state.current.supersede()
+
+
+async def follow(stream: ModelStream, ticket: Ticket, typed: str, deadline: float) -> str:
+    """Wait on `stream` until it ends ("done"), disagrees with `typed` ("disagrees"), the ticket is superseded
+    ("superseded") or the deadline passes ("timeout")."""
+    loop = asyncio.get_running_loop()
+    stream.users += 1
+    try:
+        while True:
+            if ticket.superseded:
+                return "superseded"
+            if stream.done:
+                return "done"
+            if typed and not stream.agrees(typed):
+                return "disagrees"
+            left = deadline - loop.time()
+            if left <= 0:
+                return "timeout"
+            changed = stream.next_change()
+            try:
+                await asyncio.wait((changed, ticket.wake), timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                changed.cancel()
+    finally:
+        stream.users -= 1
 
 
 def _close_unless_used(stream: ModelStream) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 from typing import Any, Optional
 
-from agent_lsp.config.issues import PartlyValid
 from agent_lsp.config.section import Section, choice, integer, number, switch, text
 
 
@@ -34,25 +33,9 @@ class NextEditsSettings(Section):
     """Seconds a suggestion may wait for the model."""
 
 
-def _checked(value: Any) -> NextEditsSettings:
-    """The setting, its bad keys left out and each named `nextEdits.<key>` in one PartlyValid."""
-    from agent_lsp.config.checks import checked_value
-
-    try:
-        return checked_value(NextEditsSettings, value)
-    except PartlyValid as e:
-        keys = ", ".join(NextEditsSettings.wire_keys())
-        problems = [f"`nextEdits.{i.key}` is unknown ({keys})" if i.outcome == "unknown" else
-                    f"`nextEdits.{i.key}` {i.text}" + (" (its default applies)" if i.outcome == "default" else "")
-                    for i in e.issues]
-        raise PartlyValid("has problems: " + "; ".join(problems), e.value) from None
-
-
 @functools.cache
 def next_edits_setting() -> Any:
-    """The type of the `next_edits` field of Settings (pydantic, and this check, only once a value is checked)."""
-    from typing import Annotated
+    """The type of the `next_edits` field of Settings."""
+    from agent_lsp.config.completions import section_setting
 
-    from pydantic import PlainValidator
-
-    return Annotated[NextEditsSettings, PlainValidator(_checked, json_schema_input_type=NextEditsSettings)]
+    return section_setting(NextEditsSettings, "nextEdits")

@@ -137,22 +137,7 @@ def _natural(value: Any, field: str) -> int:
 def parse(params: Any) -> tuple[str, int, int, Optional[int], Optional[str]]:
     """(uri, line, character, the version the client says, the indentation its formattingOptions say) of an
     inlineCompletion request; -32602 naming the field that does not fit."""
-    if not isinstance(params, dict):
-        raise _invalid("params", "must be an object")
-    document = params.get("textDocument")
-    if not isinstance(document, dict):
-        raise _invalid("textDocument", "must be an object with a uri")
-    uri = document.get("uri")
-    if not isinstance(uri, str) or not uri:
-        raise _invalid("textDocument.uri", "must be a non-empty string")
-    version = document.get("version")
-    if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
-        raise _invalid("textDocument.version", "must be an integer")
-    position = params.get("position")
-    if not isinstance(position, dict):
-        raise _invalid("position", "must be an object with line and character")
-    line = _natural(position.get("line"), "position.line")
-    character = _natural(position.get("character"), "position.character")
+    uri, line, character, version = document_position(params)
     context = params.get("context", {})
     if context is not None and not isinstance(context, dict):
         raise _invalid("context", "must be an object")
@@ -160,6 +145,27 @@ def parse(params: Any) -> tuple[str, int, int, Optional[int], Optional[str]]:
     if trigger not in (1, 2) or isinstance(trigger, bool):
         raise _invalid("context.triggerKind", "must be 1 (Invoked) or 2 (Automatic)")
     return uri, line, character, version, _indentation(params.get("formattingOptions"))
+
+
+def document_position(params: Any, version_required: bool = False) -> tuple[str, int, int, Optional[int]]:
+    """(uri, line, character, version) of params `{textDocument: {uri, version?}, position}`; -32602 naming the
+    field that does not fit."""
+    if not isinstance(params, dict):
+        raise _invalid("params", "must be an object")
+    document = params.get("textDocument")
+    if not isinstance(document, dict):
+        raise _invalid("textDocument", "must be an object with a uri" + (" and a version" if version_required else ""))
+    uri = document.get("uri")
+    if not isinstance(uri, str) or not uri:
+        raise _invalid("textDocument.uri", "must be a non-empty string")
+    version = document.get("version")
+    if (version is not None or version_required) and (isinstance(version, bool) or not isinstance(version, int)):
+        raise _invalid("textDocument.version", "must be an integer")
+    position = params.get("position")
+    if not isinstance(position, dict):
+        raise _invalid("position", "must be an object with line and character")
+    return uri, _natural(position.get("line"), "position.line"), \
+        _natural(position.get("character"), "position.character"), version
 
 
 def _indentation(options: Any) -> Optional[str]:
@@ -236,19 +242,28 @@ _RECENT: "weakref.WeakKeyDictionary[Any, OrderedDict[str, int]]" = weakref.WeakK
 
 async def _engine(ls: Any) -> Any:
     """The connection's Suggestions, made on first use (completions/ imported off the event loop)."""
-    engine = _ENGINES.get(ls)
+    def make() -> Any:
+        from agent_lsp.completions.suggestions import Suggestions
+
+        return Suggestions(_Buffers(ls, _RECENT[ls]), _SettingsInForce(ls), lambda m: ls.warn([m]),
+                           language=lambda: _language(ls))
+
+    return await made_once(ls, _ENGINES, "agent_lsp.completions.suggestions", make)
+
+
+async def made_once(ls: Any, engines: "weakref.WeakKeyDictionary[Any, Any]", module: str,
+                    make: Callable[[], Any]) -> Any:
+    """The connection's engine in `engines`, made by `make` on first use once `module` is imported off the event
+    loop (another request may have made it meanwhile)."""
+    engine = engines.get(ls)
     if engine is not None:
         return engine
     from agent_lsp.models import preload
 
-    await preload.imported("agent_lsp.completions.suggestions")
-    engine = _ENGINES.get(ls)  # another request may have made it meanwhile
+    await preload.imported(module)
+    engine = engines.get(ls)
     if engine is None:
-        from agent_lsp.completions.suggestions import Suggestions
-
-        settings = _SettingsInForce(ls)
-        engine = _ENGINES[ls] = Suggestions(_Buffers(ls, _RECENT[ls]), settings, lambda m: ls.warn([m]),
-                                            language=lambda: _language(ls))
+        engine = engines[ls] = make()
     return engine
 
 

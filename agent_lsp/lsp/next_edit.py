@@ -11,8 +11,8 @@ from typing import Any
 
 from lsprotocol import types
 
-from agent_lsp.lsp.inline_completion import DOCUMENT_LISTENERS, EXTRA_STATS, _Buffers, _encoding, _invalid, \
-    _natural, _open_document, _open_text_document, _RECENT, _SettingsInForce, offset_of
+from agent_lsp.lsp.inline_completion import DOCUMENT_LISTENERS, EXTRA_STATS, _Buffers, _encoding, _open_document, \
+    _open_text_document, _RECENT, _SettingsInForce, document_position, made_once, offset_of
 
 INLINE_EDIT = "textDocument/copilotInlineEdit"
 SHOWN = "textDocument/didShowInlineEdit"
@@ -31,7 +31,7 @@ def register_next_edit(server: Any) -> None:
 
     @server.feature(INLINE_EDIT)
     async def copilot_inline_edit(ls: Any, params: Any) -> dict:
-        uri, line, character, version = parse(params)
+        uri, line, character, version = document_position(params, version_required=True)
         found = _open_text_document(ls, uri)
         if found is None:  # never opened (or closed): nothing to suggest in
             return dict(NOTHING)
@@ -108,27 +108,6 @@ class OfferedEdit(dict):
         return dict(NOTHING)
 
 
-def parse(params: Any) -> tuple[str, int, int, int]:
-    """(uri, line, character, version) of a copilotInlineEdit request (other members are ignored); -32602 naming
-    the field that does not fit."""
-    if not isinstance(params, dict):
-        raise _invalid("params", "must be an object")
-    document = params.get("textDocument")
-    if not isinstance(document, dict):
-        raise _invalid("textDocument", "must be an object with a uri and a version")
-    uri = document.get("uri")
-    if not isinstance(uri, str) or not uri:
-        raise _invalid("textDocument.uri", "must be a non-empty string")
-    version = document.get("version")
-    if isinstance(version, bool) or not isinstance(version, int):
-        raise _invalid("textDocument.version", "must be an integer")
-    position = params.get("position")
-    if not isinstance(position, dict):
-        raise _invalid("position", "must be an object with line and character")
-    return uri, _natural(position.get("line"), "position.line"), \
-        _natural(position.get("character"), "position.character"), version
-
-
 def _history(ls: Any) -> Any:
     history = _HISTORIES.get(ls)
     if history is None:
@@ -168,14 +147,7 @@ def _stats(ls: Any) -> dict:
 
 async def _engine(ls: Any) -> Any:
     """The connection's NextEdits, made on first use (completions/ imported off the event loop)."""
-    engine = _ENGINES.get(ls)
-    if engine is not None:
-        return engine
-    from agent_lsp.models import preload
-
-    await preload.imported("agent_lsp.completions.next_edits")
-    engine = _ENGINES.get(ls)  # another request may have made it meanwhile
-    if engine is None:
+    def make() -> Any:
         from agent_lsp.completions.next_edits import NextEdits
 
         in_force = _SettingsInForce(ls)
@@ -184,6 +156,7 @@ async def _engine(ls: Any) -> Any:
             chat, completions = in_force()
             return chat, completions, chat.next_edits
 
-        engine = _ENGINES[ls] = NextEdits(_Buffers(ls, _RECENT[ls]), settings, lambda m: ls.warn([m]), _history(ls),
-                                          switched_off=lambda: _SWITCHES.get(ls) is False)
-    return engine
+        return NextEdits(_Buffers(ls, _RECENT[ls]), settings, lambda m: ls.warn([m]), _history(ls),
+                         switched_off=lambda: _SWITCHES.get(ls) is False)
+
+    return await made_once(ls, _ENGINES, "agent_lsp.completions.next_edits", make)
