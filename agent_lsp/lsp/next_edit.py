@@ -81,8 +81,9 @@ def register_next_edit(server: Any) -> None:
 
 
 def note_client_settings(ls: Any, settings: Any) -> None:
-    """`workspace/didChangeConfiguration {settings: {nextEditSuggestions: {enabled}}}` (copilot-lsp sends it)
-    sets `nextEdits.enabled`."""
+    """`workspace/didChangeConfiguration {settings: {nextEditSuggestions: {enabled}}}` (copilot-lsp sends it):
+    false turns next edits off until it says true, which leaves `nextEdits.enabled` in force (copilot-lsp sends
+    true at start: it must not override a user's false)."""
     copilot = settings.get("nextEditSuggestions") if isinstance(settings, dict) else None
     if isinstance(copilot, dict) and isinstance(copilot.get("enabled"), bool):
         _SWITCHES[ls] = copilot["enabled"]
