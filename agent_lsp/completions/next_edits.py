@@ -12,7 +12,6 @@ import asyncio
 import itertools
 import logging
 import os
-import re
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
@@ -24,7 +23,7 @@ from agent_lsp.completions.next_edit import Edit, NextEditPrompt, Window, build_
 from agent_lsp.completions.place import place_at
 from agent_lsp.completions.recent_edits import RecentEdits
 from agent_lsp.completions.stream import ModelStream
-from agent_lsp.completions.suggestions import Ticket, follow
+from agent_lsp.completions.suggestions import Ticket, follow, show_once
 from agent_lsp.core.ports import ModelError, OpenDocument
 
 log = logging.getLogger(__name__)
@@ -276,12 +275,8 @@ class NextEdits:
             self._shown.clear()  # a success: the next failure is worth showing again
 
     def _failed(self, message: str) -> None:
-        """Show a failure once per cause, until a suggestion succeeds again."""
-        cause = re.sub(r"[A-Za-z0-9_-]{20,}", "…", message)
-        log.info("no next edit: %s", message)
-        if cause not in self._shown:
-            self._shown.add(cause)
-            self.warn(f"agent-lsp: no next edits: {message}")
+        """Show a failure once per cause, until a next edit succeeds again."""
+        show_once(self._shown, self.warn, "next edit", message)
 
     # ---- what the editor tells of the suggestions ----------------------------------------------------------
 

@@ -295,11 +295,7 @@ class Suggestions:
 
     def _failed(self, message: str) -> None:
         """Show a failure once per cause, until a suggestion succeeds again."""
-        cause = re.sub(r"[A-Za-z0-9_-]{20,}", "…", message)  # request ids do not make a new cause
-        log.info("no suggestion: %s", message)
-        if cause not in self._shown:
-            self._shown.add(cause)
-            self.warn(f"agent-lsp: no suggestions: {message}")
+        show_once(self._shown, self.warn, "suggestion", message)
 
     def forget(self, uri: str) -> None:
         """A document was closed: its model request is closed, its state dropped."""
@@ -309,6 +305,16 @@ class Suggestions:
             self._close(state, keep=None)
             if state.current is not None:
                 state.current.supersede()
+
+
+def show_once(shown: set[str], warn: Callable[[str], None], noun: str, message: str) -> None:
+    """Warn `agent-lsp: no {noun}s: {message}` once per cause, until `shown` is cleared (by a success; next edits
+    too)."""
+    cause = re.sub(r"[A-Za-z0-9_-]{20,}", "…", message)  # request ids do not make a new cause
+    log.info("no %s: %s", noun, message)
+    if cause not in shown:
+        shown.add(cause)
+        warn(f"agent-lsp: no {noun}s: {message}")
 
 
 async def follow(stream: ModelStream, ticket: Ticket, typed: str, deadline: float) -> str:
