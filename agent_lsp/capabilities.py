@@ -10,8 +10,8 @@ PROTOCOL_VERSION = 1
 FEATURES: list[str] = ["newSession", "acp", "revert", "persistentCheckpoints", "codeActions", "outputSchema", "hooks",
                        "memory", "models", "mcp", "tools", "languageFeatures",
                        "plan", "task", "commands", "webFetch", "images", "inlineCompletion", "skills", "memoryFile", "symbolEdits",
-                       "impact"]
-"""The protocol 1.1, 1.2 and 1.3 additions this server has (PROTOCOL §8-§10), so a client can hide what is missing."""
+                       "impact", "nextEdits"]
+"""The protocol 1.1-1.4 additions this server has (PROTOCOL §8-§11), so a client can hide what is missing."""
 
 
 def server_agent_capabilities() -> dict:

@@ -389,6 +389,24 @@ class CompletionStatsParams(Params):
     """agent/completionStats params (none yet)."""
 
 
+class NextEditStats(WireModel):
+    """agent/completionStats `nextEdits`: next-edit suggestions since the server started (PROTOCOL §11)."""
+
+    requests: int
+    model_calls: int
+    shown: int
+    accepted: int
+    """By the command `agent.nextEditAccepted`, or by a didChange that applies exactly the edit offered."""
+    stale: int
+    """Requests answered with no edit because their document changed (or was at another version)."""
+    cancelled: int
+    """Requests superseded by a newer one of their document, or cancelled by the client."""
+    filtered: int
+    """Model answers dropped by a filter (unchanged, whitespace only, ghost text, too large, undoing the user's
+    latest change, dismissed before)."""
+    errors: int
+
+
 class CompletionStatsResult(WireModel):
     """agent/completionStats result: suggestions as you type since the server started (PROTOCOL §10)."""
 
@@ -404,10 +422,17 @@ class CompletionStatsResult(WireModel):
     accepted: int
     partially_accepted: int
     errors: int
+    next_edits: NextEditStats
 
 
 class CompletionAcceptedArgument(Params):
     """The one argument of the command `agent.completionAccepted` that an inline completion item carries."""
+
+    id: int
+
+
+class NextEditAcceptedArgument(Params):
+    """The one argument of the command `agent.nextEditAccepted` that a copilotInlineEdit edit carries."""
 
     id: int
 
@@ -471,6 +496,7 @@ SCHEMAS: dict[str, type[WireModel]] = {
     "agent-completionStats.params": CompletionStatsParams,
     "agent-completionStats.result": CompletionStatsResult,
     "agent-completionAccepted.argument": CompletionAcceptedArgument,
+    "agent-nextEditAccepted.argument": NextEditAcceptedArgument,
     "initialize.experimental.agent.client": ClientAgentCapabilities,
     "initialize.experimental.agent.server": ServerAgentCapabilities,
 }

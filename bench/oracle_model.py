@@ -40,7 +40,7 @@ class Truth:
 
 
 HOLE = "<hole/>"
-"""Where the cursor is in a chat model's fill-the-hole prompt (agent_lsp/models/hole.py)."""
+"""Where the cursor is in a chat model's fill-the-hole prompt (agent_lsp/completions/providers/hole.py)."""
 
 
 @dataclass

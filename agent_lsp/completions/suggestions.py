@@ -71,10 +71,10 @@ class Suggestion:
     id: int
 
 
-class _Ticket:
-    """A request in flight: superseded by a newer one of its document, or not."""
+class Ticket:
+    """A request in flight: superseded by a newer one of its document, or not (next edits' too)."""
 
-    def __init__(self, place: Place) -> None:
+    def __init__(self, place: Optional[Place] = None) -> None:
         self.place = place
         self.wake: asyncio.Future = asyncio.get_running_loop().create_future()
         self.stream: Optional[ModelStream] = None
@@ -90,7 +90,7 @@ class _Ticket:
 
 @dataclass
 class _Document:
-    current: Optional[_Ticket] = None
+    current: Optional[Ticket] = None
     stream: Optional[ModelStream] = None
     """The model request in flight, if any."""
     last: Optional[tuple[Place, str]] = None
@@ -131,7 +131,7 @@ class Suggestions:
         if "\x00" in place.before or "\x00" in place.after:  # binary content: nothing a model could continue
             return None
         state = self._states.setdefault(doc.uri, _Document())
-        ticket = _Ticket(place)
+        ticket = Ticket(place)
         older, state.current = state.current, ticket
         try:
             text = await self._answer(state, ticket, older, doc, settings, options)
@@ -156,7 +156,7 @@ class Suggestions:
         current = self.documents.get(doc.uri)
         return current is None or current.version != doc.version
 
-    async def _answer(self, state: _Document, ticket: _Ticket, older: Optional[_Ticket], doc: OpenDocument,
+    async def _answer(self, state: _Document, ticket: Ticket, older: Optional[Ticket], doc: OpenDocument,
                       settings: Settings, options: CompletionsSettings) -> Optional[str]:
         place = ticket.place
         if state.last is not None:  # typed through the last suggestion: no model call
@@ -186,7 +186,7 @@ class Suggestions:
             if deadline is None:  # from the first model request on (an SDK's first import is not the model's time)
                 deadline = loop.time() + options.timeout
             ticket.stream = stream
-            outcome = await self._follow(stream, ticket, typed, deadline)
+            outcome = await follow(stream, ticket, typed, deadline)
             if outcome == "superseded":
                 self.stats.cancelled += 1
                 return None
@@ -210,31 +210,7 @@ class Suggestions:
                 stream.close()
             stream, typed = None, ""
 
-    async def _follow(self, stream: ModelStream, ticket: _Ticket, typed: str, deadline: float) -> str:
-        """Wait on `stream` until it ends ("done"), disagrees with `typed` ("disagrees"), the ticket is superseded
-        ("superseded") or the deadline passes ("timeout")."""
-        loop = asyncio.get_running_loop()
-        stream.users += 1
-        try:
-            while True:
-                if ticket.superseded:
-                    return "superseded"
-                if stream.done:
-                    return "done"
-                if typed and not stream.agrees(typed):
-                    return "disagrees"
-                left = deadline - loop.time()
-                if left <= 0:
-                    return "timeout"
-                changed = stream.next_change()
-                try:
-                    await asyncio.wait((changed, ticket.wake), timeout=left, return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    changed.cancel()
-        finally:
-            stream.users -= 1
-
-    async def _start(self, state: _Document, ticket: _Ticket, doc: OpenDocument, settings: Settings,
+    async def _start(self, state: _Document, ticket: Ticket, doc: OpenDocument, settings: Settings,
                      options: CompletionsSettings) -> Optional[ModelStream]:
         """A model request for the ticket's place; None when no model can be had (shown once when that is a
         problem), or when a newer request superseded the ticket while the model's SDK was being loaded."""
@@ -324,11 +300,7 @@ class Suggestions:
 
     def _failed(self, message: str) -> None:
         """Show a failure once per cause, until a suggestion succeeds again."""
-        cause = re.sub(r"[A-Za-z0-9_-]{20,}", "…", message)  # request ids do not make a new cause
-        log.info("no suggestion: %s", message)
-        if cause not in self._shown:
-            self._shown.add(cause)
-            self.warn(f"agent-lsp: no suggestions: {message}")
+        show_once(self._shown, self.warn, "suggestion", message)
 
     def forget(self, uri: str) -> None:
         """A document was closed: its model request is closed, its state dropped."""
@@ -338,6 +310,41 @@ class Suggestions:
             self._close(state, keep=None)
             if state.current is not None:
                 state.current.supersede()
+
+
+def show_once(shown: set[str], warn: Callable[[str], None], noun: str, message: str) -> None:
+    """Warn `agent-lsp: no {noun}s: {message}` once per cause, until `shown` is cleared (by a success; next edits
+    too)."""
+    cause = re.sub(r"[A-Za-z0-9_-]{20,}", "…", message)  # request ids do not make a new cause
+    log.info("no %s: %s", noun, message)
+    if cause not in shown:
+        shown.add(cause)
+        warn(f"agent-lsp: no {noun}s: {message}")
+
+
+async def follow(stream: ModelStream, ticket: Ticket, typed: str, deadline: float) -> str:
+    """Wait on `stream` until it ends ("done"), disagrees with `typed` ("disagrees"), the ticket is superseded
+    ("superseded") or the deadline passes ("timeout")."""
+    loop = asyncio.get_running_loop()
+    stream.users += 1
+    try:
+        while True:
+            if ticket.superseded:
+                return "superseded"
+            if stream.done:
+                return "done"
+            if typed and not stream.agrees(typed):
+                return "disagrees"
+            left = deadline - loop.time()
+            if left <= 0:
+                return "timeout"
+            changed = stream.next_change()
+            try:
+                await asyncio.wait((changed, ticket.wake), timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                changed.cancel()
+    finally:
+        stream.users -= 1
 
 
 def _close_unless_used(stream: ModelStream) -> None:

@@ -20,6 +20,7 @@ from agent_lsp.config.hooks import shell_hooks
 from agent_lsp.config.issues import Issue
 from agent_lsp.config.language_servers import language_servers_by_name
 from agent_lsp.config.mcp_servers import mcp_servers_by_name
+from agent_lsp.config.next_edits import NextEditsSettings, next_edits_setting
 from agent_lsp.config.section import Entry, Section, choice, integer, number, strings, text
 from agent_lsp.config.web_fetch import WebFetchSettings
 from agent_lsp.core.surrogates import find_surrogate
@@ -123,6 +124,8 @@ class Settings(Section):
     """Commands in an OS sandbox (docs/sandbox.md); stacked key by key across the sources; none: no source set it."""
     completions: completions_setting() = field(default_factory=CompletionsSettings)
     """Suggestions as you type (docs/settings.md, PROTOCOL §10)."""
+    next_edits: next_edits_setting() = field(default_factory=NextEditsSettings)
+    """Next-edit suggestions, the edit after the one you just made (docs/next-edits.md, PROTOCOL §11)."""
 
 
 GATED = ("hooks", "baseUrl", "mcpServers", "languageServers", "webFetch")
@@ -141,9 +144,10 @@ def settings_schema() -> dict[str, Any]:
     return json_schema(Settings, "agent-lsp settings")
 
 
-CLIENT_KEYS = frozenset({"serverCommand", "serverArgs", "trace"})
+CLIENT_KEYS = frozenset({"serverCommand", "serverArgs", "trace", "editorInfo", "editorPluginInfo"})
 """Settings the editor's client reads itself (how to start the server, `trace.server`); the server ignores
-them without a warning, since they share the `agentLsp` section with the server's settings."""
+them without a warning, since they share the `agentLsp` section with the server's settings; and what Copilot's clients
+send in initializationOptions about themselves (PROTOCOL §11)."""
 
 
 def clean(values: Any, source: str) -> tuple[dict[str, Any], list[str]]:

@@ -39,25 +39,32 @@ class CompletionsSettings(Section):
     """Seconds a suggestion may wait for the model."""
 
 
-def _checked(value: Any) -> CompletionsSettings:
-    """The setting, its bad keys left out and each named `completions.<key>` in one PartlyValid."""
+def checked_section(section: type, name: str, value: Any) -> Any:
+    """The setting `name` of type `section`, its bad keys left out and each named `name.<key>` in one PartlyValid."""
     from agent_lsp.config.checks import checked_value
 
     try:
-        return checked_value(CompletionsSettings, value)
+        return checked_value(section, value)
     except PartlyValid as e:
-        keys = ", ".join(CompletionsSettings.wire_keys())
-        problems = [f"`completions.{i.key}` is unknown ({keys})" if i.outcome == "unknown" else
-                    f"`completions.{i.key}` {i.text}" + (" (its default applies)" if i.outcome == "default" else "")
+        keys = ", ".join(section.wire_keys())
+        problems = [f"`{name}.{i.key}` is unknown ({keys})" if i.outcome == "unknown" else
+                    f"`{name}.{i.key}` {i.text}" + (" (its default applies)" if i.outcome == "default" else "")
                     for i in e.issues]
         raise PartlyValid("has problems: " + "; ".join(problems), e.value) from None
 
 
-@functools.cache
-def completions_setting() -> Any:
-    """The type of the `completions` field of Settings (pydantic, and this check, only once a value is checked)."""
+def section_setting(section: type, name: str) -> Any:
+    """The type of a Settings field holding the object `section`, checked key by key as `name` (pydantic, and this
+    check, only once a value is checked)."""
     from typing import Annotated
 
     from pydantic import PlainValidator
 
-    return Annotated[CompletionsSettings, PlainValidator(_checked, json_schema_input_type=CompletionsSettings)]
+    return Annotated[section, PlainValidator(lambda value: checked_section(section, name, value),
+                                             json_schema_input_type=section)]
+
+
+@functools.cache
+def completions_setting() -> Any:
+    """The type of the `completions` field of Settings."""
+    return section_setting(CompletionsSettings, "completions")

@@ -14,8 +14,9 @@ from agent_lsp.config.mcp_json import MCP_JSON, read_mcp_json
 
 HANDS_OFF_MODES = {"acceptEdits": "edit files without asking", "bypassPermissions": "run every tool without asking"}
 """The permission modes a workspace's settings file sets only once trusted, and what the trust question says of them."""
-SUGGESTIONS_URL = "completions.baseUrl"
-"""Where suggestions send the code around the cursor: gated as the chat's `baseUrl` is."""
+SUGGESTIONS = {"completions": "suggestions", "nextEdits": "next edits"}
+"""The suggestion settings whose `baseUrl` is where they send the code around the cursor (gated as the chat's
+`baseUrl` is, under the key `<section>.baseUrl`), and what the trust question calls them."""
 
 
 @dataclass
@@ -33,8 +34,9 @@ class SettingsFiles:
         """The cleaned settings of both files, the gated ones only when `trusted`; and the problems found."""
         root = self.root
         raw = self.raw if trusted else {key: value for key, value in self.raw.items() if key not in self.gated}
-        if not trusted and SUGGESTIONS_URL in self.gated:
-            raw["completions"] = {key: value for key, value in raw["completions"].items() if key != "baseUrl"}
+        for section in SUGGESTIONS:
+            if not trusted and f"{section}.baseUrl" in self.gated:
+                raw[section] = {key: value for key, value in raw[section].items() if key != "baseUrl"}
         servers = self.servers if trusted else None
         layer, problems = clean(raw, str(root / WORKSPACE_FILE))
         if layer.get("sandbox") is not None:  # it may turn the sandbox on, never off (PROTOCOL §10)
@@ -62,8 +64,9 @@ class SettingsFiles:
                 parts.append(f"{what}: {', '.join(f'`{c}`' for c in commands)}")
         if "baseUrl" in gated:
             parts.append(f"send your code to {gated['baseUrl']}")
-        if SUGGESTIONS_URL in gated:
-            parts.append(f"send the code around your cursor to {gated[SUGGESTIONS_URL]} for suggestions")
+        for section, name in SUGGESTIONS.items():
+            if f"{section}.baseUrl" in gated:
+                parts.append(f"send the code around your cursor to {gated[section + '.baseUrl']} for {name}")
         if "webFetch" in gated:
             parts.append(f"set where web_fetch may go (`webFetch`: {json.dumps(gated['webFetch'])})")
         if "permissionMode" in gated:
@@ -81,8 +84,9 @@ def read_settings_files(root: Path) -> SettingsFiles:
     mode = raw.get("permissionMode")
     if isinstance(mode, str) and mode in HANDS_OFF_MODES:  # a mode that acts without asking is the user's to allow
         gated["permissionMode"] = raw["permissionMode"]
-    if isinstance(raw.get("completions"), dict) and "baseUrl" in raw["completions"]:
-        gated[SUGGESTIONS_URL] = raw["completions"]["baseUrl"]
+    for section in SUGGESTIONS:
+        if isinstance(raw.get(section), dict) and "baseUrl" in raw[section]:
+            gated[f"{section}.baseUrl"] = raw[section]["baseUrl"]
     if servers is not None:
         gated[MCP_JSON] = servers
     return SettingsFiles(root, raw, servers, gated, warnings + mcp_warnings)

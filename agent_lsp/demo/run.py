@@ -1,5 +1,6 @@
 """The demo session: open a sample workspace with an unsaved buffer, ask the demo model, print what streams; then
-type on in the buffer, ask for a suggestion as an editor does, show it as ghost text and accept it."""
+type on in the buffer, ask for a suggestion as an editor does, show it as ghost text and accept it; then rename a
+parameter and take the next edit that carries the rename on."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Optional, TextIO
 
 from agent_lsp.demo.client import LspClient
 
@@ -20,8 +21,12 @@ QUESTION = "What am I working on, and is anything wrong with it?"
 TYPED = "\n\ndef find(items, name):\n    for item in items:\n        if item"
 """What the editor types after the chat: the last line's beginning is one the demo model completes from the buffer
 (restock's `if item["name"] == name:`)."""
+RENAMED = ("items", "stock")
+"""The parameter of `find` the editor renames; the demo model carries the rename on to the next line."""
 SUGGESTIONS = {"enabled": True, "model": "demo"}
 """The demo's `completions` setting, over any the user's settings file has (as `--model demo` is over its model)."""
+NEXT_EDITS = {"enabled": True, "model": "demo"}
+"""The demo's `nextEdits` setting, likewise."""
 DIM, PLAIN = "\033[2m", "\033[0m"
 
 
@@ -91,7 +96,7 @@ async def demo(out: TextIO = sys.stdout) -> int:
             "workspaceFolders": [{"uri": root.as_uri(), "name": "workspace"}],
             "capabilities": {"window": {"workDoneProgress": True}, "workspace": {"configuration": True},
                              "experimental": {"agent": {"confirmTool": True}}},
-            "initializationOptions": {"completions": SUGGESTIONS}})
+            "initializationOptions": {"completions": SUGGESTIONS, "nextEdits": NEXT_EDITS}})
         server = init["serverInfo"]
         printer.line(f"agent-lsp demo: {server['name']} {server['version']} over stdio, workspace {root}")
         printer.line(f"tools    │ {', '.join(init['capabilities']['experimental']['agent']['tools'])}")
@@ -105,16 +110,17 @@ async def demo(out: TextIO = sys.stdout) -> int:
         meta = result["metadata"]
         printer.line(f"result   │ stopReason={result['stopReason']} turns={meta['turnsCount']} "
                      f"toolCalls={meta['toolCallsCount']} durationMs={meta['durationMs']}")
-        accepted = await suggestion(client, printer, target.as_uri(), text)
+        text = await suggestion(client, printer, target.as_uri(), text)
+        carried = text is not None and await next_edit(client, printer, target.as_uri(), text)
         code = await client.close()
         printer.line(f"server   │ exited with code {code}")
-        return 0 if result["stopReason"] == "end_turn" and accepted and code == 0 else 1
+        return 0 if result["stopReason"] == "end_turn" and carried and code == 0 else 1
 
 
-async def suggestion(client: LspClient, printer: Printer, uri: str, text: str) -> bool:
+async def suggestion(client: LspClient, printer: Printer, uri: str, text: str) -> Optional[str]:
     """Type TYPED at the end of the buffer `text` (version 1), ask for a suggestion at the cursor as an editor
-    does, show it as ghost text, accept it (its edit, then its command) and print the line and the stats; whether
-    one was accepted."""
+    does, show it as ghost text, accept it (its edit, then its command) and print the line and the stats; the
+    buffer's text then (version 3), None when there was no suggestion."""
     end = _position(text, len(text))
     text += TYPED
     cursor = _position(text, len(text))
@@ -129,7 +135,7 @@ async def suggestion(client: LspClient, printer: Printer, uri: str, text: str) -
         "textDocument": {"uri": uri}, "position": cursor, "context": {"triggerKind": 2}})
     if not answer["items"]:
         printer.line("suggest  │ no suggestion")
-        return False
+        return None
     item = answer["items"][0]
     client.notify("textDocument/didShowCompletion", {"item": item})
     dim, plain = (DIM, PLAIN) if printer.out.isatty() else ("", "")
@@ -146,8 +152,42 @@ async def suggestion(client: LspClient, printer: Printer, uri: str, text: str) -
     then = f", then {command['command']}" if command else ""
     printer.line(f"accepted │ {text.splitlines()[cursor['line']]}   ← didChange{then}")
     stats = await client.request("agent/completionStats", {})
-    printer.line("stats    │ " + " ".join(f"{name}={value}" for name, value in stats.items()))
-    return True
+    printer.line("stats    │ " + " ".join(f"{name}={value}" for name, value in stats.items() if name != "nextEdits"))
+    return text
+
+
+async def next_edit(client: LspClient, printer: Printer, uri: str, text: str) -> bool:
+    """Rename RENAMED's parameter in the buffer `text` (version 3), ask for the next edit as copilot-lsp does,
+    show it, apply it (a didChange, as copilot-lsp does) and print the line and the stats; whether one was
+    applied."""
+    old, new = RENAMED
+    line = text.rindex(f"def find({old}, ")
+    start = line + len("def find(")
+    text = text[:start] + new + text[start + len(old):]
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 4}, "contentChanges": [
+        {"range": {"start": _position(text, start), "end": _position(text, start + len(old))}, "text": new}]})
+    cursor = _position(text, start + len(new))
+    lines = text.splitlines()
+    printer.line(f"editor   │ renames {old} to {new} in find's signature:")
+    printer.line(f"         │ {lines[cursor['line']][:cursor['character']]}▏{lines[cursor['line']][cursor['character']:]}")
+    answer = await client.request("textDocument/copilotInlineEdit", {
+        "textDocument": {"uri": uri, "version": 4}, "position": cursor})
+    if not answer["edits"]:
+        printer.line("next     │ no next edit")
+        return False
+    (offered,) = answer["edits"]
+    client.notify("textDocument/didShowInlineEdit", {"item": {"command": offered["command"]}})
+    where = offered["range"]["start"]["line"]
+    start, end = (_offset(text, offered["range"][side]) for side in ("start", "end"))
+    text = text[:start] + offered["text"] + text[end:]
+    printer.line(f"next     │ {lines[where]}  →  {text.splitlines()[where].strip()}   ← the next edit "
+                 "(textDocument/copilotInlineEdit); Tab applies")
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 5}, "contentChanges": [
+        {"range": offered["range"], "text": offered["text"]}]})
+    printer.line(f"applied  │ {text.splitlines()[where]}   ← didChange")
+    stats = (await client.request("agent/completionStats", {}))["nextEdits"]
+    printer.line("stats    │ next edits: " + " ".join(f"{name}={value}" for name, value in stats.items()))
+    return stats["accepted"] == 1
 
 
 def _position(text: str, offset: int) -> dict[str, int]:

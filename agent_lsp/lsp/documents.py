@@ -18,7 +18,7 @@ RECENT = 64
 PINS_KEPT = 64
 """Pins of requests whose handler has not run yet kept per connection (a request cancelled before its handler ran
 leaves one behind)."""
-PINNED = {"textDocument/inlineCompletion"}
+PINNED = {"textDocument/inlineCompletion", "textDocument/copilotInlineEdit"}
 """Requests whose document is pinned as they are read (lsp/wire.py calls `pin`); a new kind of suggestion adds
 its method here and reads `as_of_request`."""
 
@@ -80,11 +80,17 @@ def open_document(doc: Any) -> Any:
                         version=doc.version, text=doc.source, unsaved=True)
 
 
+LISTENERS: list[Callable[[Any, str, str], None]] = []
+"""Told (server, "changed" or "closed", uri) after a document changed or closed: next edits (lsp/next_edit.py)."""
+
+
 def register_document_sync(server: Any, on_close: Callable[[Any, str], None]) -> None:
     """Keep the buffers changed lately from `server`'s didChange and didClose (pygls keeps the text itself);
-    `on_close(ls, uri)` is told when a document closes."""
+    `on_close(ls, uri)` and the `LISTENERS` are told when a document closes, the `LISTENERS` when one changes."""
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: Any, params: types.DidChangeTextDocumentParams) -> None:
+        for listener in LISTENERS:
+            listener(ls, "changed", params.text_document.uri)
         ranges = [c.range for c in params.content_changes if isinstance(c, types.TextDocumentContentChangePartial)]
         recent = _RECENT.setdefault(ls, OrderedDict())
         uri = params.text_document.uri
@@ -97,6 +103,8 @@ def register_document_sync(server: Any, on_close: Callable[[Any, str], None]) ->
     def did_close(ls: Any, params: types.DidCloseTextDocumentParams) -> None:
         _RECENT.get(ls, {}).pop(params.text_document.uri, None)
         on_close(ls, params.text_document.uri)
+        for listener in LISTENERS:
+            listener(ls, "closed", params.text_document.uri)
 
 
 class Buffers:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import weakref
 from dataclasses import asdict
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
@@ -26,6 +26,8 @@ ACCEPTED = "agent.completionAccepted"
 RAW_PARAMS = frozenset({INLINE_COMPLETION})
 """LSP methods whose params reach their handler as sent (pygls would structure them, and a bad field would be
 answered without its name)."""
+EXTRA_STATS: dict[str, Callable[[Any], dict]] = {}
+"""More members of `agent/completionStats` by field, each from the server (next edits, lsp/next_edit.py)."""
 
 
 def register_inline_completion(server: Any) -> None:
@@ -70,7 +72,8 @@ def register_inline_completion(server: Any) -> None:
 
         if params is not None and not isinstance(params, dict):
             raise _invalid("params", "must be an object")
-        return CompletionStatsResult(**asdict((await _engine(ls)).stats)).wire()
+        return CompletionStatsResult(**asdict((await _engine(ls)).stats),
+                                     **{name: part(ls) for name, part in EXTRA_STATS.items()}).wire()
 
     def forget(ls: Any, uri: str) -> None:
         engine = _ENGINES.get(ls)
@@ -115,22 +118,7 @@ def _natural(value: Any, field: str) -> int:
 def parse(params: Any) -> tuple[str, int, int, Optional[int], Optional[str]]:
     """(uri, line, character, the version the client says, the indentation its formattingOptions say) of an
     inlineCompletion request; -32602 naming the field that does not fit."""
-    if not isinstance(params, dict):
-        raise _invalid("params", "must be an object")
-    document = params.get("textDocument")
-    if not isinstance(document, dict):
-        raise _invalid("textDocument", "must be an object with a uri")
-    uri = document.get("uri")
-    if not isinstance(uri, str) or not uri:
-        raise _invalid("textDocument.uri", "must be a non-empty string")
-    version = document.get("version")
-    if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
-        raise _invalid("textDocument.version", "must be an integer")
-    position = params.get("position")
-    if not isinstance(position, dict):
-        raise _invalid("position", "must be an object with line and character")
-    line = _natural(position.get("line"), "position.line")
-    character = _natural(position.get("character"), "position.character")
+    uri, line, character, version = document_position(params)
     context = params.get("context", {})
     if context is not None and not isinstance(context, dict):
         raise _invalid("context", "must be an object")
@@ -138,6 +126,27 @@ def parse(params: Any) -> tuple[str, int, int, Optional[int], Optional[str]]:
     if trigger not in (1, 2) or isinstance(trigger, bool):
         raise _invalid("context.triggerKind", "must be 1 (Invoked) or 2 (Automatic)")
     return uri, line, character, version, _indentation(params.get("formattingOptions"))
+
+
+def document_position(params: Any, version_required: bool = False) -> tuple[str, int, int, Optional[int]]:
+    """(uri, line, character, version) of params `{textDocument: {uri, version?}, position}`; -32602 naming the
+    field that does not fit."""
+    if not isinstance(params, dict):
+        raise _invalid("params", "must be an object")
+    document = params.get("textDocument")
+    if not isinstance(document, dict):
+        raise _invalid("textDocument", "must be an object with a uri" + (" and a version" if version_required else ""))
+    uri = document.get("uri")
+    if not isinstance(uri, str) or not uri:
+        raise _invalid("textDocument.uri", "must be a non-empty string")
+    version = document.get("version")
+    if (version is not None or version_required) and (isinstance(version, bool) or not isinstance(version, int)):
+        raise _invalid("textDocument.version", "must be an integer")
+    position = params.get("position")
+    if not isinstance(position, dict):
+        raise _invalid("position", "must be an object with line and character")
+    return uri, _natural(position.get("line"), "position.line"), \
+        _natural(position.get("character"), "position.character"), version
 
 
 def _indentation(options: Any) -> Optional[str]:
@@ -159,18 +168,28 @@ _ENGINES: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
 
 async def _engine(ls: Any) -> Any:
     """The connection's Suggestions, made on first use (completions/ imported off the event loop)."""
-    engine = _ENGINES.get(ls)
+    def make() -> Any:
+        from agent_lsp.completions.suggestions import Suggestions
+
+        return Suggestions(documents.Buffers(ls), lambda: _settings_in_force(ls), lambda m: ls.warn([m]),
+                           language=lambda: _language(ls))
+
+    return await made_once(ls, _ENGINES, "agent_lsp.completions.suggestions", make)
+
+
+async def made_once(ls: Any, engines: "weakref.WeakKeyDictionary[Any, Any]", module: str,
+                    make: Callable[[], Any]) -> Any:
+    """The connection's engine in `engines`, made by `make` on first use once `module` is imported off the event
+    loop (another request may have made it meanwhile)."""
+    engine = engines.get(ls)
     if engine is not None:
         return engine
     from agent_lsp.models import preload
 
-    await preload.imported("agent_lsp.completions.suggestions")
-    engine = _ENGINES.get(ls)  # another request may have made it meanwhile
+    await preload.imported(module)
+    engine = engines.get(ls)
     if engine is None:
-        from agent_lsp.completions.suggestions import Suggestions
-
-        engine = _ENGINES[ls] = Suggestions(documents.Buffers(ls), lambda: _settings_in_force(ls), lambda m: ls.warn([m]),
-                                            language=lambda: _language(ls))
+        engine = engines[ls] = make()
     return engine
 
 

@@ -26,7 +26,8 @@ from agent_lsp.capabilities import client_agent_capabilities, server_agent_capab
 from agent_lsp.config import Layers, clean
 from agent_lsp.config.in_force import SettingsInForce
 from agent_lsp.lsp.code_actions import COMMANDS, code_actions
-from agent_lsp.lsp.inline_completion import RAW_PARAMS, Offered, register_inline_completion
+from agent_lsp.lsp.inline_completion import RAW_PARAMS, register_inline_completion
+from agent_lsp.lsp.next_edit import note_client_settings, register_next_edit
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +142,10 @@ class AgentProtocol(LanguageServerProtocol):
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):
+        general = params.capabilities.general
+        offered = (general.position_encodings or []) if general is not None else []
+        if types.PositionEncodingKind.Utf16 in offered:  # Copilot's clients send UTF-16 whatever is negotiated
+            general.position_encodings = [types.PositionEncodingKind.Utf16]
         result = yield from super().lsp_initialize(params)
         result.capabilities.experimental = {"agent": server_agent_capabilities()}
         result.capabilities.inline_completion_provider = True  # for every client (pygls would send {} or nothing)
@@ -164,7 +169,7 @@ class AgentProtocol(LanguageServerProtocol):
     # pygls 2.1 has no public hook on an answer as it is written: it sends the traceback in data, and a suggestion
     # made stale by a didChange read after its handler returned would go out as it was
     def _send_response(self, msg_id, result=None, error=None):
-        if isinstance(result, Offered):
+        if callable(getattr(result, "at_write", None)):  # a suggestion, sent only while its version holds
             result = result.at_write()
         if error is not None and error.data is not None and error.code == -32603:
             # pygls ships the traceback (with the install's file paths) in data: the log has it, the client not
@@ -328,6 +333,7 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: AgentServer, params: types.DidChangeConfigurationParams) -> None:
         settings = params.settings
+        note_client_settings(ls, settings)
         if isinstance(settings, dict) and isinstance(settings.get("agentLsp"), dict):
             ls.layers.workspace, warnings = clean(settings["agentLsp"], "workspace configuration")
             ls.warn(warnings)
@@ -370,6 +376,7 @@ def create_server(launch_settings: Optional[dict[str, Any]] = None, data_dir: Op
     for method, (module, name, is_async) in AGENT_METHODS.items():
         _register(server, method, module, name, is_async)
     register_inline_completion(server)
+    register_next_edit(server)
     return server
 
 

@@ -39,7 +39,7 @@ def test_options_that_do_not_apply_are_refused_not_ignored(args, named):
     assert error.startswith("agent-lsp: error: ") and named in error, refused.stderr
 
 
-def test_the_demo_chats_then_a_suggestion_is_asked_shown_and_accepted(tmp_path):
+def test_the_demo_chats_then_a_suggestion_is_asked_shown_and_accepted_then_a_next_edit(tmp_path):
     demo = subprocess.run([*SERVER, "demo"], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
                           cwd=tmp_path)
     assert demo.returncode == 0, demo.stdout + demo.stderr
@@ -55,6 +55,12 @@ def test_the_demo_chats_then_a_suggestion_is_asked_shown_and_accepted(tmp_path):
         'accepted │         if item["name"] == name:   ← didChange, then agent.completionAccepted',
         "stats    │ requests=1 modelCalls=1 reused=0 cancelled=0 stale=0 shown=1 accepted=1 partiallyAccepted=0 "
         "errors=0",
+        "editor   │ renames items to stock in find's signature:",
+        "         │ def find(stock▏, name):",
+        "next     │     for item in items:  →  for item in stock:   ← the next edit (textDocument/copilotInlineEdit); "
+        "Tab applies",
+        "applied  │     for item in stock:   ← didChange",
+        "stats    │ next edits: requests=1 modelCalls=1 shown=1 accepted=1 stale=0 cancelled=0 filtered=0 errors=0",
         "server   │ exited with code 0"], demo.stdout
 
 

@@ -142,7 +142,9 @@ async def test_a_suggestion_then_typed_through_without_a_model_call(lsp, backend
     assert await suggest(client, uri, 3, 14) == {"items": [item("ems)", 3, 14, 3)]}
     assert len(backend.fake.requests) == 1
     assert await stats(client) == {"requests": 3, "modelCalls": 1, "reused": 2, "cancelled": 0, "stale": 0,
-                                   "shown": 0, "accepted": 0, "partiallyAccepted": 0, "errors": 0}
+                                   "shown": 0, "accepted": 0, "partiallyAccepted": 0, "errors": 0, "nextEdits": {
+                                       "requests": 0, "modelCalls": 0, "shown": 0, "accepted": 0, "stale": 0,
+                                       "cancelled": 0, "filtered": 0, "errors": 0}}
 
 
 async def test_typing_through_a_suggestion_still_streaming_waits_for_the_same_answer(lsp, backend, workspace):

@@ -9,9 +9,9 @@ from typing import Optional
 
 import pytest
 
-from agent_lsp.core.completion import CompletionPrompt
+from agent_lsp.completions.prompt import CompletionPrompt
 from agent_lsp.models import clients
-from agent_lsp.models.openai_completer import OpenAICompleter
+from agent_lsp.completions.providers.openai import OpenAICompleter
 from tests.fakes.legacy_completions import FakeLegacyCompletions
 from tests.waiting import until
 

@@ -20,10 +20,12 @@ EPHEMERAL = {"type": "ephemeral"}
 class AnthropicCompleter:
     """Fills holes with `model`; `base_url` None leaves the SDK's own (ANTHROPIC_BASE_URL)."""
 
-    def __init__(self, model: str, base_url: Optional[str], timeout: float) -> None:
+    def __init__(self, model: str, base_url: Optional[str], timeout: float, shape: Any = hole) -> None:
         self.name = model
         self.base_url = base_url
         self.timeout = timeout
+        self.shape = shape
+        """What is asked: providers/hole.py, or completions/next_edit.py for next edits."""
 
     def _client(self) -> Any:
         import anthropic
@@ -45,12 +47,13 @@ class AnthropicCompleter:
         import httpx2
 
         client = self._client()
-        content = [{"type": "text", "text": hole.context_text(prompt), "cache_control": EPHEMERAL},
-                   {"type": "text", "text": hole.hole_text(prompt)}]
+        shape = self.shape
+        content = [{"type": "text", "text": shape.context_text(prompt), "cache_control": EPHEMERAL},
+                   {"type": "text", "text": shape.hole_text(prompt)}]
         try:
             async with client.messages.stream(
-                    model=self.name, max_tokens=hole.max_tokens(prompt), stop_sequences=[hole.STOP],
-                    system=[{"type": "text", "text": hole.SYSTEM, "cache_control": EPHEMERAL}],
+                    model=self.name, max_tokens=shape.max_tokens(prompt), stop_sequences=[shape.STOP],
+                    system=[{"type": "text", "text": shape.SYSTEM, "cache_control": EPHEMERAL}],
                     messages=[{"role": "user", "content": content}]) as stream:
                 content_type = stream.response.headers.get("content-type", "")
                 refuse_page(content_type, self._url(client), MESSAGES_API)
@@ -73,7 +76,7 @@ class AnthropicCompleter:
                                           f"{error_body(e)[1] or getattr(e, 'message', '') or e}") from None
         except (anthropic.APITimeoutError, httpx2.TimeoutException):
             raise ModelError("llm_error", f"{self._url(client)} did not answer within {self.timeout:g} s "
-                                          "(completions.timeout).") from None
+                                          f"({self.shape.SETTING}.timeout).") from None
         except anthropic.APIConnectionError as e:
             cause = e.__cause__ or e
             raise ModelError("llm_error", unverified(e, self._url(client))

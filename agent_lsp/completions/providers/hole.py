@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from agent_lsp.completions.prompt import CompletionPrompt
 
+SETTING = "completions"
+"""The setting whose `timeout` bounds the wait (a provider's timeout message names it)."""
 HOLE = "<hole/>"
 STOP = "</completion>"
 SYSTEM = (
@@ -46,3 +48,9 @@ def chat_messages(prompt: CompletionPrompt) -> list[dict[str, str]]:
     """The prompt as OpenAI-compatible chat messages."""
     return [{"role": "system", "content": SYSTEM},
             {"role": "user", "content": context_text(prompt) + hole_text(prompt)}]
+
+
+def fim_arguments(prompt: CompletionPrompt) -> dict:
+    """The prompt as {baseUrl}/completions arguments: the text before and after the cursor (`prompt`, `suffix`),
+    stopped at the line's end when only the line is wanted (else post-processing cuts it)."""
+    return {"prompt": prompt.prefix, "suffix": prompt.suffix, **({"stop": ["\n"]} if prompt.single_line else {})}

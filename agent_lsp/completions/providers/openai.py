@@ -18,12 +18,15 @@ from agent_lsp.models.streams import OPENAI_API, broke_off, no_events, refuse_pa
 class OpenAICompleter:
     """Fills holes with `model` at `base_url`, through chat.completions (`chat`) or completions (`fim`)."""
 
-    def __init__(self, model: str, base_url: str, api_key: str, api: Literal["chat", "fim"], timeout: float) -> None:
+    def __init__(self, model: str, base_url: str, api_key: str, api: Literal["chat", "fim"], timeout: float,
+                 shape: Any = hole) -> None:
         self.name = model
         self.base_url = base_url
         self.api_key = api_key
         self.api = api
         self.timeout = timeout
+        self.shape = shape
+        """What is asked: providers/hole.py, or completions/next_edit.py for next edits."""
 
     async def prepare(self) -> None:
         """The SDK imported off the event loop (once per process, shared with the chats' warm-up)."""
@@ -38,13 +41,12 @@ class OpenAICompleter:
 
         client = client_for(self.base_url, self.api_key, self.timeout)
         try:
+            shape = self.shape
             if self.api == "fim":
-                # stop at the end of the line when only the line is wanted; else post-processing cuts it
                 stream = await client.completions.create(
-                    model=self.name, prompt=prompt.prefix, suffix=prompt.suffix, max_tokens=hole.max_tokens(prompt),
-                    stream=True, **({"stop": ["\n"]} if prompt.single_line else {}))
+                    model=self.name, max_tokens=shape.max_tokens(prompt), stream=True, **shape.fim_arguments(prompt))
             else:
-                stream = await client.chat.completions.create(**chat_request(self.name, prompt, self.base_url))
+                stream = await client.chat.completions.create(**chat_request(self.name, prompt, self.base_url, shape))
             async with stream:  # leaving the block closes the response (and its connection)
                 content_type = stream.response.headers.get("content-type", "")
                 refuse_page(content_type, self._url(), OPENAI_API)
@@ -64,7 +66,7 @@ class OpenAICompleter:
             raise status_error(e, self.name, self._url(), had_tools=False) from None
         except (openai.APITimeoutError, httpx2.TimeoutException):
             raise ModelError("llm_error", f"{self._url()} did not answer within {self.timeout:g} s "
-                                          "(completions.timeout).") from None
+                                          f"({self.shape.SETTING}.timeout).") from None
         except openai.APIConnectionError as e:
             raise ModelError("llm_error", connection_message(e, self._url())) from None
         except (openai.APIError, httpx2.TransportError) as e:
@@ -78,13 +80,14 @@ class OpenAICompleter:
         return f"{self.base_url.rstrip('/')}/{'completions' if self.api == 'fim' else 'chat/completions'}"
 
 
-def chat_request(model: str, prompt: CompletionPrompt, base_url: str) -> dict[str, Any]:
-    """The keyword arguments of `chat.completions.create` for a suggestion: the token limit named as for chats
-    (models/openai_wire.py `token_limit`: OpenAI's reasoning models refuse `max_tokens`)."""
+def chat_request(model: str, prompt: CompletionPrompt, base_url: str, shape: Any = hole) -> dict[str, Any]:
+    """The keyword arguments of `chat.completions.create` for a suggestion of `shape`'s kind (the hole, or a next
+    edit's window): the token limit named as for chats (models/openai_wire.py `token_limit`: OpenAI's reasoning
+    models refuse `max_tokens`)."""
     from agent_lsp.models.openai_wire import token_limit
 
-    return {"model": model, "messages": hole.chat_messages(prompt), "stop": [hole.STOP], "stream": True,
-            token_limit(base_url): hole.max_tokens(prompt)}
+    return {"model": model, "messages": shape.chat_messages(prompt), "stop": [shape.STOP], "stream": True,
+            token_limit(base_url): shape.max_tokens(prompt)}
 
 
 def _text(chunk: Any) -> tuple[str, bool]:

@@ -1,0 +1,251 @@
+"""One next-edit suggestion (PROTOCOL §11), as plain text work: the editable window around the cursor, the prompt
+with Zeta's markers (the user's recent edits as diffs, the text around the window), the model's answer read back
+as the rewritten window, the one minimal edit it makes, and the filters that drop an edit nobody wants."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Optional
+
+START = "<|editable_region_start|>"
+END = "<|editable_region_end|>"
+CURSOR = "<|user_cursor_is_here|>"
+CONTEXT_LINES = 20
+"""Lines shown above and below the editable window (outside it: the model may read them, never change them)."""
+CONTEXT_CHARS = 3000
+"""The most characters of context on each side of the window."""
+WINDOW_CHARS = 12_000
+"""A window longer than this (minified text, a huge line) gets no suggestion."""
+INSTRUCTIONS = (
+    "You are a code completion assistant and your task is to analyze user edits and then rewrite an excerpt that "
+    "the user provides, suggesting the appropriate edits within the excerpt, taking into account the cursor "
+    "location.")
+SYSTEM = (
+    INSTRUCTIONS + " The excerpt's editable region lies between the lines " + START + " and " + END + ", and " +
+    CURSOR + " marks the cursor. Answer with the editable region rewritten with the edit the user will most likely "
+    "make next (carry their recent edit on: the other uses of a renamed name, the matching change elsewhere), between "
+    "the same two marker lines, and nothing else. Keep every line you do not change exactly as it is. Do not undo "
+    "the user's recent edits: never re-add code they deleted nor delete code they just typed. When nothing should "
+    "change, answer the region unchanged.")
+STOP = END
+"""Where the model's answer ends (a stop sequence: the APIs leave it out of the text)."""
+SETTING = "nextEdits"
+"""The setting whose `timeout` bounds the wait (a provider's timeout message names it)."""
+
+
+@dataclass(frozen=True)
+class Window:
+    """The editable window of a document version: whole lines, as offsets into the text, and the cursor."""
+
+    text: str
+    """The whole document (the version the request is about)."""
+    start: int
+    end: int
+    """The end of the window's last line (before its line break)."""
+    cursor: int
+
+    @property
+    def old(self) -> str:
+        return self.text[self.start:self.end]
+
+
+def window_at(text: str, offset: int, above: int, below: int) -> Optional[Window]:
+    """The window of `above` lines above the cursor's line and `below` below it; None when it is too long."""
+    start = text.rfind("\n", 0, offset) + 1
+    for _ in range(above):
+        if start == 0:
+            break
+        start = text.rfind("\n", 0, start - 1) + 1
+    end = text.find("\n", offset)
+    end = len(text) if end < 0 else end
+    for _ in range(below):
+        following = text.find("\n", end + 1) if end < len(text) else -1
+        if end >= len(text):
+            break
+        end = len(text) if following < 0 else following
+    if end - start > WINDOW_CHARS:
+        return None
+    return Window(text, start, end, offset)
+
+
+@dataclass(frozen=True)
+class NextEditPrompt:
+    """What the model is asked: the recent edits (unified diffs, the latest last), and the excerpt of the cursor's
+    file with the editable window between the markers."""
+
+    path: str
+    language_id: str
+    events: tuple[str, ...]
+    excerpt: str
+    window_lines: int
+    """How many lines the editable window has (the answer's size)."""
+    excerpt_window: str = ""
+    """The editable window's text as sent."""
+    window: Optional[Window] = None
+    """The window asked about (the demo model reads it; never sent as such)."""
+
+
+# ---- the prompt as the suggestion providers send it (models/*_completer.py's `shape`) ----------------------------
+
+
+def context_text(prompt: NextEditPrompt) -> str:
+    """The user's edits (the part of the prompt that changes least)."""
+    events = "\n\n".join(prompt.events) if prompt.events else "(none)"
+    return f"### User Edits:\n\n{events}\n\n"
+
+
+def hole_text(prompt: NextEditPrompt) -> str:
+    """The excerpt with the editable window, and the place of the answer."""
+    return f"### User Excerpt:\n\n{prompt.excerpt}\n\n### Response:\n"
+
+
+def max_tokens(prompt: NextEditPrompt) -> int:
+    """Room for the window rewritten, a few lines longer."""
+    return min(4096, 64 + len(prompt.excerpt_window) // 2 + 16 * prompt.window_lines)
+
+
+def chat_messages(prompt: NextEditPrompt) -> list[dict[str, str]]:
+    """The prompt as OpenAI-compatible chat messages."""
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": context_text(prompt) + hole_text(prompt)}]
+
+
+def fim_arguments(prompt: NextEditPrompt) -> dict:
+    """The raw prompt for {baseUrl}/completions, as Zeta is trained on it: the instruction, the edits, the excerpt;
+    no `suffix` (vLLM refuses one)."""
+    return {"prompt": f"### Instruction:\n{INSTRUCTIONS}\n\n{context_text(prompt)}{hole_text(prompt)}",
+            "stop": [STOP]}
+
+
+def build_prompt(path: str, language_id: str, window: Window, events: tuple[str, ...]) -> NextEditPrompt:
+    """The prompt for `window`, with up to CONTEXT_LINES lines (CONTEXT_CHARS characters) around it."""
+    text = window.text
+    before_start = window.start
+    for _ in range(CONTEXT_LINES):
+        if before_start == 0:
+            break
+        before_start = text.rfind("\n", 0, before_start - 1) + 1
+    before = text[max(before_start, window.start - CONTEXT_CHARS):window.start]
+    after_end = window.end
+    for _ in range(CONTEXT_LINES):
+        if after_end >= len(text):
+            break
+        following = text.find("\n", after_end + 1)
+        after_end = len(text) if following < 0 else following
+    after = text[window.end:min(after_end, window.end + CONTEXT_CHARS)]
+    editable = text[window.start:window.cursor] + CURSOR + text[window.cursor:window.end]
+    head = "<|start_of_file|>\n" if window.start == 0 and not before else ""
+    excerpt = f"```{path}\n{head}{before}{START}\n{editable}\n{END}{after}\n```"
+    return NextEditPrompt(path, language_id, events, excerpt, window.old.count("\n") + 1, editable, window)
+
+
+def rewritten(answer: str) -> Optional[str]:
+    """The window as the model rewrote it: between the markers when it has them (the end marker may have been a
+    stop sequence), else the first fenced code block, else the whole answer; the cursor marker removed. None when
+    the answer opens the region twice or closes it before opening it."""
+    if START in answer:
+        body = answer.split(START, 1)[1]
+        if START in body:
+            return None
+        body = body.split(END, 1)[0]
+        body = body[1:] if body.startswith("\n") else body
+        body = body[:-1] if body.endswith("\n") else body
+    elif END in answer:
+        return None
+    else:
+        fenced = re.search(r"```[^\n]*\n(.*?)\n?```", answer, re.S)
+        body = fenced.group(1) if fenced else answer.strip("\n")
+    return body.replace(CURSOR, "")
+
+
+@dataclass(frozen=True)
+class Edit:
+    """A replacement of text[start:end] by `text`, offsets into the document version asked about."""
+
+    start: int
+    end: int
+    text: str
+
+
+def minimal_edit(window: Window, new: str) -> Optional[Edit]:
+    """The one edit that turns the window into `new`: the common prefix and suffix left out. None: no change."""
+    old = window.old
+    if old == new:
+        return None
+    limit = min(len(old), len(new))
+    prefix = 0
+    while prefix < limit and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]:
+        suffix += 1
+    return Edit(window.start + prefix, window.end - suffix, new[prefix:len(new) - suffix])
+
+
+@dataclass(frozen=True)
+class Change:
+    """The user's latest change of a document: text[start:start + len(inserted)] was `removed` before it."""
+
+    start: int
+    removed: str
+    inserted: str
+
+
+def refused(window: Window, new: str, edit: Optional[Edit], max_lines: int, latest: Optional[Change],
+            dismissed: Any = ()) -> Optional[str]:
+    """Why the edit is not offered ("unchanged", "whitespace", "insertion at the cursor", "outside the window",
+    "too large", "rewrites the whole window", "undoes the latest change", "dismissed"), or None when it is."""
+    if edit is None:
+        return "unchanged"
+    text = window.text
+    old_span = text[edit.start:edit.end]
+    if _squeezed(old_span) == _squeezed(edit.text):
+        return "whitespace"
+    cut = window.cursor - window.start
+    old = window.old
+    if len(new) > len(old) and new.startswith(old[:cut]) and new.endswith(old[cut:]):
+        return "insertion at the cursor"  # ghost text: textDocument/inlineCompletion offers it
+    if edit.start < window.start or edit.end > window.end:
+        return "outside the window"
+    if old_span.count("\n") + 1 > max_lines or edit.text.count("\n") + 1 > max_lines:
+        return "too large"
+    if (edit.start, edit.end) == (window.start, window.end) and "\n" in old:
+        return "rewrites the whole window"  # nothing of it kept: an answer that is not the window
+    if latest is not None and _undoes(text, edit, latest):
+        return "undoes the latest change"
+    if key_of(text, edit) in dismissed:
+        return "dismissed"
+    return None
+
+
+def key_of(text: str, edit: Edit) -> tuple[str, str, str]:
+    """What makes two suggestions the same at the same place: the line the edit begins on, what it replaces, and
+    by what (line numbers shift as the user edits elsewhere; the text of the place does not)."""
+    line_start = text.rfind("\n", 0, edit.start) + 1
+    line_end = text.find("\n", edit.start)
+    line = text[line_start:len(text) if line_end < 0 else line_end]
+    return line, text[edit.start:edit.end], edit.text
+
+
+def apply(text: str, edit: Edit) -> str:
+    return text[:edit.start] + edit.text + text[edit.end:]
+
+
+def _squeezed(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def _undoes(text: str, edit: Edit, latest: Change) -> bool:
+    """Whether `edit` takes back the user's latest change: restores the text before it, deletes some of what was
+    just typed, or puts back what was just deleted where it was."""
+    typed_end = latest.start + len(latest.inserted)
+    low, high = min(edit.start, latest.start), max(edit.end, typed_end)
+    if low >= 0 and high <= len(text):  # compare only the stretch both touch
+        after = text[low:edit.start] + edit.text + text[edit.end:high]
+        before = text[low:latest.start] + latest.removed + text[typed_end:high]
+        if after == before:
+            return True
+    if latest.inserted.strip() and not edit.text and latest.start <= edit.start < edit.end <= typed_end:
+        return True
+    removed = latest.removed.strip()
+    return bool(removed) and latest.start <= edit.start <= typed_end and removed in edit.text
