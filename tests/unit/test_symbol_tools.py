@@ -14,7 +14,7 @@ from agent_lsp.core.tool import Baseline, ToolContext, ToolError
 from agent_lsp.tools.delete_symbol import DeleteSymbol, DeleteSymbolInput
 from agent_lsp.tools.impact import Impact, ImpactInput
 from agent_lsp.tools.insert_symbol import InsertSymbol, InsertSymbolInput
-from agent_lsp.tools.language_tool import uri_path
+from agent_lsp.core.paths import uri_to_path
 from agent_lsp.tools.read_symbol import ReadSymbol
 from agent_lsp.tools.replace_symbol import ReplaceSymbol, ReplaceSymbolInput
 from agent_lsp.tools.symbols import Lines, SymbolInput, reindent, span, token_of
@@ -85,7 +85,7 @@ def context(root, style: str = "jedi", references=None, status: IndexStatus = RE
     editor = FakeEditor(root=root)
 
     def document_symbols(params: dict) -> list[dict]:
-        path = uri_path(params["textDocument"]["uri"])
+        path = uri_to_path(params["textDocument"]["uri"])
         doc = editor.open_document(path)
         return symbols_like(style, doc.text if doc else path.read_text())
 
