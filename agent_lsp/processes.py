@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from agent_lsp.core.paths import real
+
 SHELL = "/bin/sh"
 BWRAP = "bwrap"
 HELD_BACK_PREFIXES = ("ANTHROPIC_", "OPENAI_")
@@ -109,7 +111,7 @@ async def open_sandbox(writable: list[Path], network: bool = False, auto_allow: 
         if key not in _PROBED:
             _PROBED[key] = await _probe(found, network)
         problem = _PROBED[key]
-    paths = tuple(Path(os.path.realpath(p)) for p in writable)
+    paths = tuple(real(p) for p in writable)
     return Sandbox(paths, network, auto_allow, found if problem is None else None, problem)
 
 
