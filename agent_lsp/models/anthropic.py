@@ -31,8 +31,8 @@ from agent_lsp.core.ports import (
 )
 from agent_lsp.models import preload
 from agent_lsp.models.clients import shared_client
-from agent_lsp.models.retry import NoAnswer, no_answer, open_with_retries, sdk_delay
 from agent_lsp.models.errors import anthropic_error, describe, failures, status_message
+from agent_lsp.models.retry import NoAnswer, no_answer, open_with_retries, sdk_delay
 from agent_lsp.models.streams import MESSAGES_API, READ_TIMEOUT, broke_off, no_events, refuse_page, timeouts
 
 EPHEMERAL = {"type": "ephemeral"}

@@ -66,7 +66,7 @@ def openai_error(error: BaseException, url: str, timeout: float, setting: str, m
     if common is not None:
         return common
     if isinstance(error, openai.APIStatusError):
-        return status_error(error, model, url, tools, images)
+        return _status_error(error, model, url, tools, images)
     if isinstance(error, openai.APIConnectionError):
         if chunks:  # reached, then lost: not a wrong address
             return ModelError("llm_error", f"The model stream from {url} broke off after {_chunks(chunks)} "
@@ -93,7 +93,7 @@ def _common(sdk: Any, error: BaseException, url: str, timeout: float, setting: s
     return None
 
 
-def status_error(error: Any, model: str, url: str, had_tools: bool, had_images: bool = False) -> ModelError:
+def _status_error(error: Any, model: str, url: str, had_tools: bool, had_images: bool = False) -> ModelError:
     """The ModelError for an OpenAI-compatible server's error status, saying what was reached and what to do."""
     status, detail = error.status_code, error_detail(error)
     content_type = error.response.headers.get("content-type", "") if getattr(error, "response", None) else ""
