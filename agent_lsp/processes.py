@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from agent_lsp.core.paths import real
+
 SHELL = "/bin/sh"
 WINDOWS = sys.platform == "win32"
 BWRAP = "bwrap"
@@ -114,7 +116,7 @@ async def open_sandbox(writable: list[Path], network: bool = False, auto_allow: 
         if key not in _PROBED:
             _PROBED[key] = await _probe(found, network)
         problem = _PROBED[key]
-    paths = tuple(Path(os.path.realpath(p)) for p in writable)
+    paths = tuple(real(p) for p in writable)
     return Sandbox(paths, network, auto_allow, found if problem is None else None, problem)
 
 

@@ -18,6 +18,7 @@ from acp import RequestError, schema
 from agent_lsp.config import PERMISSION_MODES, Layers, clean
 from agent_lsp.acp.outbox import Outbox
 from agent_lsp.config.in_force import SettingsInForce
+from agent_lsp.core.paths import is_inside, real
 
 log = logging.getLogger(__name__)
 LIST_PAGE = int(os.environ.get("AGENT_LSP_ACP_LIST_PAGE", "100"))
@@ -30,12 +31,12 @@ def invalid(field: str, problem: str) -> RequestError:
 
 
 def directory(cwd: str, field: str = "cwd") -> Path:
-    """`cwd` as the absolute directory it must be (resolved), else -32602 naming the field (a NUL, a name too
+    """`cwd` as the absolute directory it must be (its real path), else -32602 naming the field (a NUL, a name too
     long for the system: never an internal error)."""
     try:
         root = Path(cwd)
         if root.is_absolute() and root.is_dir():
-            return root.resolve()
+            return real(root)
     except (OSError, ValueError):
         pass
     raise invalid(field, f"{cwd[:200]!r} is not an absolute path to a directory")
@@ -145,7 +146,7 @@ class AcpAgent:
         from agent_lsp.acp.convert import UpdateConverter, acp_modes
         from agent_lsp.acp.editor import AcpEditor
 
-        root = directory(cwd).resolve()
+        root = directory(cwd)
         fs = self.client.fs or schema.FileSystemCapabilities()
         editor = AcpEditor(self.conn, session.id, root, bool(fs.read_text_file), bool(fs.write_text_file),
                            self.outbox.flush)
@@ -216,7 +217,7 @@ class AcpAgent:
                 raise invalid("cursor", f"{cursor[:100]!r} is not a cursor this agent gave")
             start = int(cursor)
         try:  # a folder gone since is a fair filter: only a path no system can have is refused
-            folder = Path(cwd).resolve().as_uri() if cwd else None
+            folder = real(cwd).as_uri() if cwd else None
         except (OSError, ValueError):
             raise invalid("cwd", f"{cwd[:200]!r} is not a path") from None
         rows = self.sessions.all(folder)
@@ -317,12 +318,12 @@ class AcpAgent:
         from agent_lsp.acp.convert import acp_images, acp_prompt
         from agent_lsp.acp.editor import ThroughClient
         from agent_lsp.sessions.assembly import ChatInputs
-        from agent_lsp.core.paths import is_inside
 
         text, attached, mentions = acp_prompt(prompt)
         editor = self.opened[session_id].editor
-        # a link to a file of the workspace is read like an @file mention; others stay links in the text
-        mentions = [m for m in mentions if m.path.is_file() and any(is_inside(m.path.resolve(), r) for r in editor.roots)]
+        # a link to a file of the workspace is read like an @file mention; others stay links in the text (a
+        # mention's path is real already: acp_path)
+        mentions = [m for m in mentions if m.path.is_file() and any(is_inside(m.path, r) for r in editor.roots)]
 
         def substitute(tool: Any) -> Any:
             if tool.file_tool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import field
-from typing import Any, Mapping
+from typing import Any
 
 from agent_lsp.config.mcp_servers import startup_seconds
 from agent_lsp.config.section import Entry, an_object, by_name, strings, then
@@ -51,9 +51,3 @@ def language_servers_by_name() -> Any:
     """The `languageServers` setting: servers by name; a bad one is left out and named, the others run."""
     return by_name(LanguageServerConfig, "language server", "that server is not used")
 
-
-def parse_language_servers(value: Any) -> Mapping[str, LanguageServerConfig]:
-    """The `languageServers` object; PartlyValid when some servers are bad (the others still run)."""
-    from agent_lsp.config.checks import checked_value
-
-    return checked_value(language_servers_by_name(), value)

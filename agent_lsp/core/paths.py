@@ -65,9 +65,14 @@ def folder_uri(uri: str) -> str:
 
 def is_inside(path: Path, root: Path) -> bool:
     """Whether the real path `path` is `root` or below it, `root`'s links resolved."""
-    # Strings, not Path.parents: search asks this of every open buffer.
-    real_root, inside = os.path.normcase(os.path.realpath(root)), os.path.normcase(str(path))
-    return inside == real_root or inside.startswith(real_root.rstrip(os.sep) + os.sep)
+    return under(str(path), str(real(root)))
+
+
+def under(path: str, folder: str) -> bool:
+    """Whether the real path `path` is the real path `folder` or below it: strings, not Path.parents, and no look
+    at the file system (search asks this of every open buffer)."""
+    path, folder = os.path.normcase(path), os.path.normcase(folder)
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def display(roots: list[Path], path: Path) -> str:
@@ -77,13 +82,12 @@ def display(roots: list[Path], path: Path) -> str:
 
 def displayer(roots: list[Path]) -> Callable[[str], str]:
     """display() for many real paths (strings) at once: the folders' real paths are looked up once."""
-    real_roots = [(root.name, os.path.normcase(os.path.realpath(root))) for root in roots]
+    real_roots = [(root.name, str(real(root))) for root in roots]
     several = len(roots) > 1
 
     def name(path: str) -> str:
-        case = os.path.normcase(path)
         for root_name, real_root in real_roots:
-            if case == real_root or case.startswith(real_root.rstrip(os.sep) + os.sep):
+            if under(path, real_root):
                 rel = path[len(real_root):].lstrip(os.sep) or "."
                 if os.sep != "/":
                     rel = rel.replace(os.sep, "/")

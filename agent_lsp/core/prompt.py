@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
+from agent_lsp.core.paths import real, under
+
 BASE = """You are agent-lsp, a coding agent working inside the user's editor through its language server protocol.
 You see the workspace as the editor sees it: open buffers with their unsaved text, and the diagnostics of the \
 editor's language servers. Edits you make land in the user's buffers through the editor, with undo.
@@ -52,7 +54,7 @@ def project_instructions(roots: list[Path]) -> list[tuple[str, str]]:
     for a subfolder's, a link leading out of the folder is not read (a cloned repository's `AGENTS.md -> ~/.aws/
     credentials` would otherwise go to the model in every request), and CLAUDE.md linked to AGENTS.md is read once."""
     for root in roots:
-        found = folder_instructions(root, os.path.realpath(root))
+        found = folder_instructions(root, str(real(root)))
         if found:
             return [(path.name, text) for path, text in found]
     return []
@@ -67,10 +69,10 @@ def folder_instructions(folder: Path, inside: Optional[str] = None) -> list[tupl
     for name in INSTRUCTION_FILES:
         path = folder / name
         if inside is not None:
-            real = os.path.realpath(path)
-            if real in taken or not _under(real, inside):
+            resolved = str(real(path))
+            if resolved in taken or not under(resolved, inside):
                 continue
-            taken.add(real)
+            taken.add(resolved)
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
@@ -80,10 +82,6 @@ def folder_instructions(folder: Path, inside: Optional[str] = None) -> list[tupl
     return found
 
 
-def _under(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
-
-
 class SubfolderInstructions:
     """The AGENTS.md / CLAUDE.md of a workspace's subfolders (PROTOCOL §10 "Project instructions where they live"),
     each added to one chat once: the first time one of its calls reads, edits or lists a path under that folder.
@@ -91,7 +89,7 @@ class SubfolderInstructions:
     subfolder's."""
 
     def __init__(self, roots: list[Path]) -> None:
-        self.roots = [os.path.realpath(root) for root in roots]
+        self.roots = [str(real(root)) for root in roots]
         given = next((root for root in self.roots if any(os.path.isfile(os.path.join(root, name))
                                                           for name in INSTRUCTION_FILES)), None)
         self._given = {given} if given else set()
@@ -108,7 +106,7 @@ class SubfolderInstructions:
         at yet in this chat, now marked as looked at (on the loop: concurrent calls never add one twice)."""
         new = []
         for folder in map(str, folders):
-            root = next((r for r in self.roots if _under(folder, r)), None)
+            root = next((r for r in self.roots if under(folder, r)), None)
             if root is None:
                 continue
             chain = [root]

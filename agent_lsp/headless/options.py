@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import IO, Optional
 
 from agent_lsp.config import HARD_MAX_TURNS, PERMISSION_MODES, default_data_dir
+from agent_lsp.core.paths import real
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 
@@ -79,7 +80,7 @@ def parse(argv: list[str]) -> RunOptions:
         p.error(f"--session {args.session}: no session has this id in {data_dir}")
     return RunOptions(prompt=args.prompt[0] if args.prompt else None, output_format=args.output_format,
                       permission_mode=args.permission_mode, allowed_tools=allowed, session=args.session,
-                      max_turns=args.max_turns, model=args.model, data_dir=data_dir, cwd=cwd.resolve())
+                      max_turns=args.max_turns, model=args.model, data_dir=data_dir, cwd=real(cwd))
 
 
 def tool_names() -> set[str]:

@@ -28,15 +28,14 @@ from agent_lsp.core.ports import (
     ModelRequest,
     TextChunk,
     ThinkingChunk,
-    images_refused,
 )
 from agent_lsp.models import preload
-from agent_lsp.models.clients import http_client, shared_client, unverified
+from agent_lsp.models.clients import http_client, shared_client
+from agent_lsp.models.errors import anthropic_error, describe, failures, status_message
 from agent_lsp.models.retry import NoAnswer, no_answer, open_with_retries, sdk_delay
-from agent_lsp.models.streams import MESSAGES_API, READ_TIMEOUT, error_body, refuse_page, timeouts
+from agent_lsp.models.streams import MESSAGES_API, READ_TIMEOUT, broke_off, no_events, refuse_page, timeouts
 
 EPHEMERAL = {"type": "ephemeral"}
-_OVERFLOW_HINTS = ("prompt is too long", "context window", "too many tokens", "context_length")
 
 
 class AnthropicModel:
@@ -72,6 +71,7 @@ class AnthropicModel:
 
         kwargs = api_request(self.name, request)
         messages = self._sdk().messages  # the client and its resources made before the wait that readTimeout bounds
+        started = False
         try:
             async with contextlib.AsyncExitStack() as stack:
                 try:
@@ -82,30 +82,24 @@ class AnthropicModel:
                     raise ModelError("llm_error", no_answer(self.url(), e.waited, e.attempts)) from None
                 except (anthropic.APITimeoutError, httpx2.TimeoutException):
                     raise ModelError("llm_error", no_answer(self.url(), self.read_timeout, 1)) from None
-                refuse_page(stream.response.headers.get("content-type", ""), self.url(), MESSAGES_API)
+                content_type = stream.response.headers.get("content-type", "")
+                refuse_page(content_type, self.url(), MESSAGES_API)
                 async for event in stream:
                     if event.type == "text" and event.text:
                         yield TextChunk(event.text)
                     elif event.type == "thinking" and event.thinking:
                         yield ThinkingChunk(event.thinking)
                     elif event.type in ("message_start", "message_delta"):  # what was used so far, if cut
+                        started = True
                         yield _usage(stream.current_message_snapshot.usage)
+                if not started:
+                    raise no_events(self.url(), content_type, "Messages API events")
                 final = await stream.get_final_message()
-        except anthropic.APIStatusError as e:
-            kind, message = _error_type(e), _status_message(e)
-            refused = images_refused(self.name, e.status_code, message) if request.carries_images else None
-            raise (refused if refused and kind != "context_overflow" else ModelError(kind, message)) from None
-        except (anthropic.APITimeoutError, httpx2.TimeoutException):
-            raise ModelError("llm_error", f"The model stream from {self.url()} stalled: nothing arrived for "
-                                          f"{self.read_timeout:g} s (the readTimeout setting).") from None
-        except anthropic.APIConnectionError as e:
-            cause = e.__cause__ or e
-            raise ModelError("llm_error", unverified(e, self.url()) or f"Could not reach the model API at "
-                                          f"{self.url()} ({type(cause).__name__}: {cause}).") from None
-        except (anthropic.APIError, httpx2.TransportError, ValueError, AssertionError) as e:
-            raise ModelError("llm_error", f"{type(e).__name__}: {e}" if str(e) else type(e).__name__) from None
+        except failures(anthropic) as e:
+            raise anthropic_error(e, self.url(), self.read_timeout, "readTimeout", self.name,
+                                  request.carries_images) from None
         if final.stop_reason is None:
-            raise ModelError("llm_error", "The model stream ended before the reply was complete (no stop reason).")
+            raise broke_off(self.url(), "no stop reason")
         if final.stop_reason == "model_context_window_exceeded":
             raise ModelError("context_overflow", "The conversation no longer fits the model's context window.")
         yield ModelReply(parts=_parts(final.content), stop_reason=final.stop_reason, usage=_usage(final.usage))
@@ -119,9 +113,9 @@ class AnthropicModel:
         try:
             page = await self._sdk().with_options(max_retries=1, timeout=15.0).models.list(limit=100)
         except anthropic.APIStatusError as e:
-            raise ModelError("llm_error", f"Listing the models failed: {_status_message(e)}") from None
+            raise ModelError("llm_error", f"Listing the models failed: {status_message(e)}") from None
         except (anthropic.APIError, httpx2.TransportError, ValueError) as e:
-            raise ModelError("llm_error", f"Listing the models failed: {type(e).__name__}: {e}") from None
+            raise ModelError("llm_error", f"Listing the models failed: {describe(e)}") from None
         return [ModelInfo(id=m.id, provider="anthropic", display_name=m.display_name,
                           context_window=m.max_input_tokens) for m in page.data]
 
@@ -219,18 +213,3 @@ def _usage(usage: Any) -> Usage:
         cache_read_input_tokens=usage.cache_read_input_tokens or 0,
         cache_creation_input_tokens=usage.cache_creation_input_tokens or 0,
     )
-
-
-def _error_type(error: Any) -> str:
-    text = str(getattr(error, "message", "") or error).lower()
-    if getattr(error, "status_code", None) in (400, 413) and any(h in text for h in _OVERFLOW_HINTS):
-        return "context_overflow"
-    return "llm_error"
-
-
-def _status_message(error: Any) -> str:
-    """"429 rate_limit_error: ..." from the API's error body, or the SDK's own words."""
-    kind, said = error_body(error)
-    message = said or getattr(error, "message", None) or str(error)
-    prefix = " ".join(str(x) for x in (error.status_code if error.status_code != 200 else None, kind) if x)
-    return f"{prefix}: {message}" if prefix else message

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import ssl
 from typing import Any, Callable, Hashable, Optional
 
 _CLIENTS: dict[tuple[str, Hashable], Any] = {}
@@ -126,20 +125,6 @@ def _kept_class() -> type:
 
         _KEPT = Kept
     return _KEPT
-
-
-def unverified(error: BaseException, url: str) -> Optional[str]:
-    """What to tell the user when `error` (a connection error, or what caused it) is a TLS certificate of `url`
-    that does not verify; None when it is something else. Retrying cannot help, and "could not reach" would send
-    them looking at the network."""
-    seen: Optional[BaseException] = error
-    while seen is not None:
-        if isinstance(seen, ssl.SSLCertVerificationError):
-            return (f"The TLS certificate of {url} does not verify ({seen.verify_message or seen.reason}). If the "
-                    "endpoint uses a certificate authority of its own, name that authority's certificate in "
-                    "SSL_CERT_FILE in the environment agent-lsp starts with.")
-        seen = seen.__cause__ or seen.__context__
-    return None
 
 
 def forget(provider: str) -> None:

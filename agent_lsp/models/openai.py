@@ -10,19 +10,25 @@ from __future__ import annotations
 import json
 from typing import Any, AsyncIterator
 
-from agent_lsp.core.ports import ModelError, ModelEvent, ModelInfo, ModelRequest, images_refused
+from agent_lsp.core.ports import ModelError, ModelEvent, ModelInfo, ModelRequest
 from agent_lsp.models import preload
-from agent_lsp.models.clients import http_client, shared_client, unverified
+from agent_lsp.models.clients import http_client, shared_client
+from agent_lsp.models.errors import (
+    OPENAI_EXPECTED,
+    bounded,
+    connection_message,
+    describe,
+    error_detail,
+    failures,
+    openai_error,
+)
 from agent_lsp.models.openai_wire import ReplyBuilder, api_request
-from agent_lsp.models.retry import NoAnswer, asked_wait, no_answer, open_with_retries, sdk_delay
-from agent_lsp.models.streams import OPENAI_API, READ_TIMEOUT, error_body, no_events, refuse_page, timeouts
+from agent_lsp.models.retry import NoAnswer, no_answer, open_with_retries, sdk_delay
+from agent_lsp.models.streams import OPENAI_API, READ_TIMEOUT, no_events, refuse_page, timeouts
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_KEY = "not-needed"
 """Sent when a base URL is set and OPENAI_API_KEY is not: local servers need no key, the SDK insists on one."""
-TOOL_MODELS = "qwen2.5-coder, qwen3, llama3.1, mistral-nemo or gpt-oss on Ollama; gpt-4.1 on OpenAI"
-_OVERFLOW_HINTS = ("context length", "context_length", "context window", "maximum context", "too many tokens",
-                   "prompt is too long")
 _CONTEXT_FIELDS = ("context_window", "context_length", "max_model_len", "max_context_length")
 """Where compatible servers say a model's context window in /models: Groq, OpenRouter, vLLM, LM Studio."""
 
@@ -78,7 +84,6 @@ class OpenAIModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         await preload.imported("openai", "httpx2")  # the warm-up's import when one is under way, off the loop
-        import httpx2
         import openai
 
         kwargs = api_request(self.name, request, self.base_url)
@@ -95,33 +100,18 @@ class OpenAIModel:
             # `async with`: a cancelled task (an abort) closes the HTTP response, which drops the connection.
             async with stream:
                 content_type = stream.response.headers.get("content-type", "")
-                refuse_page(content_type, self._url(), OPENAI_API, self._expected())
+                refuse_page(content_type, self._url(), OPENAI_API, OPENAI_EXPECTED)
                 if "json" in content_type and "event-stream" not in content_type:
                     stream = await self._json_answer(stream, content_type)
                 async for chunk in stream:
                     for event in reply.add(chunk):
                         yield event
-        except openai.APIStatusError as e:
-            raise status_error(e, self.name, self._url(), bool(request.tools), request.carries_images) from None
-        except (openai.APITimeoutError, httpx2.TimeoutException):
-            raise ModelError("llm_error", f"The model stream from {self._url()} stalled: nothing arrived for "
-                             f"{self.read_timeout:g} s (the readTimeout setting).") from None
-        except openai.APIConnectionError as e:
-            if reply.chunks:  # reached, then lost: not a wrong address
-                raise ModelError("llm_error", f"The model stream from {self._url()} broke off after {reply.chunks} "
-                                 f"chunks ({_describe(e.__cause__ or e)}).") from None
-            raise ModelError("llm_error", connection_message(e, self._url())) from None
-        except (openai.APIError, httpx2.TransportError) as e:
-            raise ModelError("llm_error", f"The model stream failed: {_describe(e)}") from None
-        except (ValueError, AttributeError, TypeError) as e:
-            if reply.chunks:  # a stream that began well and then broke: not a wrong address
-                raise ModelError("llm_error", f"The model stream from {self._url()} sent a line that is not a "
-                                 f"chat.completions chunk after {reply.chunks} chunks ({_describe(e)}).") from None
-            raise ModelError("llm_error", f"{self._url()} sent something that is not a chat.completions stream "
-                             f"({_describe(e)}). {self._expected()}") from None
+        except failures(openai) as e:
+            raise openai_error(e, self._url(), self.read_timeout, "readTimeout", self.name, chunks=reply.chunks,
+                               tools=bool(request.tools), images=request.carries_images) from None
         if reply.chunks == 0:
-            raise no_events(self._url(), content_type, "chat.completions chunks", self._expected())
-        yield reply.finish()
+            raise no_events(self._url(), content_type, "chat.completions chunks", OPENAI_EXPECTED)
+        yield reply.finish(self._url())
 
     async def _json_answer(self, stream: Any, content_type: str) -> Any:
         """A 200 labelled JSON, read whole: one object (an error, or a completion though a stream was asked for)
@@ -141,10 +131,10 @@ class OpenAIModel:
             said = error.get("message") if isinstance(error, dict) else error
             if isinstance(said, str) and said.strip():
                 raise ModelError("llm_error", f"{self._url()} answered 200 with an error instead of a stream: "
-                                 f"{_bounded(said.strip())}")
+                                 f"{bounded(said.strip())}")
         shown = raw[:200].decode(errors="replace")
         raise ModelError("llm_error", f"{self._url()} answered 200 ({content_type}) with one JSON value and sent "
-                         f"no chat.completions chunks (a stream was asked for): {shown!r}. {self._expected()}")
+                         f"no chat.completions chunks (a stream was asked for): {shown!r}. {OPENAI_EXPECTED}")
 
     async def list_models(self) -> list[ModelInfo]:
         """The models the API's GET /models lists."""
@@ -152,10 +142,6 @@ class OpenAIModel:
 
     def _url(self) -> str:
         return f"{self.base_url.rstrip('/')}/chat/completions"
-
-    def _expected(self) -> str:
-        return ("Expected an OpenAI-compatible API; `baseUrl` is its root, usually ending in /v1 "
-                "(Ollama: http://127.0.0.1:11434/v1).")
 
 
 async def list_models(base_url: str, api_key: str) -> list[ModelInfo]:
@@ -174,64 +160,8 @@ async def list_models(base_url: str, api_key: str) -> list[ModelInfo]:
             models.append(ModelInfo(id=m.id, provider="openai", display_name=name, context_window=window))
         return models
     except openai.APIStatusError as e:
-        raise ModelError("llm_error", f"GET {url} answered {e.status_code}: {_detail(e)}") from None
+        raise ModelError("llm_error", f"GET {url} answered {e.status_code}: {error_detail(e)}") from None
     except openai.APIConnectionError as e:
         raise ModelError("llm_error", connection_message(e, url)) from None
     except (openai.APIError, ValueError, AttributeError, TypeError) as e:
-        raise ModelError("llm_error", f"GET {url} did not answer a model list ({_describe(e)}).") from None
-
-
-def status_error(error: Any, model: str, url: str, had_tools: bool, had_images: bool = False) -> ModelError:
-    """The ModelError for an error status, saying what was reached and what to do."""
-    status, detail = error.status_code, _detail(error)
-    content_type = error.response.headers.get("content-type", "") if getattr(error, "response", None) else ""
-    if "html" in content_type:
-        return ModelError("llm_error", f"{url} answered {status} with an HTML page, not an OpenAI-compatible API. "
-                          "Expected an OpenAI-compatible API; `baseUrl` is its root, usually ending in /v1.")
-    lowered = detail.lower()
-    if status in (400, 413) and any(h in lowered for h in _OVERFLOW_HINTS):
-        return ModelError("context_overflow", f"{status}: {detail}")
-    if status == 400 and had_tools and "tool" in lowered:
-        return ModelError("llm_error", f"The model `{model}` does not support tool calls (the server answered "
-                          f"400: {detail}). agent-lsp needs a model with tool support, e.g. {TOOL_MODELS}; "
-                          "set the `model` setting.")
-    refused = images_refused(model, status, f"{status}: {detail}") if had_images else None
-    if refused:
-        return refused
-    if status == 404:
-        return ModelError("llm_error", f"{url} answered 404: {detail}. Check the `model` setting (`{model}`) and "
-                          "that `baseUrl` is the root of an OpenAI-compatible API, usually ending in /v1.")
-    if status in (401, 403):
-        return ModelError("llm_error", f"{url} answered {status}: {detail}. Check OPENAI_API_KEY in the "
-                          "environment the editor starts agent-lsp with.")
-    return ModelError("llm_error", f"{status}: {detail}{_wait_asked(error)}")
-
-
-def _wait_asked(error: Any) -> str:
-    """What the answer's retry-after asked for, when it did (a wait over a minute is not retried: say it)."""
-    response = getattr(error, "response", None)
-    asked = asked_wait(response.headers) if response is not None else None
-    return f" (the server asks to retry after {round(asked, 1):g} s)" if asked is not None and asked >= 1 else ""
-
-
-def connection_message(error: Any, url: str) -> str:
-    if said := unverified(error, url):
-        return said
-    cause = error.__cause__ or error.__context__
-    why = _describe(cause) if cause else _describe(error)
-    return (f"Could not reach the model API at {url} ({why}). Expected an OpenAI-compatible server there: check "
-            "the `baseUrl` setting (or OPENAI_BASE_URL) and that the server is running.")
-
-
-def _detail(error: Any) -> str:
-    return _bounded(error_body(error)[1] or getattr(error, "message", None) or str(error))
-
-
-def _describe(error: Any) -> str:
-    return f"{type(error).__name__}: {_bounded(str(error))}" if str(error) else type(error).__name__
-
-
-def _bounded(text: str, limit: int = 1000) -> str:
-    """A server's words as far as a message shows them: an error of a megabyte went whole into the chat's result,
-    the store and every client."""
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+        raise ModelError("llm_error", f"GET {url} did not answer a model list ({describe(e)}).") from None

@@ -23,7 +23,8 @@ from agent_lsp.core.messages import (
     ToolUsePart,
     UserMessage,
 )
-from agent_lsp.core.ports import ModelError, ModelEvent, ModelReply, ModelRequest, StopReason, TextChunk, ThinkingChunk
+from agent_lsp.core.ports import ModelEvent, ModelReply, ModelRequest, StopReason, TextChunk, ThinkingChunk
+from agent_lsp.models.streams import broke_off
 
 ERROR_PREFIX = "Error: "
 """chat.completions has no `is_error` flag on a tool message: an error result says so in its text."""
@@ -187,11 +188,11 @@ class ReplyBuilder:
         elif isinstance(arguments, dict):  # some proxies send the object itself
             call.arguments.append(json.dumps(arguments))
 
-    def finish(self) -> ModelReply:
-        """The reply; a stream that ended without a finish_reason is a `ModelError` (a cut stream)."""
+    def finish(self, url: str) -> ModelReply:
+        """The reply from the stream at `url`; one that ended without a finish_reason is a `ModelError` (a cut
+        stream)."""
         if self.finish_reason is None:
-            raise ModelError("llm_error", "The model stream ended before the reply was complete (no finish_reason "
-                             f"after {self.chunks} chunks).")
+            raise broke_off(url, f"no finish_reason after {self.chunks} chunks")
         parts: list[Any] = []
         if self.thinking:
             parts.append(ThinkingPart(thinking="".join(self.thinking)))

@@ -1,10 +1,10 @@
 """What every model stream checks, for chats and suggestions of both provider families alike (Anthropic's Messages
 API, OpenAI-compatible servers): the timeouts, an HTML page instead of the API (a proxy's login page), an answer
-with no events, a stream cut before its end, and what an API's error body says."""
+with no events, a stream cut before its end. What an SDK's exception becomes is models/errors.py's."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from agent_lsp.core.ports import ModelError
 
@@ -37,19 +37,8 @@ def no_events(url: str, content_type: str, what: str, advice: str = "") -> Model
                                    + (f" {advice}" if advice else ""))
 
 
-def broke_off(url: str) -> ModelError:
-    """A stream cut before its stop or finish reason: a failure, never a suggestion of the part that came."""
-    return ModelError("llm_error", f"The model stream from {url} broke off before its end.")
-
-
-def error_body(error: Any) -> tuple[Optional[str], Optional[str]]:
-    """(type, message) that an SDK's API error's body says (`{"error": {"type", "message"}}`, or those at its top,
-    or a string), each None when it does not say."""
-    body = getattr(error, "body", None)
-    inner = body.get("error", body) if isinstance(body, dict) else body
-    if isinstance(inner, dict):
-        kind, message = inner.get("type"), inner.get("message")
-        return (str(kind) if kind else None), (str(message) if message else None)
-    if isinstance(inner, str) and inner.strip():
-        return None, inner.strip()
-    return None, None
+def broke_off(url: str, why: str = "") -> ModelError:
+    """A stream cut before its stop or finish reason (`why`: what was missing): a failure, never a chat's reply
+    or a suggestion of the part that came."""
+    detail = f" ({why})" if why else ""
+    return ModelError("llm_error", f"The model stream from {url} broke off before its end{detail}.")

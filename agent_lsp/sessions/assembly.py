@@ -11,7 +11,6 @@ setting reaches LSP and ACP alike.
 from __future__ import annotations
 
 import asyncio
-import os
 import platform
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +20,7 @@ from agent_lsp import tools
 from agent_lsp.config import Settings
 from agent_lsp.config.in_force import AskTrust, Folder, SettingsInForce, TrustedPart, never_asked
 from agent_lsp.core.messages import ImagePart, UserMessage
-from agent_lsp.core.paths import display
+from agent_lsp.core.paths import display, real
 from agent_lsp.core.ports import Editor, LanguageFeatures
 from agent_lsp.core.prompt import (Environment, SubfolderInstructions, editor_context, project_instructions,
                                    system_prompt)
@@ -337,7 +336,7 @@ async def environment(inputs: ChatInputs) -> Environment:
                                     for d, dirty in zip(listed, flags)],
                       more_buffers=len(docs) - len(listed))
     if wanted is not None or inputs.active_label:
-        env.active_file = display(roots, Path(os.path.realpath(wanted))) if wanted else inputs.active_label
+        env.active_file = display(roots, real(wanted)) if wanted else inputs.active_label
         if active and inputs.selection:
             lines = active.text.splitlines()
             first, last = inputs.selection

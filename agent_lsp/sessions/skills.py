@@ -15,7 +15,7 @@ from typing import Any, Mapping, Optional
 
 from agent_lsp.config.in_force import TrustedPart
 from agent_lsp.config.user_file import config_dir
-from agent_lsp.core.paths import is_inside
+from agent_lsp.core.paths import is_inside, real
 from agent_lsp.sessions.front_matter import split_front_matter
 from agent_lsp.tools.skill import Skill, Source
 
@@ -80,7 +80,7 @@ def _entries(folder: Path, inside: Optional[Path]) -> tuple[list[Path], list[str
     """The skill folders (those holding a SKILL.md) of a folder of skills, sorted, at most MAX_SKILLS; with
     `inside`, the folder of skills, a skill folder or a SKILL.md whose link leads out of it is refused with a
     warning."""
-    if inside is not None and folder.is_dir() and not is_inside(Path(os.path.realpath(folder)), inside):
+    if inside is not None and folder.is_dir() and not is_inside(real(folder), inside):
         return [], [f"agent-lsp: the skills in {folder} were skipped: it is a link out of the workspace, which is not "
                     "followed"]
     try:
@@ -93,8 +93,8 @@ def _entries(folder: Path, inside: Optional[Path]) -> tuple[list[Path], list[str
         file = entry / SKILL_FILE
         if not file.is_file():
             continue
-        if inside is not None and not (is_inside(Path(os.path.realpath(entry)), inside)
-                                       and is_inside(Path(os.path.realpath(file)), inside)):
+        if inside is not None and not (is_inside(real(entry), inside)
+                                       and is_inside(real(file), inside)):
             warnings.append(f"agent-lsp: the skill {file} was skipped: it is a link out of the workspace, which is "
                             "not followed")
             continue
@@ -122,7 +122,7 @@ def _read(entries: list[Path], source: Source) -> tuple[list[Skill], list[str]]:
         try:
             if file.stat().st_size > MAX_SKILL_BYTES:
                 raise ValueError(f"it is over {MAX_SKILL_BYTES} bytes")
-            skill = parse_skill(file.read_bytes(), Path(os.path.realpath(entry)), source)
+            skill = parse_skill(file.read_bytes(), real(entry), source)
             if skill.name in found:
                 raise ValueError(f"the skill {skill.name} is already in {found[skill.name].folder}")
         except (OSError, ValueError) as e:
@@ -158,13 +158,13 @@ def skills_to_trust(root: Path) -> list[TrustedPart]:
 def _project_folders(root: Path) -> tuple[list[tuple[Path, list[Path]]], list[str]]:
     """The workspace's folders of skills that hold skills, each with its skill folders (a link from one to the
     other counted once); and the warnings about skill folders refused."""
-    root = Path(os.path.realpath(root))
+    root = real(root)
     found, warnings, looked = [], [], set()
     for folder in (root / d for d in PROJECT_DIRS):
-        real = os.path.realpath(folder)
-        if real in looked:  # .claude/skills a link to .agents/skills: one folder
+        resolved = real(folder)
+        if resolved in looked:  # .claude/skills a link to .agents/skills: one folder
             continue
-        looked.add(real)
+        looked.add(resolved)
         entries, more = _entries(folder, root)
         warnings += more
         if entries:

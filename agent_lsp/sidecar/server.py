@@ -21,6 +21,7 @@ from typing import Any, Callable, Optional
 from pygls.exceptions import JsonRpcException
 
 from agent_lsp.config.language_servers import LanguageServerConfig
+from agent_lsp.core.language_methods import CAPABILITIES
 from agent_lsp.core.paths import uri_to_path
 from agent_lsp.core.ports import LANGUAGE_METHODS, IndexStatus, LanguageFeatureError
 from agent_lsp.core.positions import convert, encoding_name
@@ -35,28 +36,15 @@ log = logging.getLogger(__name__)
 STOP_WAIT = 2.0
 """Seconds a server has to answer `shutdown`, then to leave after `exit`, before it is killed."""
 
-PROVIDERS = {
-    "textDocument/definition": "definitionProvider",
-    "textDocument/typeDefinition": "typeDefinitionProvider",
-    "textDocument/implementation": "implementationProvider",
-    "textDocument/references": "referencesProvider",
-    "textDocument/hover": "hoverProvider",
-    "textDocument/documentSymbol": "documentSymbolProvider",
-    "workspace/symbol": "workspaceSymbolProvider",
-    "textDocument/prepareCallHierarchy": "callHierarchyProvider",
-    "callHierarchy/incomingCalls": "callHierarchyProvider",
-    "callHierarchy/outgoingCalls": "callHierarchyProvider",
-    "textDocument/rename": "renameProvider",
-}
 _SYMBOL_KINDS = {"valueSet": list(range(1, 27))}
 
 
 def methods_of(capabilities: dict[str, Any]) -> set[str]:
     """The LANGUAGE_METHODS a server's capabilities promise."""
-    found = {m for m, key in PROVIDERS.items() if capabilities.get(key) not in (None, False)}
+    found = {m for m, key in CAPABILITIES.items() if capabilities.get(key) not in (None, False)}
     rename = capabilities.get("renameProvider")
-    if isinstance(rename, dict) and rename.get("prepareProvider"):
-        found.add("textDocument/prepareRename")
+    if not (isinstance(rename, dict) and rename.get("prepareProvider")):
+        found.discard("textDocument/prepareRename")
     return found
 
 

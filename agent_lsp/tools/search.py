@@ -17,7 +17,7 @@ from typing import Optional
 
 from pydantic import Field
 
-from agent_lsp.core.paths import displayer
+from agent_lsp.core.paths import displayer, real, under
 from agent_lsp.core.ports import OpenDocument
 from agent_lsp.core.tool import Tool, ToolContext, ToolInput, ToolOutput, bound
 from agent_lsp.tools import ripgrep
@@ -143,23 +143,22 @@ async def dirty_buffers(docs: list[OpenDocument], roots: list[Path], start: Path
 
     def find() -> dict[str, str]:
         # Strings, not Path objects: with 1,000 buffers open the Path arithmetic cost more than the lookups.
-        real_start, real_cwd = os.path.realpath(start), os.path.realpath(cwd)
-        below = real_start.rstrip(os.sep) + os.sep
+        real_start, real_cwd = str(real(start)), str(real(cwd))
         name = displayer(roots)
         found = {}
         for doc in docs:
             if doc.path is None:
                 continue
-            real = _realpath(str(doc.path))
-            if real != real_start and not real.startswith(below):
+            resolved = _realpath(str(doc.path))
+            if not under(resolved, real_start):
                 continue
-            rel = real[len(real_cwd):].lstrip(os.sep)
+            rel = resolved[len(real_cwd):].lstrip(os.sep)
             if any(part in ripgrep.SKIPPED_DIRS for part in rel.split(os.sep)):
                 continue
-            if glob and not _glob_matches(Path(real), Path(real_cwd), glob):
+            if glob and not _glob_matches(Path(resolved), Path(real_cwd), glob):
                 continue
             if doc.unsaved:
-                found[name(real)] = doc.text
+                found[name(resolved)] = doc.text
         return found
 
     return await asyncio.to_thread(find)
@@ -169,7 +168,7 @@ async def dirty_buffers(docs: list[OpenDocument], roots: list[Path], start: Path
 def _realpath(path: str) -> str:
     """A buffer's real path, remembered as the editor's index of buffers remembers it (a link changed under an
     open buffer is not followed anew): realpath's lstat of every folder, for 1,000 buffers, was most of a search."""
-    return os.path.realpath(path)
+    return str(real(path))
 
 
 def _glob_matches(path: Path, cwd: Path, glob: Optional[str]) -> bool:

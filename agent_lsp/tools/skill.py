@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Sequence
 
-from agent_lsp.core.paths import display, is_inside
+from agent_lsp.core.paths import display, is_inside, real
 from agent_lsp.core.tool import Tool, ToolContext, ToolError, ToolInput, ToolOutput, bound
 
 MAX_LISTED_FILES = 100
@@ -76,9 +76,9 @@ def skill_files(folder: Path) -> list[Path]:
             path = Path(top) / name
             if path == folder / "SKILL.md":
                 continue
-            real = Path(os.path.realpath(path))
-            if is_inside(real, folder) and real.is_file():
-                found.append(real)
+            resolved = real(path)
+            if is_inside(resolved, folder) and resolved.is_file():
+                found.append(resolved)
             if len(found) > MAX_LISTED_FILES:
                 return found
     return found

@@ -7,6 +7,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from agent_lsp.capabilities import FEATURES
+from agent_lsp.core.language_methods import LANGUAGE_METHODS
 from tests.e2e.conftest import chat, open_doc, sent, server_env, shape, text, tool_use, updates_of
 
 
@@ -103,7 +104,8 @@ async def test_an_error_status_is_an_llm_error_result_with_the_sdk_message(lsp):
     client = await lsp.start()
     result = await chat(client)
     assert result["stopReason"] == "error"
-    assert result["error"] == {"type": "llm_error", "message": "400 invalid_request_error: bad tools"}
+    assert result["error"] == {"type": "llm_error", "message": f"{lsp.fake_api.base_url}/v1/messages answered 400 "
+                                                               "invalid_request_error: bad tools"}
     assert result["metadata"]["turnsCount"] == 1
 
 
@@ -155,7 +157,7 @@ async def test_capabilities_and_bad_settings(lsp):
     assert agent == {"protocolVersion": 1, "permissionModes": ["default", "acceptEdits", "plan", "bypassPermissions"],
                      "tools": ["list_open_buffers", "read_file", "list_files", "search", "get_diagnostics",
                                "edit_file", "write_file", "run_command", "todo_write", "task"],
-                     "features": FEATURES}
+                     "features": FEATURES, "languageMethods": list(LANGUAGE_METHODS)}
     sync = client.initialize_result.capabilities.text_document_sync
     assert (sync.open_close, sync.change) == (True, types.TextDocumentSyncKind.Incremental)
     await chat(client, maxTurns=0)  # a round trip: the warnings sent at `initialized` have arrived

@@ -51,7 +51,8 @@ class Backend:
     def failure(self, message: str) -> str:
         """The warning a 401 saying `message` becomes."""
         if self.kind == "anthropic":
-            return f"agent-lsp: no suggestions: {self.fake.base_url}/v1/messages answered 401: {message}"
+            return (f"agent-lsp: no suggestions: {self.fake.base_url}/v1/messages answered 401 authentication_error: "
+                    f"{message}")
         return (f"agent-lsp: no suggestions: {self.fake.api_url}/completions answered 401: {message}. Check "
                 "OPENAI_API_KEY in the environment the editor starts agent-lsp with.")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_lsp.config.language_servers import parse_language_servers
+from agent_lsp.config import clean
 from agent_lsp.core.ports import LANGUAGE_METHODS, IndexStatus, LanguageFeatureError
 from agent_lsp.sidecar import SidecarLanguageFeatures
 from tests.waiting import until
@@ -55,6 +55,11 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
+def language_servers(value: dict) -> dict:
+    """The `languageServers` setting's servers as a settings layer keeps them (config.clean)."""
+    return clean({"languageServers": value}, "the test")[0]["language_servers"]
+
+
 class Sidecar:
     """A SidecarLanguageFeatures on `root` with a FakeEditor, and the warnings it gave."""
 
@@ -62,7 +67,7 @@ class Sidecar:
         self.root = root
         self.editor = FakeEditor(root)
         self.warnings: list[str] = []
-        self.port = SidecarLanguageFeatures(parse_language_servers(servers), [root], lambda: self.editor,
+        self.port = SidecarLanguageFeatures(language_servers(servers), [root], lambda: self.editor,
                                             self.warnings.append, timeout, **options)
 
     def at(self, name: str, line: int, character: int, **extra) -> dict:
@@ -298,13 +303,14 @@ async def test_close_stops_every_server(jedi):
 DRIVER = textwrap.dedent('''\
     import asyncio, json, sys
     from pathlib import Path
-    from agent_lsp.config.language_servers import parse_language_servers
+    from agent_lsp.config import clean
     from agent_lsp.sidecar import SidecarLanguageFeatures
 
     async def main():
         root = Path(sys.argv[1])
-        port = SidecarLanguageFeatures(parse_language_servers(
-            {"it": {"command": json.loads(sys.argv[2]), "languages": ["python"]}}), [root], lambda: None, print, 30.0)
+        servers, _ = clean({"languageServers": {"it": {"command": json.loads(sys.argv[2]), "languages": ["python"]}}},
+                           "the driver")
+        port = SidecarLanguageFeatures(servers["language_servers"], [root], lambda: None, print, 30.0)
         await port.request("textDocument/definition", {"textDocument": {"uri": (root / "lib.py").as_uri()},
                                                        "position": {"line": 0, "character": 5}})
         print(*port.running().values(), flush=True)
@@ -334,14 +340,14 @@ async def test_the_pool_keeps_the_sidecar_while_the_settings_stay_and_replaces_i
 
     warnings: list[str] = []
     pool = SidecarPool(lambda: None, warnings.append)
-    jedi = parse_language_servers({"jedi": {"command": [JEDI], "languages": ["python"]}})
+    jedi = language_servers({"jedi": {"command": [JEDI], "languages": ["python"]}})
     first = await pool.get(jedi, [workspace], 5.0)
     assert first is not None and await pool.get(dict(jedi), [workspace], 9.0) is first and first.timeout == 9.0
     await first.request("textDocument/definition", {"textDocument": {"uri": (workspace / "app.py").as_uri()},
                                                     "position": {"line": 0, "character": 24}})
     pid = first.running()[(workspace, "jedi")]
 
-    ghost = parse_language_servers({"ghost": {"command": ["no-such-language-server"], "languages": ["python"]}})
+    ghost = language_servers({"ghost": {"command": ["no-such-language-server"], "languages": ["python"]}})
     second = await pool.get(ghost, [workspace], 9.0)
     assert second is not first and second.methods() == {}
     assert warnings == ["agent-lsp: language server `ghost`: command `no-such-language-server` was not found; "

@@ -14,7 +14,7 @@ import signal
 import sys
 from pathlib import Path
 
-from agent_lsp.config.language_servers import parse_language_servers
+from agent_lsp.config import clean
 from agent_lsp.core.ports import LanguageFeatureError
 from agent_lsp.sidecar import SidecarLanguageFeatures
 from tests.e2e.conftest import text, tool_use
@@ -182,8 +182,8 @@ async def test_a_server_that_never_answers_initialize_is_tried_twice_then_withdr
     out = tmp_path / "ls"
     warned: list[str] = []
     mute = raw_server("no-init", out, ".noinit", startTimeout=1)
-    port = SidecarLanguageFeatures(parse_language_servers({"mute": mute}), [root], lambda: None, warned.append, 1.0,
-                                   start_wait=600)
+    servers = clean({"languageServers": {"mute": mute}}, "the test")[0]["language_servers"]
+    port = SidecarLanguageFeatures(servers, [root], lambda: None, warned.append, 1.0, start_wait=600)
     params = {"textDocument": {"uri": (root / "a.noinit").as_uri()}, "position": {"line": 0, "character": 0}}
     problems = []
     try:

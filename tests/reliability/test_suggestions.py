@@ -366,7 +366,7 @@ def test_a_page_or_nothing_instead_of_a_stream_is_named(bench, kind):
     assert page == [[], [], [expected_item_text(TARGET[:12], "page")]]
     assert empty == [[], [], [expected_item_text(TARGET[:12], "empty")]]
     api = "not the Messages API" if kind == "anthropic" else "not an OpenAI-compatible API"
-    events = "Messages API events" if kind == "anthropic" else "chunks"
+    events = "Messages API events" if kind == "anthropic" else "completions chunks"
     assert page_shown == [f"agent-lsp: no suggestions: {ENDPOINT[kind]} answered 200 with an HTML page (text/html), "
                           f"{api}."]
     assert empty_shown == [f"agent-lsp: no suggestions: {ENDPOINT[kind]} answered 200 (text/event-stream) but sent no "
@@ -387,13 +387,16 @@ def test_a_stream_kept_open_after_its_end_is_not_waited_for(bench, kind):
     tally(AREA_FAULTS, cases=3)
 
 
-JUNK = {"anthropic": [("data not JSON", raw("event: message_start\ndata: {not json\n\n"), "(JSONDecodeError)"),
+JUNK = {"anthropic": [("data not JSON", raw("event: message_start\ndata: {not json\n\n"),
+                       "sent something that is not a Messages API event (JSONDecodeError: Expecting"),
                       ("deltas without a start", raw(sse(MESSAGES_EVENTS[0], {
                           "type": "content_block_delta", "index": 3, "delta": {"type": "text_delta", "text": "x"}})),
-                       "(IndexError)")],
+                       "sent something that is not a Messages API event (IndexError")],
         "fim": [("text that is a number", fim_sse(chunk("pute"), chunk(7), chunk("", "stop")),
-                 "(ValueError: a chunk's text is a JSON number)"),
-                ("data not JSON", fim_sse(chunk("pute"), "data: {not json\n\n"), "(JSONDecodeError: Expecting")]}
+                 "sent a line that is not a completions chunk after 2 chunks (ValueError: a chunk's text is a JSON "
+                 "number)"),
+                ("data not JSON", fim_sse(chunk("pute"), "data: {not json\n\n"),
+                 "sent a line that is not a completions chunk after 1 chunk (JSONDecodeError: Expecting")]}
 
 
 @pytest.mark.parametrize("kind", ["anthropic", "fim"])
@@ -401,14 +404,12 @@ def test_junk_in_a_stream_is_one_warning_and_no_traceback(bench, kind):
     """Each was a traceback in the log (the pipeline's last resort for a provider's bug) and a warning of the bare
     exception ("TypeError: can only concatenate str (not "int") to str")."""
     bench.use(kind)
-    what = "a Messages API event" if kind == "anthropic" else "a completions chunk"
     for name, reply, why in JUNK[kind]:
         tracebacks = len(bench.server.tracebacks)
         items, shown, _ = bench.run(failing_twice_then_good(bench, kind, reply, "junk"))
         assert items == [[], [], [expected_item_text(TARGET[:12], "junk")]], name
         assert len(shown) == 1 and shown[0].startswith(
-            f"agent-lsp: no suggestions: The model stream from {ENDPOINT[kind]} sent something that is not {what} "
-            f"{why}"), (name, shown)
+            f"agent-lsp: no suggestions: The model stream from {ENDPOINT[kind]} {why}"), (name, shown)
         assert bench.run(wait_quiet(bench.server)) and bench.server.tracebacks[tracebacks:] == []
         tally(AREA_FAULTS, cases=3)
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agent_lsp.config import GATED, Layers, clean
-from agent_lsp.config.language_servers import LanguageServerConfig, parse_language_servers
-from agent_lsp.config.mcp_servers import PartlyValid
+from agent_lsp.config.language_servers import LanguageServerConfig
 from agent_lsp.core.ports import LanguageFeatureError
 from agent_lsp.sessions.combined_language import combined
 from agent_lsp.core.positions import convert, to_chars, to_units
@@ -17,10 +16,16 @@ PYRIGHT = {"command": ["pyright-langserver", "--stdio"], "languages": ["python",
            "settings": {"python": {"analysis": {"typeCheckingMode": "basic"}}}}
 
 
+def language_servers(value: object) -> tuple[dict, list[str]]:
+    """The `languageServers` setting as a settings layer takes it (config.clean): the servers kept, the warnings."""
+    good, warnings = clean({"languageServers": value}, "the user settings file")
+    return good.get("language_servers", {}), warnings
+
+
 def test_a_good_value_gives_one_config_per_server():
-    assert parse_language_servers({"pyright": PYRIGHT}) == {"pyright": LanguageServerConfig(
+    assert language_servers({"pyright": PYRIGHT}) == ({"pyright": LanguageServerConfig(
         command=("pyright-langserver", "--stdio"), languages=("python", ".pyi"), initialization_options=None,
-        settings={"python": {"analysis": {"typeCheckingMode": "basic"}}})}
+        settings={"python": {"analysis": {"typeCheckingMode": "basic"}}})}, [])
 
 
 @pytest.mark.parametrize("entry, message", [
@@ -38,15 +43,14 @@ def test_a_good_value_gives_one_config_per_server():
     ("gopls", "must be an object with `command` and `languages`"),
 ])
 def test_a_bad_server_is_named_and_the_good_ones_are_kept(entry, message):
-    with pytest.raises(PartlyValid) as caught:
-        parse_language_servers({"pyright": PYRIGHT, "gopls": entry})
-    assert f"language server `gopls`: {message}" in str(caught.value)
-    assert list(caught.value.value) == ["pyright"]
+    servers, warnings = language_servers({"pyright": PYRIGHT, "gopls": entry})
+    assert len(warnings) == 1 and f"language server `gopls`: {message}" in warnings[0]
+    assert list(servers) == ["pyright"]
 
 
 def test_start_timeout_is_30_s_unless_set():
-    servers = parse_language_servers({"pyright": PYRIGHT, "rust": {"command": ["rust-analyzer"],
-                                                                   "languages": ["rust"], "startTimeout": 120}})
+    servers, _ = language_servers({"pyright": PYRIGHT, "rust": {"command": ["rust-analyzer"],
+                                                                "languages": ["rust"], "startTimeout": 120}})
     assert (servers["pyright"].start_timeout, servers["rust"].start_timeout) == (30.0, 120.0)
 
 

@@ -79,7 +79,7 @@ def chunks(*deltas: dict, finish: str = "stop", usage: dict | None = None) -> li
 def run(items: list[ChatCompletionChunk]) -> tuple[list, ModelReply]:
     builder = ReplyBuilder()
     events = [e for c in items for e in builder.add(c)]
-    return events, builder.finish()
+    return events, builder.finish("http://127.0.0.1:2/v1/chat/completions")
 
 
 def test_text_reasoning_finish_reasons_and_usage_with_cached_tokens():
@@ -106,8 +106,10 @@ def test_a_stream_without_finish_reason_is_an_llm_error():
     builder = ReplyBuilder()
     list(builder.add(chunks({"content": "cut"})[0]))
     with pytest.raises(ModelError) as error:
-        builder.finish()
-    assert error.value.type == "llm_error" and "no finish_reason" in error.value.message
+        builder.finish("http://127.0.0.1:2/v1/chat/completions")
+    assert (error.value.type, error.value.message) == ("llm_error", "The model stream from http://127.0.0.1:2/v1/chat/"
+                                                                    "completions broke off before its end (no "
+                                                                    "finish_reason after 1 chunks).")
 
 
 ARGS = {"path": "src/é/日本.py", "old_string": "say \"hi\"\n\t😀", "new_string": "\u00e9 \\ done"}
@@ -225,7 +227,8 @@ def test_a_stream_that_breaks_off_says_so_and_an_error_chunk_is_the_apis_message
     broke, overloaded = asyncio.run(failures())
     assert broke.message == ("The model stream from http://127.0.0.1:2/v1/chat/completions broke off after 3 "
                              "chunks (ReadError: connection reset).")
-    assert overloaded.message == "The model stream failed: APIError: overloaded"
+    assert overloaded.message == ("The model stream from http://127.0.0.1:2/v1/chat/completions failed: APIError: "
+                                  "overloaded")
 
 
 def loose(*deltas: dict, finish: str = "stop") -> list[ChatCompletionChunk]:

@@ -1,7 +1,7 @@
 """Suggestions from Claude through the official `anthropic` SDK (imported on first use): the fill-the-hole prompt
 (providers/hole.py) streamed with `messages.stream`, the instructions and the file before the cursor's line marked
 for the prompt cache, no retries (`max_retries=0`), no `temperature` (the SDK has none); what every model stream
-checks from models/streams.py."""
+checks from models/streams.py, what its failures say from models/errors.py."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Any, AsyncIterator, Optional
 
 from agent_lsp.completions.prompt import CompletionPrompt
 from agent_lsp.completions.providers import hole
-from agent_lsp.core.ports import ModelError
 from agent_lsp.models import preload
-from agent_lsp.models.clients import http_client, shared_client, unverified
-from agent_lsp.models.streams import MESSAGES_API, broke_off, error_body, no_events, refuse_page, timeouts
+from agent_lsp.models.clients import http_client, shared_client
+from agent_lsp.models.errors import anthropic_error, failures
+from agent_lsp.models.streams import MESSAGES_API, broke_off, no_events, refuse_page, timeouts
 
 EPHEMERAL = {"type": "ephemeral"}
 
@@ -44,7 +44,6 @@ class AnthropicCompleter:
     async def complete(self, prompt: CompletionPrompt) -> AsyncIterator[str]:
         await self.prepare()
         import anthropic
-        import httpx2
 
         client = self._client()
         shape = self.shape
@@ -71,21 +70,8 @@ class AnthropicCompleter:
                     raise no_events(self._url(client), content_type, "Messages API events")
                 if not ended:
                     raise broke_off(self._url(client))
-        except anthropic.APIStatusError as e:
-            raise ModelError("llm_error", f"{self._url(client)} answered {e.status_code}: "
-                                          f"{error_body(e)[1] or getattr(e, 'message', '') or e}") from None
-        except (anthropic.APITimeoutError, httpx2.TimeoutException):
-            raise ModelError("llm_error", f"{self._url(client)} did not answer within {self.timeout:g} s "
-                                          f"({self.shape.SETTING}.timeout).") from None
-        except anthropic.APIConnectionError as e:
-            cause = e.__cause__ or e
-            raise ModelError("llm_error", unverified(e, self._url(client))
-                             or f"Could not reach {self._url(client)} ({type(cause).__name__}).") from None
-        except (anthropic.APIError, httpx2.TransportError) as e:
-            raise ModelError("llm_error", f"{type(e).__name__}: {e}" if str(e) else type(e).__name__) from None
-        except (ValueError, LookupError, AssertionError, TypeError, AttributeError) as e:  # the SDK reading junk
-            raise ModelError("llm_error", f"The model stream from {self._url(client)} sent something that is not "
-                                          f"a Messages API event ({type(e).__name__}).") from None
+        except failures(anthropic) as e:
+            raise anthropic_error(e, self._url(client), self.timeout, f"{self.shape.SETTING}.timeout", self.name) from None
 
     @staticmethod
     def _url(client: Any) -> str:

@@ -2,7 +2,7 @@
 retries: `chat` asks a chat model with the fill-the-hole prompt (providers/hole.py), its token limit named as for
 chats; `fim` posts the text before the cursor as `prompt` and the text after it as `suffix` to {baseUrl}/completions,
 the legacy completions shape that Ollama, llama.cpp's server and DeepSeek's FIM endpoint serve. What every model
-stream checks comes from models/streams.py."""
+stream checks comes from models/streams.py, what its failures say from models/errors.py."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any, AsyncIterator, Literal
 
 from agent_lsp.completions.prompt import CompletionPrompt
 from agent_lsp.completions.providers import hole
-from agent_lsp.core.ports import ModelError
 from agent_lsp.models import preload
+from agent_lsp.models.errors import failures, openai_error
 from agent_lsp.models.streams import OPENAI_API, broke_off, no_events, refuse_page
 
 
@@ -34,12 +34,12 @@ class OpenAICompleter:
 
     async def complete(self, prompt: CompletionPrompt) -> AsyncIterator[str]:
         await self.prepare()
-        import httpx2
         import openai
 
-        from agent_lsp.models.openai import client_for, connection_message, status_error  # the chat's own
+        from agent_lsp.models.openai import client_for  # the chats' clients
 
         client = client_for(self.base_url, self.api_key, self.timeout)
+        chunks = 0
         try:
             shape = self.shape
             if self.api == "fim":
@@ -50,7 +50,7 @@ class OpenAICompleter:
             async with stream:  # leaving the block closes the response (and its connection)
                 content_type = stream.response.headers.get("content-type", "")
                 refuse_page(content_type, self._url(), OPENAI_API)
-                chunks, finished = 0, False
+                finished = False
                 async for chunk in stream:
                     chunks += 1
                     text, finished = _text(chunk)
@@ -59,25 +59,18 @@ class OpenAICompleter:
                     if finished:
                         break  # its end, even if the server keeps the stream open
                 if not chunks:
-                    raise no_events(self._url(), content_type, "chunks")
+                    raise no_events(self._url(), content_type, f"{self._wire()} chunks")
                 if not finished:
                     raise broke_off(self._url())
-        except openai.APIStatusError as e:
-            raise status_error(e, self.name, self._url(), had_tools=False) from None
-        except (openai.APITimeoutError, httpx2.TimeoutException):
-            raise ModelError("llm_error", f"{self._url()} did not answer within {self.timeout:g} s "
-                                          f"({self.shape.SETTING}.timeout).") from None
-        except openai.APIConnectionError as e:
-            raise ModelError("llm_error", connection_message(e, self._url())) from None
-        except (openai.APIError, httpx2.TransportError) as e:
-            raise ModelError("llm_error", f"{type(e).__name__}: {e}" if str(e) else type(e).__name__) from None
-        except (ValueError, LookupError, TypeError, AttributeError) as e:  # the SDK reading junk, or _text
-            raise ModelError("llm_error", f"The model stream from {self._url()} sent something that is not a "
-                                          f"{'completions' if self.api == 'fim' else 'chat.completions'} chunk "
-                                          f"({type(e).__name__}: {str(e)[:200]}).") from None
+        except failures(openai) as e:
+            raise openai_error(e, self._url(), self.timeout, f"{self.shape.SETTING}.timeout", self.name, self._wire(),
+                               chunks) from None
 
     def _url(self) -> str:
         return f"{self.base_url.rstrip('/')}/{'completions' if self.api == 'fim' else 'chat/completions'}"
+
+    def _wire(self) -> str:
+        return "completions" if self.api == "fim" else "chat.completions"
 
 
 def chat_request(model: str, prompt: CompletionPrompt, base_url: str, shape: Any = hole) -> dict[str, Any]:
