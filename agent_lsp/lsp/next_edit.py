@@ -11,7 +11,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from agent_lsp.core.positions import offset_of
+from agent_lsp.core.positions import offset_of, position_at
 from agent_lsp.lsp import documents
 from agent_lsp.lsp.inline_completion import EXTRA_STATS, document_position, made_once
 
@@ -47,11 +47,9 @@ def register_next_edit(server: Any) -> None:
         edit = await engine.suggest(doc, offset, version)
         if edit is None:
             return dict(NOTHING)
-        from agent_lsp.lsp.convert import lsp_position
-
         return OfferedEdit(ls, uri, version, edit.id, {
-            "range": {"start": lsp_position(doc.text, edit.start, encoding),
-                      "end": lsp_position(doc.text, edit.end, encoding)},
+            "range": {"start": position_at(doc.text, edit.start, encoding),
+                      "end": position_at(doc.text, edit.end, encoding)},
             "text": edit.text,
             "textDocument": {"uri": uri, "version": version},
             "command": {"title": "Next edit accepted", "command": ACCEPTED, "arguments": [{"id": edit.id}]}})

@@ -47,7 +47,7 @@ async def test_code_actions_are_offered_without_loading_the_agent(lsp):
     options = client.initialize_result.capabilities
     assert list(options.code_action_provider.code_action_kinds) == ["quickfix", "refactor"]
     assert sorted(options.execute_command_provider.commands) == ["agent.completionAccepted", "agent.explain", "agent.fix",
-                                                                 "agent.refactor"]
+                                                                 "agent.nextEditAccepted", "agent.refactor"]
 
     at_diagnostic = await client.text_document_code_action_async(action_request(uri, CURSOR, [DIAGNOSTIC]))
     (fix,) = at_diagnostic  # the cursor selects nothing, so only the quick fix is offered
