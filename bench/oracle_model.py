@@ -29,6 +29,8 @@ class Call:
     """When the client was seen closing the stream before its end."""
     answer: str = ""
     prompt: str = ""
+    finished_wall: Optional[float] = None
+    """`finished` on the wall clock (a server's log stamps its lines with it)."""
 
 
 @dataclass
@@ -46,6 +48,8 @@ class OracleModel:
     """Answer this to every call instead of the truth."""
     truth: Truth = field(default_factory=Truth)
     calls: list[Call] = field(default_factory=list)
+    piece: int = 8
+    """Characters per streamed chunk (a chunk every 5 ms at most)."""
 
     def start(self) -> "OracleModel":
         self._server = _StampingServer(("127.0.0.1", 0), self._handler())
@@ -102,7 +106,7 @@ class OracleModel:
                     self.send_response(200)
                     self.send_header("content-type", "text/event-stream")
                     self.end_headers()
-                    pieces = [call.answer[i:i + 8] for i in range(0, len(call.answer), 8)] or [""]
+                    pieces = [call.answer[i:i + fake.piece] for i in range(0, len(call.answer), fake.piece)] or [""]
                     for n, piece in enumerate(pieces):
                         chunk = {"id": "cmpl-oracle", "object": "text_completion", "created": 1700000000,
                                  "model": body.get("model", "oracle"),
@@ -115,7 +119,7 @@ class OracleModel:
                             return
                     self.wfile.write(b"data: [DONE]\n\n")
                     self.wfile.flush()
-                    call.finished = time.perf_counter()
+                    call.finished, call.finished_wall = time.perf_counter(), time.time()
                 except (BrokenPipeError, ConnectionResetError):
                     call.closed = time.perf_counter()
 
@@ -130,7 +134,7 @@ class OracleModel:
                 self.end_headers()
                 self.wfile.write(data)
                 self.wfile.flush()
-                call.finished = time.perf_counter()
+                call.finished, call.finished_wall = time.perf_counter(), time.time()
 
             def _closed_within(self, seconds: float) -> bool:
                 """Wait `seconds`, watching the socket: True as soon as the client closes it."""

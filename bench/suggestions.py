@@ -338,19 +338,25 @@ async def closing(quick: bool, root: Path) -> list[Row]:
     return rows
 
 
+def open_buffers(client: Client, root: Path, count: int, prefix: str) -> list[list]:
+    """`count` buffers of 240 lines opened: [uri, text, version] each."""
+    body = "".join(f"def f{n}(items):\n    total = 0\n    for x in items:\n        total += x\n    return total\n\n"
+                   for n in range(40))
+    docs = []
+    for n in range(count):
+        uri = (root / f"{prefix}_{n}.py").as_uri()
+        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                                                                "text": body}})
+        docs.append([uri, body, 1])
+    return docs
+
+
 async def _scale_once(server: str, buffers: int, requests: int, root: Path) -> tuple[list[float], int, int]:
     """`requests` suggestions one after another at random places of `buffers` open buffers, each after a keystroke;
     the overhead of each (answer time less the model's) and the RSS before and after, in KiB."""
     async with _serving(server, OracleModel(latency=0.0, fixed="value = compute(items)"), root) as (client, model):
         rng = random.Random(5)
-        body = "".join(f"def f{n}(items):\n    total = 0\n    for x in items:\n        total += x\n    return total\n\n"
-                       for n in range(40))
-        docs = []
-        for n in range(buffers):
-            uri = (root / f"scale_{n}.py").as_uri()
-            client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
-                                                                    "text": body}})
-            docs.append([uri, body, 1])
+        docs = open_buffers(client, root, buffers, "scale")
         overheads: list[float] = []
         rss_before = 0
         for n in range(requests + 200):
