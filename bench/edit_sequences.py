@@ -168,6 +168,6 @@ def _parameters(path: str, text: str, most: int) -> list[Sequence]:
 
 
 def keystrokes(step: Step, rng: random.Random) -> list[Keystroke]:
-    """How the author types `step`: the old text (if any) typed over by the first character, then the rest a
-    character at a time at a human pace; the first keystroke comes after `pause`'s thinking and moving there."""
+    """The characters of `step`'s new text, each after a human interval (the replay types the first over the old
+    text, as a word selected and typed over)."""
     return [Keystroke(ch, _interval(rng)) for ch in step.text]
