@@ -29,7 +29,7 @@ from bench.edit_sequences import Sequence, keystrokes, sequences
 from bench.figures import AGENT, Row, env_for, p99
 from bench.oracle_model import OracleModel
 from bench.startup import rss_kib
-from bench.suggestions import Client, _ms, _position, _settle, open_buffers
+from bench.suggestions import Client, _ms, _position, _settle, keystroke, open_buffers
 from agent_lsp.completions.next_edit import CURSOR, END, START, window_at
 
 NAIVE = [sys.executable, str(Path(__file__).with_name("naive_next_edit_server.py"))]
@@ -433,15 +433,11 @@ async def _scale_once(server: str, buffers: int, timed: int, requests: int, root
             offset = -1  # a keystroke at the end of one of the first lines
             for _ in range(rng.randrange(1, 7)):
                 offset = doc[1].index("\n", offset + 1)
-            start = _position(doc[1], offset)
-            doc[1], doc[2] = doc[1][:offset] + "q" + doc[1][offset:], doc[2] + 1
-            client.notify("textDocument/didChange", {"textDocument": {"uri": doc[0], "version": doc[2]},
-                                                     "contentChanges": [{"range": {"start": start, "end": start},
-                                                                         "text": "q"}]})
+            cursor = keystroke(client, doc, offset, "q")
             calls = len(model.calls)
             sent = time.perf_counter()
             await client.request("textDocument/copilotInlineEdit", {
-                "textDocument": {"uri": doc[0], "version": doc[2]}, "position": _position(doc[1], offset + 1)})
+                "textDocument": {"uri": doc[0], "version": doc[2]}, "position": cursor})
             took = time.perf_counter() - sent
             served = [c for c in model.calls[calls:] if c.finished]
             return took - (served[-1].finished - served[-1].arrived if served else 0.0)
