@@ -17,10 +17,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parents[1]))
 from bench import figures, language  # noqa: E402
 from bench.figures import Row  # noqa: E402
-from bench import chat_cost, remote, suggestions, tools_scale, workflow  # noqa: E402
+from bench import chat_cost, next_edits, remote, suggestions, tools_scale, workflow  # noqa: E402
 
 DOC = Path(__file__).parents[1] / "docs" / "benchmarks.md"
-ROWS = 53
+ROWS = 65
 """Every run prints this many rows; fewer means a figure went missing (a failure, in CI too)."""
 
 
@@ -51,6 +51,8 @@ async def run(quick: bool, only: frozenset[str] = frozenset()) -> list[Row]:
             ("suggestions closing", lambda: suggestions.closing(quick, root)),
             ("suggestions scale", lambda: suggestions.scale(quick, root)),
             ("remote model", lambda: remote.remote(quick, root)),
+            ("next edits replay", lambda: next_edits.replay(quick, root)),
+            ("next edits scale", lambda: next_edits.scale(quick, root)),
         ]
         unknown = only - {name for name, _ in steps}
         if unknown:

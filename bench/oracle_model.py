@@ -30,6 +30,8 @@ class Call:
     """When the client was seen closing the stream before its end."""
     answer: str = ""
     prompt: str = ""
+    finished_wall: Optional[float] = None
+    """`finished` on the wall clock (a server's log stamps its lines with it)."""
 
 
 @dataclass
@@ -53,6 +55,8 @@ class OracleModel:
     calls: list[Call] = field(default_factory=list)
     tls: Optional[ssl.SSLContext] = None
     """Serve over TLS with this server context (tests/fakes/certificate.py)."""
+    piece: int = 8
+    """Characters per streamed piece."""
     pace: float = 0.005
     """Seconds between the 8-character pieces of an answer, watching for the client closing (0: all at once, the
     model's time is then its latency alone)."""
@@ -108,14 +112,14 @@ class OracleModel:
                     return
                 if not body.get("stream"):
                     self.json(200, _whole(api, body, call.answer))
-                    call.finished = time.perf_counter()
+                    call.finished, call.finished_wall = time.perf_counter(), time.time()
                     return
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("transfer-encoding", "chunked")
                 self.end_headers()
                 try:
-                    frames = _frames(api, body, call.answer)
+                    frames = _frames(api, body, call.answer, fake.piece)
                     for n, frame in enumerate(frames):
                         self.chunk(frame.encode())
                         if n < len(frames) - 1 and fake.pace and self.closed_within(fake.pace):
@@ -124,7 +128,7 @@ class OracleModel:
                             return
                     self.wfile.write(b"0\r\n\r\n")
                     self.wfile.flush()
-                    call.finished = time.perf_counter()
+                    call.finished, call.finished_wall = time.perf_counter(), time.time()
                 except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
                     call.closed = time.perf_counter()
                     self.close_connection = True
@@ -144,15 +148,15 @@ def _before_cursor(api: str, body: dict[str, Any]) -> str:
     return text.split(HOLE, 1)[0]
 
 
-def _pieces(answer: str) -> list[str]:
-    return [answer[i:i + 8] for i in range(0, len(answer), 8)] or [""]
+def _pieces(answer: str, size: int = 8) -> list[str]:
+    return [answer[i:i + size] for i in range(0, len(answer), size)] or [""]
 
 
-def _frames(api: str, body: dict[str, Any], answer: str) -> list[str]:
-    """The answer as the API streams it, in 8-character pieces."""
+def _frames(api: str, body: dict[str, Any], answer: str, size: int = 8) -> list[str]:
+    """The answer as the API streams it, in `size`-character pieces."""
     model = body.get("model", "oracle")
     if api == "anthropic":
-        pieces = _pieces("<completion>" + answer)
+        pieces = _pieces("<completion>" + answer, size)
         events = [{"type": "message_start", "message": {
             "id": "msg_oracle", "type": "message", "role": "assistant", "model": model, "content": [],
             "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}},
@@ -165,13 +169,13 @@ def _frames(api: str, body: dict[str, Any], answer: str) -> list[str]:
                    {"type": "message_stop"}]
         return [sse(json.dumps(event), event["type"]) for event in events]
     if api == "chat":
-        pieces = _pieces("<completion>" + answer)
+        pieces = _pieces("<completion>" + answer, size)
         chunks = [{"id": "chatcmpl-oracle", "object": "chat.completion.chunk", "created": 1700000000, "model": model,
                    "choices": [{"index": 0, "delta": {"content": piece}, "logprobs": None,
                                 "finish_reason": "stop" if n == len(pieces) - 1 else None}]}
                   for n, piece in enumerate(pieces)]
     else:
-        pieces = _pieces(answer)
+        pieces = _pieces(answer, size)
         chunks = [{"id": "cmpl-oracle", "object": "text_completion", "created": 1700000000, "model": model,
                    "choices": [{"index": 0, "text": piece, "logprobs": None,
                                 "finish_reason": "stop" if n == len(pieces) - 1 else None}]}

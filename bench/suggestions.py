@@ -355,19 +355,36 @@ async def closing(quick: bool, root: Path) -> list[Row]:
     return rows
 
 
+def open_buffers(client: Client, root: Path, count: int, prefix: str) -> list[list]:
+    """`count` buffers of 240 lines opened: [uri, text, version] each."""
+    body = "".join(f"def f{n}(items):\n    total = 0\n    for x in items:\n        total += x\n    return total\n\n"
+                   for n in range(40))
+    docs = []
+    for n in range(count):
+        uri = (root / f"{prefix}_{n}.py").as_uri()
+        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                                                                "text": body}})
+        docs.append([uri, body, 1])
+    return docs
+
+
+def keystroke(client: Client, doc: list, offset: int, char: str) -> dict[str, int]:
+    """`char` typed at `offset` of the open buffer `doc` ([uri, text, version]), its didChange sent; the cursor
+    after it."""
+    start = _position(doc[1], offset)
+    doc[1], doc[2] = doc[1][:offset] + char + doc[1][offset:], doc[2] + 1
+    client.notify("textDocument/didChange", {"textDocument": {"uri": doc[0], "version": doc[2]},
+                                             "contentChanges": [{"range": {"start": start, "end": start},
+                                                                 "text": char}]})
+    return _position(doc[1], offset + len(char))
+
+
 async def _scale_once(server: str, buffers: int, requests: int, root: Path) -> tuple[list[float], int, int]:
     """`requests` suggestions one after another at random places of `buffers` open buffers, each after a keystroke;
     the overhead of each (answer time less the model's) and the RSS before and after, in KiB."""
     async with _serving(server, OracleModel(latency=0.0, fixed="value = compute(items)"), root) as (client, model):
         rng = random.Random(5)
-        body = "".join(f"def f{n}(items):\n    total = 0\n    for x in items:\n        total += x\n    return total\n\n"
-                       for n in range(40))
-        docs = []
-        for n in range(buffers):
-            uri = (root / f"scale_{n}.py").as_uri()
-            client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
-                                                                    "text": body}})
-            docs.append([uri, body, 1])
+        docs = open_buffers(client, root, buffers, "scale")
         overheads: list[float] = []
         rss_before = 0
         for n in range(requests + 200):
@@ -376,16 +393,11 @@ async def _scale_once(server: str, buffers: int, requests: int, root: Path) -> t
             doc = rng.choice(docs)
             line = rng.randrange(doc[1].count("\n"))
             offset = [i for i, ch in enumerate(doc[1]) if ch == "\n"][line]
-            start = _position(doc[1], offset)
-            doc[1], doc[2] = doc[1][:offset] + "x" + doc[1][offset:], doc[2] + 1
-            client.notify("textDocument/didChange", {"textDocument": {"uri": doc[0], "version": doc[2]},
-                                                     "contentChanges": [{"range": {"start": start, "end": start},
-                                                                         "text": "x"}]})
+            cursor = keystroke(client, doc, offset, "x")
             calls = len(model.calls)
             sent = time.perf_counter()
             await client.request("textDocument/inlineCompletion", {
-                "textDocument": {"uri": doc[0]}, "position": _position(doc[1], offset + 1),
-                "context": {"triggerKind": 2}})
+                "textDocument": {"uri": doc[0]}, "position": cursor, "context": {"triggerKind": 2}})
             took = time.perf_counter() - sent
             served = model.calls[calls:]
             if served and served[-1].finished:

@@ -282,7 +282,8 @@ class NextEdits:
     # ---- what the editor tells of the suggestions ----------------------------------------------------------
 
     def changed(self, uri: str, text: str) -> None:
-        """`uri` now holds `text`: an edit offered is accepted when this is exactly it applied, else dismissed."""
+        """`uri` now holds `text`: an edit offered is accepted when this is exactly it applied, else dismissed
+        (unless the change is at the edit's own place: the user making it their own way, typing it say)."""
         self.history.changed(uri, text)
         state = self._states.get(uri)
         if state is None or state.offered is None:
@@ -290,8 +291,14 @@ class NextEdits:
         offered, state.offered = state.offered, None
         if next_edit.apply(offered.text, offered.edit) == text:
             self.accepted(offered.id)
-        elif offered.id not in self._accepted:
+        elif offered.id not in self._accepted and not self._made_there(uri, offered.edit):
             state.dismissed.append(key_of(offered.text, offered.edit))
+
+    def _made_there(self, uri: str, edit: Edit) -> bool:
+        """Whether the latest change of `uri` touches the place `edit` changes (a dismissal would keep the same
+        edit off every line that reads the same: the next call site's own)."""
+        latest = self.history.latest(uri)
+        return latest is not None and latest.start <= edit.end and latest.start + len(latest.removed) >= edit.start
 
     def accepted(self, id: Any) -> None:
         """The edit `id` was applied (counted once, by command or by the change that applies it)."""

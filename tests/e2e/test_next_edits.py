@@ -190,6 +190,22 @@ async def test_a_dismissed_suggestion_does_not_come_back(lsp, fake_api, workspac
     assert await stats(client) == counts(requests=2, modelCalls=2, filtered=1)
 
 
+async def test_an_edit_typed_by_hand_is_not_dismissed_from_the_next_line_that_reads_the_same(lsp, fake_api,
+                                                                                             workspace):
+    source = "def f(count):\n    return count\n\n\nprint(f(2))\nprint(f(2))\n"
+    added = source.replace("f(count)", "f(count, strict=False)")
+    first = added.replace("print(f(2))", "print(f(2, strict=True))", 1)
+    fake_api.add(text(region(first)), text(region(first.replace("print(f(2))", "print(f(2, strict=True))"))))
+    client = await lsp.start()
+    uri = open_doc(client, workspace / "app.py", source)
+    version = edit(client, uri, added)
+    assert await ask(client, uri, 0, 22) == offered(uri, version, (4, 9), (4, 9), ", strict=True", 1)
+    edit(client, uri, added.replace("print(f(2))", "print(f(2, s))", 1))  # typing it, not taking it with Tab
+    version = edit(client, uri, first)
+    assert await ask(client, uri, 0, 22) == offered(uri, version, (5, 9), (5, 9), ", strict=True", 2)
+    assert await stats(client) == counts(requests=2, modelCalls=2)
+
+
 # ---- fresh and cheap -----------------------------------------------------------------------------------------
 
 
