@@ -72,7 +72,8 @@
                  (messages (cdr (assq 'messages (aref requests 1))))
                  (result (aref (cdr (assq 'content (aref messages (1- (length messages))))) 0)))
             (test-eq (concat "a.py:5:7: print(greet('a'))\na.py:6:1: greet('unsaved')\n"
-                             "b.py:1:15: from a import greet\nb.py:3:7: print(greet('b'))")
+                             "b.py:1:15: from a import greet\nb.py:3:7: print(greet('b'))\n"
+                             "index: unknown — the editor does not say whether its language servers finished indexing")
                      (cdr (assq 'content result)) "the references the model read"))
           (let ((tools (agent-lsp--request agent-lsp--connection :agent/tools (make-hash-table))))
             (test-eq "editor" (plist-get (cl-find "find_references" (plist-get tools :tools)
