@@ -981,42 +981,24 @@ for point; the one picked runs as a chat in *agent-lsp*."
                    (agent-lsp--finish (agent-lsp--stop-line result)))
      :error-fn (lambda (err) (agent-lsp--finish (concat "Error: " (plist-get err :message))))
      :timeout nil)))
-(defun agent-lsp--data-dir (root)
-  "The server's data directory, for the workspace ROOT.
-The `--data-dir' of `agent-lsp-command' (relative to ROOT), else the
-server's default, $XDG_STATE_HOME/agent-lsp."
-  (let ((args agent-lsp-command) dir)
-    (while (and args (not dir))
-      (cond ((string-prefix-p "--data-dir=" (car args)) (setq dir (substring (car args) 11)))
-            ((and (equal (car args) "--data-dir") (cadr args)) (setq dir (cadr args))))
-      (setq args (cdr args)))
-    (if dir
-        (expand-file-name dir root)
-      (expand-file-name "agent-lsp" (or (getenv "XDG_STATE_HOME") (expand-file-name "~/.local/state"))))))
 
 ;;;###autoload
 (defun agent-lsp-memory ()
   "Open the project memory the agent's `remember' tool keeps.
-AGENTS.md at the project root, or with `\"memoryFile\": \"private\"' in
-.agent-lsp/settings.json the file under the server's data directory."
+Where the server's settings in force place it (agent/memoryFile):
+AGENTS.md at the project root, or with `\"memoryFile\": \"private\"' the
+file under the server's data directory."
   (interactive)
-  (let* ((project (project-current))
-         (root (directory-file-name (expand-file-name (if project (project-root project) default-directory))))
-         (settings (expand-file-name ".agent-lsp/settings.json" root))
-         (mode (or (and (file-readable-p settings)
-                        (ignore-errors
-                          (with-temp-buffer
-                            (insert-file-contents settings)
-                            (plist-get (json-parse-buffer :object-type 'plist) :memoryFile))))
-                   "agents"))
-         (file (if (equal mode "private")
-                   (expand-file-name (format "memory/%s.md" (substring (secure-hash 'sha256 root) 0 16))
-                                     (agent-lsp--data-dir root))
-                 (expand-file-name "AGENTS.md" root))))
-    (if (or (file-exists-p file) (not (equal mode "private")))
-        (find-file-other-window file)
-      (message "agent-lsp: the private memory file %s does not exist yet; the agent's remember tool creates it"
-               (abbreviate-file-name file)))))
+  (let* ((answer (agent-lsp--request (agent-lsp--current-server) :agent/memoryFile (make-hash-table)))
+         (uri (plist-get answer :uri))
+         (private (eq (plist-get answer :private) t))
+         (file (and (stringp uri) (agent-lsp--uri-path uri))))
+    (cond ((not file)
+           (message "agent-lsp: no project memory here (no workspace folder, or no data directory for a private one)"))
+          ((and private (not (file-exists-p file)))
+           (message "agent-lsp: the private memory file %s does not exist yet; the agent's remember tool creates it"
+                    (abbreviate-file-name file)))
+          (t (find-file-other-window file)))))
 
 ;;;###autoload
 (defun agent-lsp-new-session ()
