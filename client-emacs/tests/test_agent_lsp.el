@@ -5,7 +5,8 @@
 ;; that edit and the chat goes on to the model's reply; the second is allowed and lands in the buffer, not
 ;; on disk; the transcript ends "Done."; the chat is not left busy, and a next message continues the session.
 ;; C-u 0 M-x agent-lsp-revert undoes the edit in the buffer; M-x agent-lsp-code-action offers "Fix with agent" on a line
-;; and runs it as a chat; M-x agent-lsp-memory opens AGENTS.md.
+;; and runs it as a chat; M-x agent-lsp-memory opens AGENTS.md, and with "memoryFile": "private" the file the
+;; server names (a message while it does not exist yet).
 ;; A missing program is one clear error naming the install command; another language server is refused with one
 ;; warning saying what it reported.
 
@@ -120,6 +121,23 @@
         ;; M-x agent-lsp-memory: AGENTS.md at the project root (memoryFile "agents", the default).
         (agent-lsp-memory)
         (test-eq (concat test-dir "AGENTS.md") buffer-file-name "the project memory")
+        ;; With "memoryFile": "private" in the workspace's settings, the file the server names under its data
+        ;; directory: a message while it does not exist yet, the file once it does.
+        (make-directory (concat test-dir ".agent-lsp") t)
+        (with-temp-file (concat test-dir ".agent-lsp/settings.json") (insert "{\"memoryFile\": \"private\"}"))
+        (let ((said nil))
+          (cl-letf (((symbol-function 'message) (lambda (format &rest args) (setq said (apply #'format-message format args)))))
+            (agent-lsp-memory))
+          (unless (and said (string-match (concat "\\`agent-lsp: the private memory file \\(" (regexp-quote test-dir)
+                                                  "data/memory/[0-9a-f]+\\.md\\) does not exist yet; "
+                                                  "the agent.s remember tool creates it\\'")  ; ' or ’ as format-message quotes
+                                          said))
+            (error "M-x agent-lsp-memory with no private memory file said %S" said))
+          (let ((file (match-string 1 said)))
+            (make-directory (file-name-directory file) t)
+            (with-temp-file file (insert "- remembered\n"))
+            (agent-lsp-memory)
+            (test-eq file buffer-file-name "the private project memory")))
         (setq code 0))
     (error (princ (format "%s\n" (error-message-string err)) #'external-debugging-output)))
   (princ (format "%s - emacs agent-lsp.el (%d ms)\n" (if (= code 0) "ok" "not ok")
