@@ -9,8 +9,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from agent_lsp.core.paths import uri_to_path
+from agent_lsp.lsp import documents
 from agent_lsp.lsp.connection import connection_of
-from agent_lsp.lsp.convert import lsp_open_document
 from agent_lsp.lsp.handlers import SESSION_BUSY, parse, session_of
 from agent_lsp.protocol import RefusedRevert, RevertParams, RevertResult
 from agent_lsp.sessions.chat_run import NothingToRevert
@@ -44,7 +44,7 @@ def hover(ls: Any, params: types.HoverParams) -> Optional[types.Hover]:
     except UnknownSession:
         return None
     line = params.position.line
-    document = lsp_open_document(ls, params.text_document.uri)
+    document = documents.current(ls, params.text_document.uri)
     now = document.lines[line].rstrip("\r\n") if document and line < len(document.lines) else None
     for checkpoint in reversed(session.checkpoints):
         change = checkpoint.files.get(path)

@@ -4,18 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Optional
-from urllib.parse import unquote
 
 from agent_lsp.core.ports import Diagnostic, TextEdit
 from agent_lsp.core.positions import encoding_name, position_at, to_chars
 
 SEVERITIES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
-
-
-def lsp_open_document(server: Any, uri: str) -> Any:
-    """pygls's document for `uri` when the editor has it open, else None. (pygls keeps documents under the URI
-    unescaped: `file:///c%3A/a%20b.py` is there as `file:///c:/a b.py`.)"""
-    return server.workspace.text_documents.get(unquote(uri))
 
 
 def lsp_encoding(server: Any) -> str:

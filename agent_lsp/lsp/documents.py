@@ -10,6 +10,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
+from urllib.parse import unquote
 
 from lsprotocol import types
 
@@ -43,9 +44,7 @@ def pin(protocol: Any, params: Any) -> None:
     if not isinstance(params, dict) or not isinstance(params.get("textDocument"), dict):
         return  # bad params: the handler answers -32602
     uri = params["textDocument"].get("uri")
-    from agent_lsp.lsp.convert import lsp_open_document  # (with the core: not at start-up)
-
-    doc = lsp_open_document(protocol, uri) if isinstance(uri, str) else None
+    doc = current(protocol, uri) if isinstance(uri, str) else None
     pinned = None if doc is None else Pinned(doc.uri, doc.version, doc.source, doc.language_id or "")
     pins = _PINS.setdefault(protocol, {})
     pins[id(params)] = (params, pinned)  # params kept: its id is not reused meanwhile
@@ -65,10 +64,9 @@ def as_of_request(ls: Any, params: Any, uri: str) -> Optional[Pinned]:
 
 
 def current(ls: Any, uri: str) -> Any:
-    """pygls's document for `uri` when the editor has it open, else None."""
-    from agent_lsp.lsp.convert import lsp_open_document  # (with the core: not at start-up)
-
-    return lsp_open_document(ls, uri)
+    """pygls's document for `uri` when the editor has it open, else None. (pygls keeps documents under the URI
+    unescaped: `file:///c%3A/a%20b.py` is there as `file:///c:/a b.py`.)"""
+    return ls.workspace.text_documents.get(unquote(uri))
 
 
 def open_document(doc: Any) -> Any:
