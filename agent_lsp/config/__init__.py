@@ -30,6 +30,8 @@ PROVIDERS = ("anthropic", "openai", "demo")
 MEMORY_FILES = ("agents", "private")
 HARD_MAX_TURNS = 100
 DEFAULT_MODEL = "claude-sonnet-5-5"
+READ_TIMEOUT = 120.0
+"""Seconds a chat's model stream may stay silent: the readTimeout setting's default, for every provider."""
 
 Thinking = Union[int, Literal["adaptive"], None]
 """A chat's extended thinking: its budget in tokens, "adaptive", or None (none)."""
@@ -101,7 +103,7 @@ class Settings(Section):
     """The model's context window in tokens."""
     compact_threshold: number(0.05, 1) = 0.8
     """Compact the conversation when a request would pass this share of the context window."""
-    read_timeout: number(1, 3600, " of seconds") = 120.0
+    read_timeout: number(1, 3600, " of seconds") = READ_TIMEOUT
     """Seconds a model stream may stay silent (before its headers or between events) before the call fails."""
     secret_env: strings("must be a list of environment variable names", non_empty=True) = ()
     """Environment variables (names or fnmatch patterns) that run_command never passes on, besides the provider

@@ -11,8 +11,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, Mapping, Optional
 from urllib.parse import urlparse
 
-from agent_lsp.config import DEFAULT_MODEL, Settings
-from agent_lsp.models.streams import READ_TIMEOUT
+from agent_lsp.config import DEFAULT_MODEL, READ_TIMEOUT, Settings
 
 if TYPE_CHECKING:  # the core's ports only when a model is built: the warm-up decides at start-up and imports no more
     from agent_lsp.core.ports import Model

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent_lsp.config import READ_TIMEOUT  # noqa: F401 (the models' default, decided in config/)
 from agent_lsp.core.ports import ModelError
-
-READ_TIMEOUT = 120.0
-"""Seconds a chat's model stream may stay silent (the readTimeout setting's default)."""
 CONNECT_TIMEOUT = 10.0
 """Seconds at most to connect (never more than the read timeout): a stalled handshake fails fast."""
 MESSAGES_API = "the Messages API"
