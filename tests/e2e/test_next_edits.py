@@ -14,6 +14,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcRequestCancelled
 
+from agent_lsp.models.resolver import SUGGESTION_MODELS
 from tests.e2e.conftest import CEILING, open_doc, openai_env, server_env, text
 from tests.fakes.chat_completions import FakeChatCompletions
 from tests.fakes.legacy_completions import FakeLegacyCompletions
@@ -115,7 +116,7 @@ async def test_the_messages_api_is_asked_with_the_diffs_and_the_window(lsp, fake
     uri, version = renamed(client, workspace)
     assert await ask(client, uri, 0, 11) == offered(uri, version, (1, 11), (1, 16), "total", 1)
     (request,) = fake_api.requests
-    assert request["model"] == "claude-haiku-4-5" and request["stop_sequences"] == [END]
+    assert request["model"] == SUGGESTION_MODELS["anthropic"] and request["stop_sequences"] == [END]
     assert START in request["system"][0]["text"] and CURSOR in request["system"][0]["text"]
     edits, excerpt = (part["text"] for part in request["messages"][0]["content"])
     assert edits == ("### User Edits:\n\n--- a/app.py\n+++ b/app.py\n@@ -1,3 +1,3 @@\n-def f(count):\n"
