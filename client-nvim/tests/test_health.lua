@@ -41,7 +41,7 @@ H.run('health checks identity', function()
   local report = checkhealth()
   H.truthy(report:find('OK:? `agent%-lsp` is ' .. vim.pesc(path)), ':checkhealth agent_lsp, real server: ' .. report)
   H.truthy(report:find('OK:? ANTHROPIC_API_KEY is set %(model claude%-sonnet%-4%-5%)'), report)
-  H.truthy(report:find('OK:? suggestions from anthropic claude%-haiku%-4%-5 %(api chat%) at '), report)
+  H.truthy(report:find('OK:? suggestions from anthropic claude%-haiku%-5%-5 %(api chat%) at '), report)
   H.truthy(not report:find('ERROR'), ':checkhealth agent_lsp has no error: ' .. report)
   -- The old name points to the new one, and runs no check.
   report = checkhealth('agent')

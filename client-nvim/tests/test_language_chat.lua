@@ -37,6 +37,8 @@ H.run('find_references and rename_symbol are answered by the editor\'s language 
     'main.py:1:18: from shop import total',
     'main.py:3:15: s = "😀" + str(total([1, 2]))',
     'main.py:4:5: t = total([3])',
+    -- PROTOCOL §11: through the editor's route, unknown while the plugin sends no agent/languageStatus.
+    'index: unknown — the editor does not say whether its language servers finished indexing',
   }, '\n') }, { type = result.type, tool_use_id = result.tool_use_id, content = result.content },
     'what the model read')
   H.eq({

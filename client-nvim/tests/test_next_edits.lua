@@ -101,7 +101,11 @@ H.run_typing(NAME, function()
   -- Insert mode clears a shown edit.
   H.type('gg0ciwtotal<Esc>')
   H.await(function() return next_edits.current() ~= nil end, 'an edit after the second rename')
-  H.eq('total', next_edits.current().text, 'the second rename carried on')
+  -- tally -> total share their first letter: the edit is minimal (PROTOCOL §11), "ally" replaced by "otal".
+  local second = next_edits.current()
+  H.eq({ { start = { line = 2, character = 5 }, ['end'] = { line = 2, character = 9 } }, 'otal' },
+    { second.range, second.text }, 'the second rename carried on, its common prefix left out')
+  H.eq({ old = { 2, 5, 2, 9 }, new = 'otal', sign = SIGNS and '→' or nil }, drawn(), 'the minimal edit drawn')
   H.type('A')
   H.await(function() return vim.api.nvim_get_mode().mode == 'i' end, 'Insert mode')
   H.eq(nil, next_edits.current(), 'cleared in Insert mode')

@@ -36,6 +36,11 @@ local RESOLVED = {
   renameProvider = 'rename',
 }
 
+-- Whether the plugin answers `method` (it declares languageFeatures = true: every method the server lists).
+function M.answers(method)
+  return PROVIDER[method] ~= nil
+end
+
 local function invalid(message)
   return nil, { code = -32602, message = message }  -- InvalidParams
 end
@@ -553,7 +558,7 @@ function M.answer(params, self_client, timeout_ms)
     return invalid('method: a string is required')
   end
   local method, p = params.method, params.params
-  if not PROVIDER[method] then
+  if not M.answers(method) then
     return invalid('method: ' .. method .. ' is not one this client answers')
   end
   if type(p) ~= 'table' then
