@@ -78,9 +78,9 @@ async def test_code_actions_are_offered_without_loading_the_agent(lsp):
 
     modules = (await client.protocol.send_request_async("agent/debug", {}))["modules"]
     loaded = [m for m in modules if m.startswith(("agent_lsp.lsp.handlers", "agent_lsp.core", "anthropic", "openai"))]
-    # the settings' check for surrogates; the language methods `initialize` lists; positions and paths (stdlib only)
-    assert sorted(loaded) == ["agent_lsp.core", "agent_lsp.core.language_methods", "agent_lsp.core.paths",
-                              "agent_lsp.core.positions", "agent_lsp.core.surrogates"]
+    # the settings' check for surrogates; the language methods `initialize` lists; positions (stdlib only)
+    assert sorted(loaded) == ["agent_lsp.core", "agent_lsp.core.language_methods", "agent_lsp.core.positions",
+                              "agent_lsp.core.surrogates"]
 
 
 async def test_fix_with_agent_runs_a_chat_that_edits_through_the_usual_confirmation(lsp):
