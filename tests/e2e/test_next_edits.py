@@ -295,8 +295,8 @@ async def test_a_model_failure_is_no_edit_and_one_warning(lsp, fake_api, workspa
     assert await ask(client, uri, 0, 11) == NOTHING
     edit(client, uri, RENAMED + "\n")
     assert await ask(client, uri, 0, 11) == NOTHING
-    assert warnings_of(client) == [f"agent-lsp: no next edits: {fake_api.base_url}/v1/messages answered 401: "
-                                   "invalid api key"]
+    assert warnings_of(client) == [f"agent-lsp: no next edits: {fake_api.base_url}/v1/messages answered 401 "
+                                   "authentication_error: invalid api key"]
     assert (await stats(client))["errors"] == 2
 
 
