@@ -15,9 +15,9 @@ from agent_lsp.completions.next_edit import Change
 EVENTS = 6
 """Groups of edits kept (Zed keeps 6)."""
 NEAR = 4
-"""Characters before the end of the group's last change within which the next change still joins it (typing on,
-deleting back, an editor's closing bracket typed over); a change elsewhere (a jump, even a line away) begins a new
-group, so that a rename after typing is an edit of its own."""
+"""Characters around the end of the group's last change within which the next change still joins it (typing on,
+deleting back, an editor's closing bracket typed over, a word typed over key by key); a change elsewhere (a jump,
+even a line away) begins a new group, so that a rename after typing is an edit of its own."""
 PAUSE = 1.0
 """Seconds without a change after which the next change of a document begins a new group."""
 DIFF_LINES = 40
@@ -66,7 +66,7 @@ class RecentEdits:
         now = self._clock()
         group = self._groups[-1] if self._groups else None
         if group is not None and group.uri == uri and now - group.at < PAUSE and \
-                start <= group.cursor and old_end >= group.cursor - NEAR:
+                _near(text, group.cursor, start, old_end):
             group.after, group.at, group.cursor = text, now, new_end
             return
         self._groups.append(_Group(uri, old, text, now, new_end))
@@ -123,6 +123,16 @@ def unified_diff(path: str, before: str, after: str) -> Optional[str]:
     body = [f" {line}" for line in above] + [f"-{line}" for line in removed] + [f"+{line}" for line in added] + \
            [f" {line}" for line in below]
     return "\n".join([f"--- a/{path}", f"+++ b/{path}", f"@@ -{first},{old_count} +{first},{new_count} @@", *body])
+
+
+def _near(text: str, cursor: int, start: int, old_end: int) -> bool:
+    """Whether a change from `start` to `old_end` continues a group whose last change ended at `cursor`: it reaches
+    back to within NEAR of it, or begins at most NEAR after it on the same line. The texts alone place a change
+    ambiguously: a word selected and typed over ("count" by "t", then "ally") reads as "coun" deleted, its end
+    before the "t" the next key types after."""
+    if start <= cursor:
+        return old_end >= cursor - NEAR
+    return start - cursor <= NEAR and "\n" not in text[cursor:start]
 
 
 def _changed_span(old: str, new: str) -> tuple[int, int, int]:

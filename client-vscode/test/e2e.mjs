@@ -913,10 +913,8 @@ try {
     const uri = (f) => `file://${ws}/src/${f}`;
     const at = (f, l1, c1, l2, c2) => ({ uri: uri(f), range: { start: { line: l1, character: c1 }, end: { line: l2, character: c2 } } });
     const pos = (loc) => `${loc.uri.split('/').at(-1)}:${loc.range.start.line}:${loc.range.start.character}`;
-    assert.deepEqual(capabilities.languageFeatures, ['textDocument/definition', 'textDocument/typeDefinition',
-      'textDocument/implementation', 'textDocument/references', 'textDocument/hover', 'textDocument/documentSymbol',
-      'workspace/symbol', 'textDocument/prepareCallHierarchy', 'callHierarchy/incomingCalls', 'callHierarchy/outgoingCalls',
-      'textDocument/prepareRename', 'textDocument/rename']);
+    // Every method the server lists in its languageMethods (docs/protocol.md): the extension keeps no list.
+    assert.equal(capabilities.languageFeatures, true);
     assert.equal(a.definition.length, 1);
     assert.equal(a.definition[0].targetUri ?? a.definition[0].uri, uri('greet.ts'));
     assert.deepEqual(a.definition[0].targetSelectionRange ?? a.definition[0].range, at('greet.ts', 0, 16, 0, 21).range);

@@ -99,6 +99,16 @@ def test_recent_edits_are_diffs_grouped_by_place_and_pause():
     assert history.latest("file:///a.py") is None
 
 
+def test_a_word_typed_over_key_by_key_is_one_group():
+    history = RecentEdits(clock=lambda: 0.0)
+    history.opened("file:///t.py", "count = 0\nx = count\n")
+    typed = ["t = 0", "ta = 0", "tal = 0", "tall = 0", "tally = 0"]  # "count" selected, then t, a, l, l, y
+    for line in typed:
+        history.changed("file:///t.py", line + "\nx = count\n")
+    assert history.diffs(lambda uri: "t.py") == (
+        "--- a/t.py\n+++ b/t.py\n@@ -1,3 +1,3 @@\n-count = 0\n+tally = 0\n x = count\n ",)
+
+
 def test_a_diff_too_long_is_left_out():
     assert unified_diff("a.py", "x\n", "x\n" + "y\n" * 50) is None
     assert unified_diff("a.py", "same", "same") is None
