@@ -46,9 +46,11 @@ def test_sdist_and_wheel_install_and_run_the_demo(tmp_path):
     version = run(venv / "bin" / "agent-lsp", "--version", cwd=tmp_path)
     assert version.stdout == "agent-lsp-server 0.2.0 (protocol 1)\n"
     demo = run(venv / "bin" / "agent-lsp", "demo", cwd=tmp_path)
-    # The demo ends with the chat's result, then a suggestion accepted (its lines: test_cli.py), then the exit.
+    # The demo ends with the chat's result, a suggestion accepted, a next edit applied (their lines: test_cli.py),
+    # then the exit.
     lines = demo.stdout.strip().splitlines()
     (result,) = [line for line in lines if line.startswith("result ")]
-    assert "stopReason=end_turn" in result and lines.index(result) == len(lines) - 9, demo.stdout
-    assert lines[-3].startswith("accepted │ ") and lines[-1] == "server   │ exited with code 0", demo.stdout
+    assert "stopReason=end_turn" in result and lines.index(result) == len(lines) - 14, demo.stdout
+    assert lines[-8].startswith("accepted │ ") and lines[-3].startswith("applied  │ "), demo.stdout
+    assert lines[-1] == "server   │ exited with code 0", demo.stdout
     assert "defines `total_value`, `restock`, `low_stock`" in demo.stdout
