@@ -36,14 +36,16 @@ class SlowLink:
         self._loop.run_forever()
 
     def stop(self) -> None:
-        def close() -> None:
+        async def close() -> None:
             if self._server is not None:
                 self._server.close()
-            for task in asyncio.all_tasks(self._loop):  # the connections still open
+            open_ones = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]  # connections still open
+            for task in open_ones:
                 task.cancel()
-            self._loop.call_soon(self._loop.stop)
+            await asyncio.gather(*open_ones, return_exceptions=True)  # ended, not left pending when the loop stops
+            self._loop.stop()
 
-        self._loop.call_soon_threadsafe(close)
+        asyncio.run_coroutine_threadsafe(close(), self._loop)
 
     async def _accepted(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
         self.connections += 1
