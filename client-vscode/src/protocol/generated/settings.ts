@@ -57,6 +57,7 @@ export interface AgentLspSettings {
    * The model name ("demo": the offline demo model); none: the provider's default.
    */
   model?: string;
+  nextEdits?: NextEditsSettings;
   /**
    * What runs without asking.
    */
@@ -199,6 +200,47 @@ export interface HttpServer {
    * Its endpoint.
    */
   url: string;
+}
+/**
+ * Next-edit suggestions, the edit after the one you just made (docs/next-edits.md, PROTOCOL §11).
+ */
+export interface NextEditsSettings {
+  /**
+   * fim (openai only): the raw prompt with Zeta's markers to {baseUrl}/completions (an open next-edit model); none: `completions.api`.
+   */
+  api?: 'chat' | 'fim';
+  /**
+   * Where that model's API is; none: `completions.baseUrl`. Never taken from a workspace's settings file.
+   */
+  baseUrl?: string;
+  /**
+   * false: no next edits (every request is answered {edits: []} with no model call).
+   */
+  enabled?: boolean;
+  /**
+   * Lines above the cursor's line that a suggestion may change.
+   */
+  linesAbove?: number;
+  /**
+   * Lines below the cursor's line that a suggestion may change.
+   */
+  linesBelow?: number;
+  /**
+   * The most lines one suggestion may replace or add.
+   */
+  maxLines?: number;
+  /**
+   * The model that suggests; none: `completions.model` (else the provider's small, fast one).
+   */
+  model?: string;
+  /**
+   * Who suggests; none: `completions.provider`.
+   */
+  provider?: 'anthropic' | 'openai';
+  /**
+   * Seconds a suggestion may wait for the model.
+   */
+  timeout?: number;
 }
 /**
  * Commands in an OS sandbox (docs/sandbox.md); stacked key by key across the sources; none: no source set it.
