@@ -112,7 +112,7 @@ export interface NextEditStats {
 
 /** agent/completionStats as one sentence (shown by Agent: Show Suggestion Statistics), and one more for next
  * edits when the server counts them. */
-export function statsMessage(s: CompletionStatsResult & { nextEdits?: NextEditStats }): string {
+export function statsMessage(s: Omit<CompletionStatsResult, 'nextEdits'> & { nextEdits?: NextEditStats }): string {
   const n = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
   const e = s.nextEdits;
   return `Suggestions since the server started: ${n(s.requests, 'request')}, ${n(s.modelCalls, 'model call')}, `
