@@ -8,11 +8,10 @@ or `openai_error` makes of it; a ModelError it raised itself (models/streams.py)
 
 from __future__ import annotations
 
-import ssl
 from typing import Any, Optional
 
 from agent_lsp.core.ports import ModelError, images_refused
-from agent_lsp.models.retry import asked_wait
+from agent_lsp.models.retry import asked_wait, certificate_refused
 
 TOOL_MODELS = "qwen2.5-coder, qwen3, llama3.1, mistral-nemo or gpt-oss on Ollama; gpt-4.1 on OpenAI"
 OPENAI_EXPECTED = ("Expected an OpenAI-compatible API; `baseUrl` is its root, usually ending in /v1 "
@@ -183,11 +182,9 @@ def unverified(error: BaseException, url: str) -> Optional[str]:
     """What to tell the user when `error` (a connection error, or what caused it) is a TLS certificate of `url`
     that does not verify; None when it is something else. Retrying cannot help, and "could not reach" would send
     them looking at the network."""
-    seen: Optional[BaseException] = error
-    while seen is not None:
-        if isinstance(seen, ssl.SSLCertVerificationError):
-            return (f"The TLS certificate of {url} does not verify ({seen.verify_message or seen.reason}). If the "
-                    "endpoint uses a certificate authority of its own, name that authority's certificate in "
-                    "SSL_CERT_FILE in the environment agent-lsp starts with.")
-        seen = seen.__cause__ or seen.__context__
-    return None
+    refused = certificate_refused(error)
+    if refused is None:
+        return None
+    return (f"The TLS certificate of {url} does not verify ({refused.verify_message or refused.reason}). If the "
+            "endpoint uses a certificate authority of its own, name that authority's certificate in SSL_CERT_FILE "
+            "in the environment agent-lsp starts with.")

@@ -1,5 +1,6 @@
 """When a model request is sent again: only for an answer worth retrying (429, 408, 409, 5xx, or the connection
-refused or dropped before any answer), never after a timeout, at most twice, and all within one deadline.
+refused or dropped before any answer), never after a timeout or a certificate that does not verify, at most twice, and
+all within one deadline.
 
 The SDKs' own retries are off (`max_retries=0`): they retry a timeout too, so a server that accepts the connection
 and never answers held a chat for three readTimeouts.
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import ssl
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from typing import Any, Awaitable, Callable, Optional, TypeVar
@@ -61,7 +63,7 @@ def sdk_delay(sdk: Any, error: BaseException, retry: int) -> Optional[float]:
     if isinstance(error, sdk.APITimeoutError):
         return None
     if isinstance(error, sdk.APIConnectionError):  # refused, reset or closed before an answer: nothing was done
-        return backoff(retry)
+        return None if certificate_refused(error) is not None else backoff(retry)
     if not isinstance(error, sdk.APIStatusError):
         return None
     headers = error.response.headers
@@ -70,6 +72,17 @@ def sdk_delay(sdk: Any, error: BaseException, retry: int) -> Optional[float]:
         return retry_after(headers, retry) if should == "true" else None
     if error.status_code in (408, 409, 429) or error.status_code >= 500:
         return retry_after(headers, retry)
+    return None
+
+
+def certificate_refused(error: BaseException) -> Optional[ssl.SSLCertVerificationError]:
+    """The TLS certificate failure that caused `error` (anywhere in its chain), None when it is something else: a
+    certificate that does not verify now will not verify a second later, so it is never retried."""
+    seen: Optional[BaseException] = error
+    while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
     return None
 
 

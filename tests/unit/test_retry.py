@@ -40,3 +40,25 @@ def test_the_wait_a_server_asks_for():
     assert retry_after({"retry-after": "60"}, 0) == 60.0
     assert retry_after({"retry-after": "61"}, 0) is None  # more than a chat waits: not asked again
     assert 0.375 <= retry_after({"retry-after": "soon"}, 0) <= 0.5  # unreadable: the backoff
+
+
+def test_a_certificate_that_does_not_verify_is_never_retried_a_dropped_connection_is():
+    import ssl
+
+    import anthropic
+    import httpx2
+
+    from agent_lsp.models.retry import sdk_delay
+
+    request = httpx2.Request("POST", "https://models.example/v1/messages")
+
+    def connection_error(cause: BaseException) -> BaseException:
+        try:
+            raise anthropic.APIConnectionError(request=request) from cause
+        except anthropic.APIConnectionError as error:
+            return error
+
+    refused = ssl.SSLCertVerificationError(1, "certificate verify failed: self-signed certificate")
+    assert sdk_delay(anthropic, connection_error(refused), 0) is None
+    dropped = sdk_delay(anthropic, connection_error(ConnectionResetError("reset by peer")), 0)
+    assert dropped is not None and 0.375 <= dropped <= 0.5
