@@ -3,7 +3,7 @@
 -- ends work-done progress when asked). The plugin tells agent-lsp what "indexer"'s $/progress says
 -- (agent/languageStatus), so the model's language answers end "index: loading — …" while it indexes and
 -- "index: ready — …" after; the statusline component follows the agent's last answer (User AgentLspIndex).
--- insert_symbol asks as edit_file does: its diff in a floating window and folded under its call in the chat.
+-- insert_symbol asks as edit_file does: its diff in a floating window, and in the chat under its call.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/helpers.lua')
 
 local function request_sync(c, method, params)
@@ -12,6 +12,14 @@ local function request_sync(c, method, params)
     return c:request_sync(method, params, H.CEILING, 0)
   end
   return c.request_sync(method, params, H.CEILING, 0)
+end
+
+-- Send `message` in the chat; the last line of the tool result the model got in its request `n`.
+local function index_line(message, n)
+  vim.cmd('AgentChat ' .. message)
+  H.eq('end_turn', H.wait_chat(require('agent_lsp.chat').current()).stopReason, 'stopReason of: ' .. message)
+  local messages = H.requests()[n].messages
+  return messages[#messages].content[1].content:match('[^\n]+$')
 end
 
 H.run('the index status goes to agent-lsp and back; a symbol edit asks with its diff', function()
@@ -50,25 +58,16 @@ H.run('the index status goes to agent-lsp and back; a symbol edit asks with its 
     end
     return 'Allow once'
   end })
-  vim.cmd('AgentChat what is in a.py?')
-  local chat = require('agent_lsp.chat').current()
-  H.eq('end_turn', H.wait_chat(chat).stopReason, 'stopReason of the outline')
-  local outline = H.requests()[2].messages
-  outline = outline[#outline].content[1].content
   H.eq('index: loading — the editor\'s indexer still indexing, as the editor says',
-    outline:match('[^\n]+$'), 'the outline\'s index line')
+    index_line('what is in a.py?', 2), 'the outline\'s index line')
   H.eq('index: loading', require('agent_lsp').statusline(), 'the statusline after the outline')
 
   request_sync(indexer, 'workspace/symbol', { query = 'progress:end' })
   H.wait(H.CEILING, function() return (status.editor_state() or {}).state == 'ready' end, 'the progress to end')
   H.eq({ state = 'ready', server = 'indexer' }, status.editor_state(), 'once indexer is done')
 
-  vim.cmd('AgentChat add wave after greet')
-  H.eq('end_turn', H.wait_chat(chat).stopReason, 'stopReason of the insertion')
-  local inserted = H.requests()[4].messages
-  inserted = inserted[#inserted].content[1].content
   H.eq('index: ready — the editor\'s indexer finished indexing, as the editor says',
-    inserted:match('[^\n]+$'), 'the insertion\'s index line')
+    index_line('add wave after greet', 4), 'the insertion\'s index line')
   H.eq({ 'index: loading', 'index: ready' }, events, 'User AgentLspIndex, with the statusline at each')
 
   local expected = {
@@ -78,6 +77,7 @@ H.run('the index status goes to agent-lsp and back; a symbol edit asks with its 
   H.eq({ { items = { 'Allow once', 'Allow always', 'Reject' }, prompt = 'agent-lsp: Insert after greet in a.py?' } },
     asked, 'one question, as for edit_file')
   H.eq({ filetype = 'diff', lines = expected }, DIFF, 'the diff on screen while asked')
+  local chat = require('agent_lsp.chat').current()
   H.truthy(table.concat(chat.view:lines(), '\n'):find('```diff\n' .. table.concat(expected, '\n') .. '\n```', 1, true),
     'the diff in the chat: ' .. table.concat(chat.view:lines(), '\n'))
   H.eq({ 'def greet(name):', '    return name', '', '', 'def wave():', '    return 1' },
