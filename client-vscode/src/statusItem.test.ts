@@ -4,11 +4,12 @@ import { indexFrom, indexOf, statusLook } from './statusItem';
 const LOADING = 'index: loading — `pyright` reports work under way: 3 files to analyze';
 
 describe('the status bar item', () => {
-  it('reads the last index line of a language answer, and nothing else', () => {
+  it('reads the index line ending a language answer, and nothing else', () => {
     expect(indexOf(`a.py:1:5: def greet\nindex: ready — old\n${LOADING}`))
       .toEqual({ state: 'loading', why: '`pyright` reports work under way: 3 files to analyze' });
     expect(indexOf('index: maybe — not a state\nindex: ready')).toBeUndefined();
     expect(indexOf(null)).toBeUndefined();
+    expect(indexOf(`${LOADING}\nmore output`)).toBeUndefined();
     expect(indexFrom({ kind: 'tool_call_update', toolCallId: 't', status: 'completed', output: LOADING }))
       .toEqual({ state: 'loading', why: '`pyright` reports work under way: 3 files to analyze' });
     expect(indexFrom({ kind: 'tool_call_update', toolCallId: 't', status: 'running', output: LOADING })).toBeUndefined();

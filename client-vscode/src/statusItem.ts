@@ -17,14 +17,10 @@ const STATUS: Record<ServerState['state'], [string, string]> = {
   failed: ['$(error) Agent', 'failed'], crashed: ['$(error) Agent', 'stopped'],
 };
 
-/** The last `index:` line of a tool's output, parsed; undefined when it has none. */
+/** The `index:` line ending a tool's output (a language answer's last line), parsed; undefined when it has none. */
 export function indexOf(output: string | null | undefined): IndexStatus | undefined {
-  let found: IndexStatus | undefined;
-  for (const line of (output ?? '').split('\n')) {
-    const m = /^index: (\w+) — (.+)$/.exec(line);
-    if (m && (INDEX_STATES as readonly string[]).includes(m[1])) found = { state: m[1] as IndexStatus['state'], why: m[2] };
-  }
-  return found;
+  const m = /^index: (\w+) — (.+)$/.exec((output ?? '').trimEnd().split('\n').at(-1) ?? '');
+  return m && (INDEX_STATES as readonly string[]).includes(m[1]) ? { state: m[1] as IndexStatus['state'], why: m[2] } : undefined;
 }
 
 /** What a completed tool call says of the index (a language answer); undefined for any other update. */

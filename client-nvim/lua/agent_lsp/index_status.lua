@@ -116,16 +116,11 @@ function M.setup(group)
   end
 end
 
--- The `index:` line of a language answer ("index: loading — `pyright` reports work under way"), parsed.
+-- The `index:` line ending a language answer ("index: loading — `pyright` reports work under way"), parsed.
 function M.parse(output)
-  local found
-  for line in tostring(output or ''):gmatch('[^\n]+') do
-    local state, why = line:match('^index: (%a+) — (.+)$')
-    if state and STATES[state] then
-      found = { state = state, why = why }
-    end
-  end
-  return found
+  local last = tostring(output or ''):gsub('%s+$', ''):match('[^\n]*$')
+  local state, why = last:match('^index: (%a+) — (.+)$')
+  return state and STATES[state] and { state = state, why = why } or nil
 end
 
 -- An agent/update: a completed language answer says how much the index of agent-lsp's language server knew.
