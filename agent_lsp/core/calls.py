@@ -13,11 +13,19 @@ from agent_lsp.core.chat import ChatConfig, ChatState
 from agent_lsp.core.events import AgentUpdate, Notice, ToolCall, ToolCallUpdate
 from agent_lsp.core.hooks import Hook, HookEvent, run_hooks
 from agent_lsp.core.messages import ToolResult, ToolUsePart, wire_id
-from agent_lsp.core.ports import Approve, Deny, PermissionRequest
+from agent_lsp.core.ports import INDEX_PREFIX, Approve, Deny, PermissionRequest
 from agent_lsp.core.tool import Tool, ToolContext, ToolError, ToolInput, bound
 
 PREVIEW_CHARS = 2000
 CONCURRENT_KINDS = frozenset({"read", "search"})
+
+
+def output_preview(text: str) -> str:
+    """The output a completed update carries: cut for the editor, but a language answer's `index:` line (its last)
+    kept, as clients show it (PROTOCOL §11)."""
+    shown = bound(text, PREVIEW_CHARS)
+    last = text.rsplit("\n", 1)[-1]
+    return f"{shown}\n{last}" if shown != text and last.startswith(INDEX_PREFIX) else shown
 
 
 @dataclass
@@ -215,5 +223,5 @@ async def _run_one(
         text += await ctx.instructions.note(output.folders)
     return (
         ToolResult(tool_use_id=model_id, content=text),
-        ToolCallUpdate(tool_call_id=call_id, status="completed", output=bound(text, PREVIEW_CHARS), diff=output.diff),
+        ToolCallUpdate(tool_call_id=call_id, status="completed", output=output_preview(text), diff=output.diff),
     )

@@ -229,6 +229,8 @@ class Editor(Protocol):
 
 
 IndexState = Literal["ready", "loading", "stale", "unknown"]
+INDEX_PREFIX = "index: "
+"""How the line ending every language tool's answer starts (IndexStatus.line); clients look for it."""
 
 
 @dataclass(frozen=True)
@@ -241,7 +243,7 @@ class IndexStatus:
     @property
     def line(self) -> str:
         """The line that ends every language tool's answer."""
-        return f"index: {self.state} — {self.why}"
+        return f"{INDEX_PREFIX}{self.state} — {self.why}"
 
 
 class LanguageFeatureError(Exception):

@@ -46,6 +46,11 @@ def minimal_edit(old: str, new: str) -> TextEdit:
     while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
         end_old -= 1
         end_new -= 1
+    eol = "\r\n" if old.endswith("\r\n") else "\n" if old.endswith("\n") else ""
+    if eol and start == end_old == len(old) and new.endswith(eol):
+        # Text added after the last line end starts on a line past the last, where Neovim 0.11 appends it as lines
+        # and keeps an empty one; the same text inserted before that line end lands the same everywhere.
+        start, end_old, end_new = start - len(eol), end_old - len(eol), end_new - len(eol)
     return TextEdit(start=start, end=end_old, new_text=new[start:end_new])
 
 

@@ -2,7 +2,9 @@
 ;; Run: timeout 120 emacs --batch -l client-emacs/tests/test_language_servers.el   (exit code 0 = passed)
 ;; With no language server of the editor's for the buffer, agent-lsp declares no languageFeatures: the recipe of docs/emacs.md is
 ;; the `languageServers' setting in the user's settings file.  Here jedi-language-server (from the test venv)
-;; answers find_references for a chat started with M-x agent-lsp-chat, the buffer's unsaved text included.
+;; answers find_references for a chat started with M-x agent-lsp-chat, the buffer's unsaved text included; then
+;; insert_symbol asks as edit_file does: its diff in the *agent-lsp-diff* buffer (diff-mode) before the question,
+;; and under its call in the transcript.
 
 (load (expand-file-name "helpers.el" (file-name-directory (or load-file-name buffer-file-name))) nil t)
 
@@ -20,7 +22,11 @@
         (test-fake-api
          `[((content . [((type . "tool_use") (id . "toolu_refs") (name . "find_references")
                          (input . ((path . "a.py") (line . 1) (column . 5))))]))
-           ((content . [((type . "text") (text . "Two callers."))]))])
+           ((content . [((type . "text") (text . "Two callers."))]))
+           ((content . [((type . "tool_use") (id . "toolu_insert") (name . "insert_symbol")
+                         (input . ((path . "a.py") (anchor . "greet") (where . "before")
+                                   (text . "def hello():\n    return 'hello'\n"))))]))
+           ((content . [((type . "text") (text . "Added hello."))]))])
         (load (expand-file-name "../agent-lsp.el" test-here) nil t)
         (setq agent-lsp-command (list "agent-lsp" "--data-dir" (concat test-dir "data")))
         (find-file (concat test-dir "a.py"))
@@ -40,6 +46,25 @@
         (let ((shown (with-current-buffer "*agent-lsp*" (buffer-substring-no-properties (point-min) (point-max)))))
           (unless (string-match-p "References at a.py:1:5 \\[completed\\]" shown)
             (error "*agent-lsp* does not show the call: %S" shown)))
+        (let ((questions nil)
+              (diff (concat "--- a/a.py\n+++ b/a.py\n@@ -1,3 +1,7 @@\n+def hello():\n+    return 'hello'\n+\n+\n"
+                            " def greet(name):\n     return 'hi ' + name\n \n")))
+          (cl-letf (((symbol-function 'completing-read)
+                     (lambda (prompt collection &rest _)
+                       (push (list prompt collection (with-current-buffer "*agent-lsp-diff*" major-mode)
+                                   (with-current-buffer "*agent-lsp-diff*" (buffer-string)))
+                             questions)
+                       "Allow once")))
+            (agent-lsp-chat "add hello")
+            (test-wait "the insertion" (lambda () (not agent-lsp--busy))))
+          (test-eq `(("agent-lsp: Insert before greet in a.py? " ("Allow once" "Allow always" "Reject") diff-mode ,diff))
+                   questions "one question, with the diff in diff-mode before it, as for edit_file")
+          (unless (string-match-p (regexp-quote (concat "● Insert before greet in a.py [completed]\n```diff\n" (string-trim-right diff) "\n```"))
+                                  (with-current-buffer "*agent-lsp*" (buffer-substring-no-properties (point-min) (point-max))))
+            (error "*agent-lsp* does not show the diff under the call: %S"
+                   (with-current-buffer "*agent-lsp*" (buffer-substring-no-properties (point-min) (point-max)))))
+          (test-eq "def hello():\n    return 'hello'\n\n\ndef greet(name):\n    return 'hi ' + name\n\ngreet('unsaved')\n"
+                   (buffer-string) "a.py in its buffer"))
         (setq code 0))
     (error (princ (format "%s\n" (error-message-string err)) #'external-debugging-output)))
   (princ (format "%s - emacs language servers of agent-lsp's own (%d ms)\n" (if (= code 0) "ok" "not ok")

@@ -142,6 +142,18 @@ describe('ChatController', () => {
     expect(server.requests[2][1]).toEqual({ sessionId: 's1', toolCallId: 't1', decision: 'allow_always' });
   });
 
+  it('passes on the index line of every session\'s completed language answer, and nothing else', async () => {
+    const { host, server, controller } = setup({ 'agent/sessions': SESSIONS });
+    const said: unknown[] = [];
+    host.index = (status) => said.push(status);
+    controller.attach(server.connection, { state: 'ready', features: [] });
+    server.emit('other', { kind: 'tool_call_update', toolCallId: 't1', status: 'running', output: 'index: ready — early' });
+    server.emit('other', { kind: 'tool_call_update', toolCallId: 't1', status: 'completed',
+      output: 'a.py:1:5: greet\nindex: loading — `jedi` has not answered initialize yet' });
+    server.emit('other', { kind: 'tool_call_update', toolCallId: 't2', status: 'completed', output: 'Edited a.py' });
+    expect(said).toEqual([{ state: 'loading', why: '`jedi` has not answered initialize yet' }]);
+  });
+
   it('stops with agent/abort; a stop before the session is known is sent once its first update names it', async () => {
     const chat = deferred<ChatResult>();
     const { server, controller } = setup({

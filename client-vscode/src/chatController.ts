@@ -15,6 +15,7 @@ import {
 } from './protocol';
 import type { NotificationType, RequestType } from 'vscode-jsonrpc';
 import { type Attachment, decodedBytes, imageProblem } from './images';
+import { indexFrom, type IndexStatus } from './statusItem';
 
 export interface Disposable { dispose(): void }
 
@@ -44,6 +45,8 @@ export interface ChatHost {
   mentionChoices(): Promise<MentionChoice[]>;
   /** Reads image files (`uris`, else the ones the user picks): the images, and a sentence for each that cannot go. */
   pickImages(uris?: string[]): Promise<{ images: Attachment[]; problems: string[] }>;
+  /** A language answer's `index:` line (any session's): how much the agent's language server knew. */
+  index?(status: IndexStatus): void;
 }
 
 
@@ -371,6 +374,8 @@ export class ChatController {
   }
 
   private onUpdate({ sessionId, update }: UpdateParams): void {
+    const index = indexFrom(update);
+    if (index) this.host.index?.(index);
     if (this.running?.external) this.showExternal(sessionId);
     if (this.running && !this.sessionId) this.adopt(sessionId);  // the first update of a new session names it
     if (sessionId !== this.sessionId) return;

@@ -16,18 +16,12 @@ import { permissionMode, SECTION, serverSettings } from './settings';
 import { CompletionStatsRequest, MemoryFileRequest } from './protocol';
 import { DISMISS, JUMP_OR_APPLY, NEXT_EDITS_ENABLED_KEY, nextEditLook, TOGGLE_NEXT_EDITS } from './nextEdits';
 import { NextEditsEditor } from './nextEditsEditor';
+import { type IndexStatus, statusLook } from './statusItem';
 import { ENABLED_KEY, enabledIn, STATS_COMMAND, statsMessage, Suggestions, TOGGLE_COMMAND, toggleTarget } from './suggestions';
 
 const KEY_SECRET = 'agentLsp.anthropicApiKey';
 /** Stops the running server; VS Code waits for it on deactivation so the server exits cleanly. */
 let stopServer: () => Promise<void> = async () => {};
-
-/** The status bar item's look per state (its accessible label is what the end-to-end test waits for). */
-const STATUS: Record<ServerState['state'], [string, string]> = {
-  starting: ['$(loading~spin) Agent', 'starting'], restarting: ['$(loading~spin) Agent', 'restarting'],
-  ready: ['$(comment-discussion) Agent', 'ready'], missing: ['$(error) Agent', 'not installed'],
-  failed: ['$(error) Agent', 'failed'], crashed: ['$(error) Agent', 'stopped'],
-};
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel('Agent LSP', { log: true });
@@ -94,13 +88,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     },
     mentionChoices,
     pickImages: (uris) => pickImages(uris?.map((u) => vscode.Uri.parse(u))),
+    index: (said) => { index = said; show(shown); },
   }, permissionMode(vscode.workspace.getConfiguration(SECTION)));
 
+  let shown: ServerState = { state: 'starting' };
+  /** The index status of the agent's last language answer; forgotten when the server (re)starts. */
+  let index: IndexStatus | undefined;
   function show(server: ServerState): void {
-    const [text, what] = STATUS[server.state];
-    status.text = text;
-    status.tooltip = 'message' in server ? server.message : `Agent LSP: ${what}`;
-    status.accessibilityInformation = { label: `Agent LSP: ${what}` };
+    if (server.state !== 'ready') index = undefined;
+    shown = server;
+    const look = statusLook(server, index);
+    status.text = look.text;
+    status.tooltip = look.tooltip;
+    status.accessibilityInformation = { label: look.label };
     status.show();
   }
 

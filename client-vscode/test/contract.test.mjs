@@ -2,6 +2,7 @@
 // API) against what the extension relies on — the update stream, abort, confirmations with applyEdit, the
 // agent/diagnostics answer, the session list. Run: node --test test/contract.test.mjs
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,11 +11,11 @@ import { shape, startFakeApi, startServer, until } from './lsp.mjs';
 
 const SOURCE = 'def greet(name):\n    return "hi " + name\n';
 /** A workspace with a.py, a fake API playing `script`, and a server; all stopped when test `t` ends. */
-async function setup(t, script, handlers) {
+async function setup(t, script, handlers, agent) {
   const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-lsp-ws-'));
   fs.writeFileSync(path.join(workspace, 'a.py'), SOURCE);
   const api = await startFakeApi(script);
-  const server = await startServer(api.url, { workspace, handlers });
+  const server = await startServer(api.url, { workspace, handlers, agent });
   t.after(async () => {
     assert.equal(await server.stop(), 0, 'server exits 0 after shutdown/exit');
     api.stop();
@@ -94,6 +95,43 @@ describe('agent-lsp contract', { concurrency: 3 }, () => {
     assert.deepEqual(change.edits.map((e) => e.newText), ['"hello "']);
     await assert.rejects(server.conn.sendRequest('agent/confirmTool',
       { sessionId: ask.sessionId, toolCallId: ask.update.toolCallId, decision: 'allow_once' }), { code: -32602 });
+  });
+
+  test('a symbol edit asks as edit_file does: the same diff, then workspace/applyEdit; its index line is unknown', async (t) => {
+    // The extension answers agent/languageFeature from VS Code's providers; here the outline of a.py. VS Code
+    // sends no agent/languageStatus (docs/vscode.md), so the editor's route says its index is unknown.
+    const applied = [];
+    const span = SOURCE.trimEnd();
+    const token = crypto.createHash('sha256').update(span).digest('hex').slice(0, 12);
+    const range = { start: { line: 0, character: 0 }, end: { line: 1, character: 23 } };
+    const { server, uri } = await setup(t, [
+      { content: [{ type: 'tool_use', name: 'replace_symbol', input: { path: 'a.py', symbol: 'greet', token,
+        body: 'def greet(name):\n    return "hello " + name\n' } }] },
+      text('Changed the greeting.'),
+    ], {
+      'workspace/applyEdit': (p) => { applied.push(p); return { applied: true }; },
+      'agent/languageFeature': ({ method }) => method === 'textDocument/documentSymbol'
+        ? [{ name: 'greet', kind: 12, range, selectionRange: { start: { line: 0, character: 4 }, end: { line: 0, character: 9 } } }]
+        : null,
+    }, { languageFeatures: ['textDocument/documentSymbol'] });
+    await server.conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'python', version: 3, text: SOURCE } });
+    const chat = server.conn.sendRequest('agent/chat', { message: 'say hello', permissionMode: 'default' });
+    await until(() => server.updates.some((u) => u.update.kind === 'confirmation_request'), 'the confirmation request');
+    const ask = server.updates.find((u) => u.update.kind === 'confirmation_request');
+    assert.deepEqual([ask.update.name, ask.update.options], ['replace_symbol', ['allow_once', 'allow_always', 'reject_once', 'reject_always']]);
+    assert.equal(ask.update.diff, '--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n def greet(name):\n-    return "hi " + name\n'
+      + '+    return "hello " + name\n');
+    await server.conn.sendRequest('agent/confirmTool', { sessionId: ask.sessionId, toolCallId: ask.update.toolCallId, decision: 'allow_once' });
+    assert.equal((await chat).stopReason, 'end_turn');
+    assert.deepEqual(shape(server.updates), [
+      'turn_start', 'usage', 'tool_call', 'tool_call_update:awaiting_confirmation', 'confirmation_request',
+      'tool_call_update:running', 'tool_call_update:completed', 'turn_start', 'text_delta', 'usage',
+    ]);
+    const done = server.updates.find((u) => u.update.kind === 'tool_call_update' && u.update.status === 'completed').update;
+    assert.equal(done.diff, ask.update.diff);
+    assert.equal(done.output.split('\n').at(-1), 'index: unknown — the editor does not say whether its language servers finished indexing');
+    const [change] = applied[0].edit.documentChanges;
+    assert.deepEqual(change.textDocument, { uri, version: 3 });
   });
 
   test('Reject passes the refusal to the model, and the call ends "rejected"', async (t) => {

@@ -42,7 +42,7 @@ export function serverEnv(apiUrl) {
  * experimental.agent. Collects every agent/update; `handlers` answer the server's requests.
  * `dataDir`: the store to use (default: a fresh one).
  */
-export async function startServer(apiUrl, { workspace, handlers = {}, dataDir } = {}) {
+export async function startServer(apiUrl, { workspace, handlers = {}, dataDir, agent = {} } = {}) {
   dataDir ??= fs.mkdtempSync(path.join(os.tmpdir(), 'agent-lsp-data-'));
   const proc = spawn(AGENT_LSP, ['--data-dir', dataDir], { env: serverEnv(apiUrl), stdio: ['pipe', 'pipe', 'inherit'] });
   const conn = rpc.createMessageConnection(new rpc.StreamMessageReader(proc.stdout), new rpc.StreamMessageWriter(proc.stdin));
@@ -62,7 +62,7 @@ export async function startServer(apiUrl, { workspace, handlers = {}, dataDir } 
     capabilities: {
       workspace: { applyEdit: true, configuration: true, workspaceEdit: { documentChanges: true, resourceOperations: ['create'] } },
       window: { workDoneProgress: true },
-      experimental: { agent: { confirmTool: true, diagnostics: true } },
+      experimental: { agent: { confirmTool: true, diagnostics: true, ...agent } },
     },
   });
   await conn.sendNotification('initialized', {});

@@ -5,10 +5,13 @@ same span and token on both, the replacement applied to the editor's buffer thro
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
+import acp
 import pytest
+from acp import schema
 
 from agent_lsp.tools.symbols import token_of
 from tests.e2e.conftest import chat, open_doc, sent, text, tool_use
@@ -74,3 +77,47 @@ async def test_read_replace_and_impact_through_a_real_language_server(lsp, serve
     else:
         assert lines[2:4] == ["callers:", "  shop.py:12:9: total"]
     assert lines[-1].startswith("index: ")
+
+
+GREET = "def greet(name):\n    return 'hi ' + name\n\n\ndef wave():\n    return 'o/'\n"
+ASKED = {  # each symbol edit of GREET, and the text it proposes
+    "replace_symbol": ({"symbol": "greet", "token": token_of("def greet(name):\n    return 'hi ' + name"),
+                        "body": "def greet(name):\n    return 'hello ' + name\n"},
+                       GREET.replace("'hi '", "'hello '")),
+    "insert_symbol": ({"anchor": "wave", "where": "after", "text": "def bow():\n    return 'm(_ _)m'\n"},
+                      GREET + "\n\ndef bow():\n    return 'm(_ _)m'\n"),
+    "delete_symbol": ({"symbol": "wave", "token": token_of("def wave():\n    return 'o/'"), "force": True},
+                      "def greet(name):\n    return 'hi ' + name\n"),
+}
+
+
+@pytest.mark.parametrize("tool", list(ASKED))
+async def test_over_acp_a_symbol_edit_asks_with_diff_content_as_edit_file_does(agents, fake_api, workspace, tmp_path,
+                                                                               tool):
+    """ACP clients show only the tool call's content in their approval prompt: a symbol edit's is the ACP `diff`
+    of the whole file, as edit_file's (test_acp.py), and so is its completed update."""
+    from tests.e2e.acp_client import RecordingClient
+
+    app = str(workspace / "app.py")
+    (workspace / "app.py").write_text(GREET)
+    config = tmp_path / "config"
+    (config / "agent-lsp").mkdir(parents=True)
+    (config / "agent-lsp" / "settings.json").write_text(json.dumps({"languageServers": {"jedi": SERVERS["jedi"]}}))
+    client = RecordingClient({app: GREET})
+    client.answers = ["allow_once"]
+    agent = await agents(client, env={"XDG_CONFIG_HOME": str(config)})
+    session_id = (await agent.conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+    args, after = ASKED[tool]
+    fake_api.add(tool_use(tool, {"path": "app.py", **args}, id="toolu_sym"), text("Done."))
+    answer = await agent.conn.prompt(session_id=session_id, prompt=[acp.text_block("change it")])
+    assert answer.stop_reason == "end_turn"
+    (asked, kinds), = client.permission_requests
+    assert (asked.tool_call_id, asked.kind, kinds) == ("toolu_sym", "edit", [
+        "allow_once", "allow_always", "reject_once", "reject_always"])
+    (proposed,) = asked.content
+    assert (proposed.type, proposed.path, proposed.old_text, proposed.new_text) == ("diff", app, GREET, after)
+    assert [loc.path for loc in asked.locations] == [app]
+    assert client.writes == [(app, after)]
+    done = [u for u in client.updates if isinstance(u, schema.ToolCallProgress) and u.status == "completed"][-1]
+    (diff,) = done.content
+    assert (diff.type, diff.path, diff.old_text, diff.new_text) == ("diff", app, GREET, after)

@@ -12,7 +12,8 @@ A, B = Path("/ws/a.py"), Path("/ws/b.py")
 
 @pytest.mark.parametrize("old, new", [
     ("abc", "abc"), ("", "x\n"), ("x\n", ""), ("hello world\n", "hello there world\n"),
-    ("one\ntwo\nthree\n", "one\nthree\n"), ("aaaa", "aa"), ("é€😀", "é😀"),
+    ("one\ntwo\nthree\n", "one\nthree\n"), ("aaaa", "aa"), ("é€😀", "é😀"), ("a\n", "a\n\nb\n"),
+    ("a\r\n", "a\r\nb\r\n"),
 ])
 def test_minimal_edit_restores_the_text_and_touches_only_the_difference(old, new):
     edit = minimal_edit(old, new)
@@ -20,6 +21,8 @@ def test_minimal_edit_restores_the_text_and_touches_only_the_difference(old, new
     kept_tail = len(old) - edit.end
     assert old[:edit.start] == new[:edit.start] and old[edit.end:] == new[len(new) - kept_tail:]
     assert edit.end - edit.start + len(edit.new_text) <= abs(len(old) - len(new)) + 2 * min(len(old), len(new))
+    if old.endswith("\n") and new.startswith(old):  # an append: before the last line end, not on a line past it
+        assert edit.start < len(old) and not old[edit.start:].strip("\r\n")
 
 
 def test_a_revert_over_several_chats_restores_the_oldest_text_and_expects_the_newest():

@@ -207,3 +207,24 @@ async def test_lone_surrogates_in_thinking_become_u_fffd(editor):
                                                 {"type": "text", "text": "ok"}]}], editor)
     assert state.history[1].parts[0].thinking == "hm\ufffd"
     assert [m.model_dump_json() for m in state.history]
+
+
+class LongAnswer(Tool):
+    """A language answer longer than an update's preview, ending with its index line."""
+
+    name, kind, description = "long_answer", "read", "test"
+
+    class Input(ToolInput):
+        pass
+
+    async def run(self, ctx: ToolContext, input: "LongAnswer.Input") -> ToolOutput:
+        return ToolOutput("\n".join(f"a.py:{n}:1: ref" for n in range(1, 301)) + "\nindex: loading — `jedi` is busy")
+
+
+async def test_a_long_language_answer_keeps_its_index_line_in_the_completed_update(editor):
+    updates, state, _ = await run([calls(("long_answer", {})), text("ok")], editor, extra_tools=[LongAnswer()])
+    done = [u for u in updates if isinstance(u, ToolCallUpdate) and u.status == "completed"][0].output
+    lines = done.splitlines()
+    assert lines[0] == "a.py:1:1: ref" and lines[-2].startswith("[output truncated: ")
+    assert lines[-1] == "index: loading — `jedi` is busy"  # what the clients show (PROTOCOL §11)
+    assert state.history[2].results[0].content.endswith("a.py:300:1: ref\nindex: loading — `jedi` is busy")

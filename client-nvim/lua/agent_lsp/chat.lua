@@ -543,6 +543,7 @@ local function start_external(session_id)
 end
 
 function M.on_update(params)
+  require('agent_lsp.index_status').observe(params.update)
   local chat = by_session[params.sessionId]
   if not chat then
     -- A new session's id arrives with its first update: it belongs to the chat still waiting for one.

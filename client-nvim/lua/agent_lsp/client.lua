@@ -104,6 +104,7 @@ local function on_exit(code, signal)
         code, signal, vim.lsp.get_log_path()) or said)
     end
     require('agent_lsp.chat').on_server_exit(what)
+    require('agent_lsp.index_status').disconnected()
   end)
 end
 
@@ -128,6 +129,7 @@ local function on_init(client, result)
     for _, fn in ipairs(waiting) do
       fn(client)
     end
+    require('agent_lsp.index_status').connected()
   end)
 end
 

@@ -27,6 +27,13 @@ function M.setup(opts)
   })
   require('agent_lsp.suggestions').setup(group)
   require('agent_lsp.next_edits').setup(group)
+  require('agent_lsp.index_status').setup(group)
+end
+
+-- For a statusline: the index state of the agent's last language answer ("index: loading"), '' before one;
+-- `User AgentLspIndex` fires when it changes.
+function M.statusline()
+  return require('agent_lsp.index_status').statusline()
 end
 
 -- What the editor shows, for the model: the active file, and the lines of a range given to :AgentChat.

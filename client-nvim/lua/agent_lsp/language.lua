@@ -73,14 +73,16 @@ local function supports(client, method)
   return value ~= nil and value ~= false and value ~= vim.NIL
 end
 
-local function stopped(client)
+-- Whether a language client has stopped (0.7 and 0.11 APIs).
+function M.stopped(client)
   if client.is_stopped then
     return call(client, 'is_stopped')
   end
   return false
 end
 
-local function all_clients()
+-- Every language client of this Neovim.
+function M.all_clients()
   return vim.lsp.get_clients and vim.lsp.get_clients() or vim.lsp.get_active_clients()
 end
 
@@ -385,8 +387,8 @@ local function serving(buf, self_id)
   local path = vim.api.nvim_buf_get_name(buf)
   local ft, ext = vim.bo[buf].filetype, path:match('%.([^./]+)$')
   local found = {}
-  for _, client in ipairs(all_clients()) do
-    if client.id ~= self_id and not stopped(client) then
+  for _, client in ipairs(M.all_clients()) do
+    if client.id ~= self_id and not M.stopped(client) then
       local cfg = client.config or {}
       local matches = ft ~= '' and type(cfg.filetypes) == 'table' and vim.tbl_contains(cfg.filetypes, ft)
       if not matches then
@@ -430,7 +432,7 @@ end
 local function other_clients(buf, method, self_id)
   local attached = {}
   for _, client in ipairs(clients_of(buf)) do
-    if client.id ~= self_id and not stopped(client) then
+    if client.id ~= self_id and not M.stopped(client) then
       table.insert(attached, client)
     end
   end
@@ -610,8 +612,8 @@ function M.answer(params, self_client, timeout_ms)
     end
   else
     clients = {}
-    for _, client in ipairs(all_clients()) do
-      if client.id ~= self_id and not stopped(client) and supports(client, method) then
+    for _, client in ipairs(M.all_clients()) do
+      if client.id ~= self_id and not M.stopped(client) and supports(client, method) then
         table.insert(clients, client)
       end
     end
@@ -626,7 +628,7 @@ function M.answer(params, self_client, timeout_ms)
   -- A server attached just now may still be initializing.
   wait_until(function()
     for _, client in ipairs(clients) do
-      if not client.initialized and not stopped(client) then
+      if not client.initialized and not M.stopped(client) then
         return false
       end
     end

@@ -46,6 +46,18 @@ describe('Transcript', () => {
     ]);
   });
 
+  it('shows a symbol edit\'s confirmation with its diff, as an edit_file one', () => {
+    const t = new Transcript();
+    t.user('rename it');
+    const input = { path: 'a.py', symbol: 'f', token: 'k1', body: 'x = 2' };
+    t.apply({ kind: 'tool_call', toolCallId: 't1', name: 'replace_symbol', title: 'Replace f in a.py', toolKind: 'edit', input });
+    t.apply({ kind: 'confirmation_request', toolCallId: 't1', name: 'replace_symbol', title: 'Replace f in a.py', input,
+      diff: DIFF, options: ['allow_once', 'allow_always', 'reject_once', 'reject_always'] });
+    expect(t.items[1]).toEqual({ kind: 'tool', id: 't1', name: 'replace_symbol', title: 'Replace f in a.py', toolKind: 'edit',
+      input, status: 'awaiting_confirmation', diff: DIFF,
+      confirm: { options: ['allow_once', 'allow_always', 'reject_once', 'reject_always'] } });
+  });
+
   it('shows finalMessage when no text streamed in this chat, and not otherwise', () => {
     const t = new Transcript();
     t.user('one');
