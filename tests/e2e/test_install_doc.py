@@ -14,7 +14,6 @@ import re
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import acp
@@ -42,8 +41,8 @@ def blocks() -> dict[str, str]:
     for match in FENCE.finditer(DOC.read_text()):
         indent, _, name, body = match.groups()
         assert name not in found, f"two blocks named {name}"
-        found[name] = textwrap.dedent("".join(line[len(indent):] if line.startswith(indent) else line
-                                              for line in body.splitlines(keepends=True)))
+        found[name] = "".join(line[len(indent):] if line.startswith(indent) else line
+                              for line in body.splitlines(keepends=True))
     return found
 
 
@@ -174,14 +173,15 @@ def test_neovim_lazy_spec_then_init_lua(release_home):
     installed = f"agent-lsp: installed agent-lsp-server {__version__} (protocol 1) in {venv}; :checkhealth agent_lsp checks it"
     assert lazy["notes"][-1] == installed, lazy["notes"]
     assert lazy["cmd"] == [str(venv / "bin" / "agent-lsp")]
-    assert QUESTION in lazy["transcript"] and "greet" in lazy["transcript"] and "\n-- done (" in lazy["transcript"], lazy["transcript"]
+    transcript = lazy["transcript"]
+    assert QUESTION in transcript and "defines `greet`" in transcript and "\n-- done (" in transcript, transcript
 
     # The plain way, in the same home: init.lua's two lines find the server :AgentInstall put there.
     init = home / ".config" / "nvim" / "init.lua"
     init.write_text(page["neovim-init"])
     plain = run_neovim(home, "")
     assert plain["cmd"] == [str(venv / "bin" / "agent-lsp")]
-    assert "greet" in plain["transcript"] and "\n-- done (" in plain["transcript"], plain["transcript"]
+    assert "defines `greet`" in plain["transcript"] and "\n-- done (" in plain["transcript"], plain["transcript"]
 
 
 # -- Emacs -----------------------------------------------------------------------------------------------------------
@@ -241,7 +241,7 @@ def test_emacs_init_install_and_first_chat(release_home):
     assert result["mode"] is True, "agent-lsp-global-mode turned agent-lsp-mode on in app.py's buffer"
     transcript = result["transcript"]
     assert transcript.startswith(f"> {QUESTION}\n"), transcript
-    assert "greet" in transcript and "Error" not in transcript, transcript
+    assert "defines `greet`" in transcript and "Error" not in transcript, transcript
 
 
 # -- Zed (ACP) -------------------------------------------------------------------------------------------------------
