@@ -32,7 +32,8 @@ BLOCKS = {"vscode-install", "neovim-extract", "neovim-lazy", "neovim-init", "neo
 APP_PY = 'def greet(name):\n    return "hi " + name\n'
 QUESTION = "What does app.py do?"
 INSTALL_CEILING = 600  # a venv and pip install of the server and its dependencies (pip's cache or the index)
-NVIM011 = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agent-lsp-client-tests/nvim-0.11.4/bin/nvim"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+NVIM011 = CACHE / "agent-lsp-client-tests/nvim-0.11.4/bin/nvim"  # where client-nvim/tests/run.sh installs it
 
 
 def blocks() -> dict[str, str]:
@@ -69,7 +70,8 @@ def release_home(tmp_path_factory) -> Path:
 def user_env(home: Path) -> dict[str, str]:
     """A new user's environment: this home, no agent-lsp on PATH, no key, no model setting, no state yet."""
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("ANTHROPIC_", "OPENAI_", "AGENT_LSP_", "XDG_")) and k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+           if not k.startswith(("ANTHROPIC_", "OPENAI_", "AGENT_LSP_", "XDG_"))
+           and k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     path = [d for d in env["PATH"].split(os.pathsep) if d and not (Path(d) / "agent-lsp").exists()]
     # pip's cache stays the machine's (the installs would otherwise download every dependency again)
     env.update(HOME=str(home), PATH=os.pathsep.join(path), AGENT_LSP_OFFLINE="1",
@@ -170,7 +172,8 @@ def test_neovim_lazy_spec_then_init_lua(release_home):
     venv = home / ".local" / "share" / "nvim" / "agent-lsp" / "venv"
 
     lazy = run_neovim(home, str(spec))
-    installed = f"agent-lsp: installed agent-lsp-server {__version__} (protocol 1) in {venv}; :checkhealth agent_lsp checks it"
+    installed = (f"agent-lsp: installed agent-lsp-server {__version__} (protocol 1) in {venv}; "
+                 ":checkhealth agent_lsp checks it")
     assert lazy["notes"][-1] == installed, lazy["notes"]
     assert lazy["cmd"] == [str(venv / "bin" / "agent-lsp")]
     transcript = lazy["transcript"]
@@ -261,7 +264,8 @@ async def zed_first_chat(entry: dict, env: dict[str, str], project: Path) -> tup
             fs=schema.FileSystemCapabilities(read_text_file=True, write_text_file=True)),
             client_info=schema.Implementation(name="zed", version="0"))
         session = await conn.new_session(cwd=str(project), mcp_servers=[])
-        answer = await conn.prompt(session_id=session.session_id, prompt=[schema.TextContentBlock(type="text", text=QUESTION)])
+        answer = await conn.prompt(session_id=session.session_id,
+                                   prompt=[schema.TextContentBlock(type="text", text=QUESTION)])
         text = "".join(u.content.text for u in client.updates
                        if getattr(u, "session_update", "") == "agent_message_chunk" and hasattr(u.content, "text"))
         return text, answer.stop_reason
@@ -293,7 +297,8 @@ def test_zed_demo_entry_answers_with_no_key(tmp_path):
 def test_zed_provider_entry_uses_the_key_of_zeds_environment(tmp_path):
     entry = zed_entry("zed-provider")
     assert "--model" not in entry["args"]
-    api = FakeMessagesAPI([{"content": [{"type": "text", "text": "app.py defines greet(name), which says hi."}]}]).start()
+    reply = "app.py defines greet(name), which says hi."
+    api = FakeMessagesAPI([{"content": [{"type": "text", "text": reply}]}]).start()
     try:
         env = user_env(tmp_path)
         env["PATH"] = os.pathsep.join([str(Path(shutil.which("agent-lsp")).parent), env["PATH"]])
@@ -304,5 +309,5 @@ def test_zed_provider_entry_uses_the_key_of_zeds_environment(tmp_path):
         text, stop = asyncio.run(zed_first_chat(entry, env, project))
     finally:
         api.stop()
-    assert (text, stop) == ("app.py defines greet(name), which says hi.", "end_turn")
+    assert (text, stop) == (reply, "end_turn")
     assert api.requests[0]["model"] == "claude-sonnet-5-5"
