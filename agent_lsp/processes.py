@@ -136,6 +136,11 @@ async def _probe(bwrap: str, network: bool) -> Optional[str]:
     return detail if detail.startswith(f"{BWRAP}:") else f"{BWRAP}: {detail}"
 
 
+def shell_name() -> str:
+    """The shell that runs a command, as the model and the user are told: /bin/sh, on Windows cmd.exe."""
+    return "cmd.exe" if WINDOWS else SHELL
+
+
 def shell_argv(command: str) -> list[str]:
     """The command line that runs `command` in the system's shell: /bin/sh, on Windows cmd.exe (COMSPEC)."""
     if WINDOWS:

@@ -9,6 +9,7 @@ from typing import Any, Awaitable, Callable
 
 from agent_lsp.core.tool import MAX_OUTPUT_CHARS, Tool, ToolAround, ToolContext, ToolError, ToolInput, ToolOutput, bound
 from agent_lsp.tools.paths import resolve
+from agent_lsp import processes
 from agent_lsp.processes import command_env
 from agent_lsp.tools.run_command import RunCommand
 
@@ -17,7 +18,8 @@ log = logging.getLogger(__name__)
 
 class InClientTerminal(ToolAround):
     """run_command, run by the client: terminal/create, wait_for_exit, output; terminal/kill on timeout or cancel,
-    and terminal/release always. `started(terminal_id)` embeds the terminal in the running tool call."""
+    and terminal/release always. `started(terminal_id)` embeds the terminal in the running tool call. On Windows
+    the command runs here (cmd.exe), as with a client that has no terminal."""
 
     def __init__(self, inner: Tool, conn: Any, session_id: str, flush: Callable[[], Awaitable[None]],
                  started: Callable[[str], None]) -> None:
@@ -25,6 +27,8 @@ class InClientTerminal(ToolAround):
         self._conn, self._session_id, self._flush, self._started = conn, session_id, flush, started
 
     async def run(self, ctx: ToolContext, input: ToolInput) -> ToolOutput:
+        if processes.WINDOWS:  # the terminal's command line unsets variables with /usr/bin/env, which Windows lacks
+            return await self.inner.run(ctx, input)
         root = resolve(ctx.editor.roots, ".")
         await self._flush()  # the call's in_progress update goes out before the terminal it embeds
         # The client's terminal inherits the client's environment (which started us): unset there what run_command

@@ -11,6 +11,9 @@ from agent_lsp.core.ports import ModelError, ModelInfo
 from agent_lsp.models.resolver import build, resolve
 
 
+DEMO = ModelInfo(id="demo", provider="demo", display_name="demo (offline, no key)")
+
+
 @dataclass
 class Catalog:
     """The models on offer, the one a chat uses by default, and why the list is only that one if it failed."""
@@ -23,12 +26,15 @@ class Catalog:
 async def catalog(settings: Settings, env: Mapping[str, str] = os.environ) -> Catalog:
     """The provider's own list (its models endpoint) when it has one; else, or when that fails, the configured model.
 
-    Never raises: a failure is the configured model with `error` saying what went wrong.
+    Never raises: a failure is the configured model with `error` saying what went wrong. With no provider or no key
+    the offline demo model is offered after it, the one choice a chat can use then.
     """
     choice = resolve(settings, env)
     if choice.provider in ("demo", "scripted"):  # just themselves
         return Catalog([ModelInfo(id=choice.model, provider=choice.provider)], choice.model)
     fallback = [ModelInfo(id=choice.model, provider=choice.provider)] if choice.model else []
+    if choice.lacks in ("provider", "key"):  # nothing to chat with yet but the offline demo: a picker offers it
+        return Catalog([*fallback, DEMO], choice.model, choice.problem)
     if choice.problem and choice.lacks != "model":  # an openai server lists its models before one is chosen
         return Catalog(fallback, choice.model, choice.problem)
     try:

@@ -11,7 +11,7 @@ from typing import Optional
 from pydantic import Field
 
 from agent_lsp.core.tool import MAX_OUTPUT_CHARS, Preview, Tool, ToolContext, ToolError, ToolInput, ToolOutput
-from agent_lsp.processes import Sandbox, command_env, kill_group, start_shell
+from agent_lsp.processes import Sandbox, command_env, kill_group, shell_name, start_shell
 from agent_lsp.tools.paths import resolve
 
 REPORT_EVERY = 0.1
@@ -19,7 +19,8 @@ KEEP = MAX_OUTPUT_CHARS // 2
 
 
 class RunCommandInput(ToolInput):
-    command: str = Field(description="Shell command, run with /bin/sh in the workspace root.")
+    # the model writes for the shell that runs it: cmd.exe on Windows knows no `export`, `$VAR` or `2>/dev/null`
+    command: str = Field(description=f"Shell command, run with {shell_name()} in the workspace root.")
     timeout: int = Field(120, ge=1, le=3600, description="Seconds before the command is killed (default 120).")
 
 

@@ -13,7 +13,8 @@ import pytest
 
 from agent_lsp import processes
 from agent_lsp.headless.run import _on_signals
-from agent_lsp.processes import dying_with_us, kill_group, open_sandbox, shell_argv
+from agent_lsp.processes import dying_with_us, kill_group, open_sandbox, shell_argv, shell_name
+from agent_lsp.tools.run_command import RunCommand, RunCommandInput
 
 
 @pytest.mark.parametrize("platform", ["darwin", "win32"])
@@ -32,6 +33,32 @@ def test_a_shell_command_runs_in_cmd_on_windows_and_in_sh_elsewhere(monkeypatch)
     assert shell_argv("make test") == [r"C:\Windows\system32\cmd.exe", "/d", "/s", "/c", "make test"]
     monkeypatch.delenv("COMSPEC")
     assert shell_argv("dir") == ["cmd.exe", "/d", "/s", "/c", "dir"]
+
+
+def test_the_model_is_told_which_shell_runs_its_command(monkeypatch):
+    assert shell_name() == "/bin/sh"
+    assert RunCommandInput.model_json_schema()["properties"]["command"]["description"] == (
+        "Shell command, run with /bin/sh in the workspace root.")
+    monkeypatch.setattr(processes, "WINDOWS", True)
+    assert shell_name() == "cmd.exe"  # the description, made when the module loads, says so on Windows
+
+
+async def test_run_command_over_acp_runs_here_on_windows_not_in_the_clients_terminal(monkeypatch):
+    """The client's terminal gets `/usr/bin/env -u NAME… /bin/sh -c`; Windows has neither, so the command runs
+    here (cmd.exe, the held-back variables left out as for any command) and the client is never asked."""
+    from agent_lsp.acp.terminal import InClientTerminal
+
+    ran = []
+
+    class Inner(RunCommand):
+        async def run(self, ctx, input):
+            ran.append(input.command)
+            return "ran here"
+
+    monkeypatch.setattr(processes, "WINDOWS", True)
+    tool = InClientTerminal(Inner(), conn=None, session_id="s", flush=None, started=None)
+    assert await tool.run(None, RunCommandInput(command="dir")) == "ran here"
+    assert ran == ["dir"]
 
 
 class _Process:
