@@ -96,7 +96,7 @@ class _Document:
     stream: Optional[ModelStream] = None
     """The model request in flight, if any."""
     last: Optional[tuple[Place, str]] = None
-    """The last finished suggestion and where it was asked for."""
+    """The last finished suggestion and where it was asked for ("": asked ahead, and nothing to offer there)."""
     ahead: Optional[ModelStream] = None
     """The model request asked ahead after an accepted suggestion, until it ends (a request may join it)."""
     asked_after: Optional[tuple[Place, str]] = None
@@ -177,12 +177,12 @@ class Suggestions:
         if state.last is not None:  # typed through the last suggestion: no model call
             origin, suggestion = state.last
             typed = place.typed_since(origin)
-            if typed is not None and suggestion.startswith(typed) and len(suggestion) > len(typed):
+            if typed is not None and suggestion.startswith(typed) and (len(suggestion) > len(typed) or not typed):
                 self._close(state, keep=None)
                 if older is not None:
                     older.supersede()
                 self.stats.reused += 1
-                return suggestion[len(typed):]
+                return suggestion[len(typed):] or None  # "": asked ahead there, and the model had nothing to add
         stream, typed = state.stream, None
         if stream is not None and not stream.closed and stream.error is None:
             typed = place.typed_since(stream.origin)
@@ -318,7 +318,7 @@ class Suggestions:
             return
         origin, suggestion = state.last
         end = origin.offset + len(suggestion)
-        if end > len(doc.text) or self.stats.model_calls > self.stats.requests:
+        if not suggestion or end > len(doc.text) or self.stats.model_calls > self.stats.requests:
             return
         place = place_at(doc.uri, doc.version, doc.text, end, origin.indent_hint)
         if place.typed_since(origin) != suggestion:
@@ -360,7 +360,8 @@ class Suggestions:
     def _ended(self, state: _Document, stream: ModelStream) -> None:
         if state.stream is stream:
             state.stream = None
-        if state.ahead is stream:
+        asked_ahead = state.ahead is stream
+        if asked_ahead:
             state.ahead = None
         if stream.error is not None:
             self.stats.errors += 1
@@ -368,8 +369,8 @@ class Suggestions:
         elif not stream.closed:
             self._shown.clear()  # a success: the next failure is worth showing again
             suggestion = stream.suggestion
-            if suggestion is not None:
-                state.last = (stream.origin, suggestion)
+            if suggestion is not None or asked_ahead:  # nothing, asked ahead: the request there asks no more
+                state.last = (stream.origin, suggestion or "")
                 self._remember(stream.origin.uri)
 
     def _remember(self, uri: str) -> None:

@@ -414,3 +414,20 @@ async def test_a_model_request_asked_ahead_that_no_request_joins_is_closed_at_th
 async def until_closed(call: Call) -> None:
     while not call.closed:
         await asyncio.sleep(0.01)
+
+
+async def test_nothing_to_offer_after_an_accepted_suggestion_is_asked_once():
+    rig = Rig()
+    await rig.answered(rig.type("x = compute(1)\n"), "y = 2")
+    doc = rig.change("x = compute(1)\ny = 2")
+    await until(lambda: len(rig.model.calls) == 2)
+    rig.model.calls[1].end()  # the model has nothing to add there
+    await until(lambda: rig.model.calls[1].ended)
+    assert await text_of(rig.ask(doc)) is None
+    assert await text_of(rig.ask(doc)) is None  # Neovim asks again at the same place: nothing, and no call
+    asked = rig.ask(rig.change("x = compute(1)\ny = 2\n"))  # typed on: asked anew
+    await until(lambda: len(rig.model.calls) == 3)
+    rig.model.calls[2].send("z = 3")
+    rig.model.calls[2].end()
+    assert await text_of(asked) == "z = 3"
+    assert rig.engine.asked_ahead == 1
