@@ -132,8 +132,8 @@ async def _spawn(server: str, model: OracleModel, root: Path, api: str = "fim", 
     return client
 
 
-async def _type(client: Client, model: OracleModel, edit: Edit, pattern: str, root: Path, rng: random.Random,
-                out: Replay) -> None:
+def _opened(client: Client, model: OracleModel, edit: Edit, root: Path) -> str:
+    """`edit`'s file as it is before its typing, written and opened in the client; the model told its truth."""
     path = root / edit.path
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(edit.initial)
@@ -141,6 +141,12 @@ async def _type(client: Client, model: OracleModel, edit: Edit, pattern: str, ro
     model.truth.final, model.truth.start, model.truth.end = edit.final, edit.start, edit.end
     client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
                                                             "text": edit.initial}})
+    return uri
+
+
+async def _type(client: Client, model: OracleModel, edit: Edit, pattern: str, root: Path, rng: random.Random,
+                out: Replay) -> None:
+    uri = _opened(client, model, edit, root)
     text, cursor, version = edit.initial, edit.start, 1
     pending: dict[int, tuple[Asked, asyncio.Future]] = {}
     timer: Optional[asyncio.TimerHandle] = None
@@ -313,13 +319,7 @@ async def _accept_through(client: Client, model: OracleModel, edit: Edit, root: 
     an accept too), the item applied (its didChange, then its command); where no item is what the author wrote
     next, the author types its next character (Enter with the next line's indentation, as an editor's auto-indent
     brings it; the line opened for the edit comes with its own)."""
-    path = root / edit.path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(edit.initial)
-    uri = path.as_uri()
-    model.truth.final, model.truth.start, model.truth.end = edit.final, edit.start, edit.end
-    client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
-                                                            "text": edit.initial}})
+    uri = _opened(client, model, edit, root)
     cursor, version, accepted_at = edit.start, 1, None
     text = edit.initial
 
