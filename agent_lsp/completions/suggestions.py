@@ -127,6 +127,7 @@ class Suggestions:
     _offered: dict[int, str] = field(default_factory=dict)
     """The document of each suggestion offered lately, by id (the REMEMBERED latest)."""
     _aheads: set[asyncio.Task] = field(default_factory=set)
+    """The ask-aheads starting (held here: the event loop keeps only a weak reference to a task)."""
 
     async def suggest(self, ask: Ask) -> Optional[Suggestion]:
         """The suggestion at `ask`'s cursor; None when there is nothing to offer (or it was superseded)."""
