@@ -20,7 +20,7 @@ from bench.figures import Row  # noqa: E402
 from bench import chat_cost, next_edits, remote, suggestions, tools_scale, workflow  # noqa: E402
 
 DOC = Path(__file__).parents[1] / "docs" / "benchmarks.md"
-ROWS = 65
+ROWS = 69
 """Every run prints this many rows; fewer means a figure went missing (a failure, in CI too)."""
 
 
@@ -48,9 +48,11 @@ async def run(quick: bool, only: frozenset[str] = frozenset()) -> list[Row]:
             ("search open buffers", lambda: tools_scale.search_open_buffers(1 if quick else 7, 50 if quick else 1000,
                                                                            root)),
             ("suggestions replay", lambda: suggestions.replay(quick, root)),
+            ("suggestions accepting", lambda: suggestions.accepting(quick, root)),
             ("suggestions closing", lambda: suggestions.closing(quick, root)),
             ("suggestions scale", lambda: suggestions.scale(quick, root)),
             ("remote model", lambda: remote.remote(quick, root)),
+            ("remote accepting", lambda: remote.accepting(quick, root)),
             ("next edits replay", lambda: next_edits.replay(quick, root)),
             ("next edits scale", lambda: next_edits.scale(quick, root)),
         ]

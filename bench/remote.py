@@ -3,7 +3,8 @@ for the run and trusted only by the server's process (SSL_CERT_FILE), behind a p
 trip (tests/fakes/slow_link.py, 20 ms each way); the replayed typing of the suggestion rows (Neovim's pattern), for
 the Messages API, OpenAI chat and FIM. agent-lsp beside the same server closing the connection after every early
 stop (AGENT_LSP_KEEP_WARM=0, the behaviour before warm connections) and beside the naive server; then a chat after
-the suggestions, to the same endpoint."""
+the suggestions, to the same endpoint. And (`accepting`) accept → next ghost text there, beside the server not
+asking ahead (AGENT_LSP_ASK_AHEAD=0) and the naive server."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from pathlib import Path
 
 from bench.figures import Row, env_for, p99
 from bench.oracle_model import OracleModel
-from bench.suggestions import LATENCY, Client, Replay, _pick, _type, spawned
+from bench.suggestions import (
+    ACCEPTED_LINES, LATENCY, Client, Replay, _pick, _type, accept_through, accepting_rows, pick_long, spawned)
 from tests.fakes.certificate import Certificate, made
 from tests.fakes.slow_link import SlowLink
 
@@ -126,6 +128,31 @@ async def _at_pauses(client: Client, model: OracleModel, root: Path, count: int)
     client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
     model.fixed = None
     return took
+
+
+async def accepting(quick: bool, root: Path) -> list[Row]:
+    """Accept → next ghost text against the remote model (the Messages API: asking ahead saves the round trips of
+    the request the client sends next), beside the same server not asking ahead and the naive server."""
+    chosen = pick_long(2 if quick else 6)
+    cert = made(Path(tempfile.mkdtemp(prefix="agent-lsp-cert-", dir=root)))
+    got = {}
+    for server in ("agent", "without", "naive"):
+        model = OracleModel(latency=LATENCY, lines=ACCEPTED_LINES, tls=cert.server_context(), pace=0).start()
+        link = SlowLink(model.port, DELAY)
+        base_url = link.url(path="/v1")
+        env = _env("anthropic", "naive" if server == "naive" else "agent", cert, base_url)
+        if server == "without":
+            env["AGENT_LSP_ASK_AHEAD"] = "0"
+        try:
+            async with spawned("naive" if server == "naive" else "agent", model, root, "anthropic", base_url,
+                               env) as client:
+                await _warm_up(client, model, root)
+                got[server] = await accept_through(client, model, chosen, root)
+        finally:
+            link.stop()
+            model.stop()
+    return accepting_rows(f"remote model (Anthropic Messages, TLS, {2 * DELAY * 1000:.0f} ms round trip)",
+                          f"model {LATENCY * 1000:.0f} ms to its first byte", got, len(chosen))
 
 
 def _ms(xs: list[float]) -> str:

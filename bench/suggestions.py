@@ -3,6 +3,10 @@ with the request pattern of a real client, against a fake model that answers the
 latency (bench/oracle_model.py); agent-lsp beside a naive server (bench/naive_completion_server.py) in the same
 run, each with its own copy of the fake.
 
+Writing by accepting (`accepting`): the same edits written by accepting the suggestions that are what the author
+wrote next, Neovim's way, for accept → next ghost text beside the same server not asking ahead
+(AGENT_LSP_ASK_AHEAD=0) and the naive server.
+
 Client patterns: Neovim 0.12 (`vim.lsp.inline_completion`: a request 200 ms after the last keystroke, none
 cancelled while typing, all cancelled when the typing ends) and VS Code (a request per keystroke, the previous one
 cancelled first).
@@ -128,8 +132,8 @@ async def _spawn(server: str, model: OracleModel, root: Path, api: str = "fim", 
     return client
 
 
-async def _type(client: Client, model: OracleModel, edit: Edit, pattern: str, root: Path, rng: random.Random,
-                out: Replay) -> None:
+def _opened(client: Client, model: OracleModel, edit: Edit, root: Path) -> str:
+    """`edit`'s file as it is before its typing, written and opened in the client; the model told its truth."""
     path = root / edit.path
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(edit.initial)
@@ -137,6 +141,12 @@ async def _type(client: Client, model: OracleModel, edit: Edit, pattern: str, ro
     model.truth.final, model.truth.start, model.truth.end = edit.final, edit.start, edit.end
     client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
                                                             "text": edit.initial}})
+    return uri
+
+
+async def _type(client: Client, model: OracleModel, edit: Edit, pattern: str, root: Path, rng: random.Random,
+                out: Replay) -> None:
+    uri = _opened(client, model, edit, root)
     text, cursor, version = edit.initial, edit.start, 1
     pending: dict[int, tuple[Asked, asyncio.Future]] = {}
     timer: Optional[asyncio.TimerHandle] = None
@@ -250,6 +260,11 @@ def _pick(count_keys: int) -> list[Edit]:
     return chosen
 
 
+def pick_long(count: int) -> list[Edit]:
+    """`count` real edits of at least 4 lines, in history order: several accepts each."""
+    return [edit for edit in edits(80) if edit.final.count("\n", edit.start, edit.end) >= 3][:count]
+
+
 def _ms(xs: list[float], high: str = "p95") -> str:
     if not xs:
         return "none"
@@ -282,6 +297,115 @@ async def replay(quick: bool, root: Path) -> list[Row]:
         rows.append(Row(f"suggestions, {names[pattern]}: accepted text equal to what the author typed",
                         share(a), share(n), None, "", None))
     return rows
+
+
+ACCEPTED_LINES = 2
+"""Lines of the model's answers when writing by accepting: an edit takes several accepts (the replay's edits are
+2 to 12 lines)."""
+
+
+@dataclass
+class Accepting:
+    accepts: int = 0
+    next_shown: list[float] = field(default_factory=list)
+    """Per accepted suggestion whose next request showed ghost text: the accept → that ghost text, model time and
+    all (asking ahead overlaps the model's time with the client's pause)."""
+    requests: int = 0
+    calls: int = 0
+
+
+async def _accept_through(client: Client, model: OracleModel, edit: Edit, root: Path, out: Accepting) -> None:
+    """The edit written by accepting suggestions, Neovim 0.12's way: a request 200 ms after the cursor moved (after
+    an accept too), the item applied (its didChange, then its command); where no item is what the author wrote
+    next, the author types its next character (Enter with the next line's indentation, as an editor's auto-indent
+    brings it; the line opened for the edit comes with its own)."""
+    uri = _opened(client, model, edit, root)
+    cursor, version, accepted_at = edit.start, 1, None
+    text = edit.initial
+
+    def insert(inserted: str) -> None:
+        nonlocal text, cursor, version
+        start = _position(text, cursor)
+        text, cursor, version = text[:cursor] + inserted + text[cursor:], cursor + len(inserted), version + 1
+        client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                                 "contentChanges": [{"range": {"start": start, "end": start},
+                                                                     "text": inserted}]})
+
+    if _indentation(edit.final[cursor:edit.end]):
+        insert(_indentation(edit.final[cursor:edit.end]))
+    while True:  # the client asks after the last accept too: the author goes on from there
+        await asyncio.sleep(0.2)  # the client's pause after the cursor moved: the workload, not a wait for a result
+        out.requests += 1
+        answer = await client.request("textDocument/inlineCompletion", {
+            "textDocument": {"uri": uri}, "position": _position(text, cursor), "context": {"triggerKind": 2}})
+        items = (answer or {}).get("items") or []
+        if accepted_at is not None and items:
+            out.next_shown.append(time.perf_counter() - accepted_at)
+        if cursor >= edit.end:
+            break
+        new = items[0]["insertText"] if items else ""
+        meant = edit.final[cursor:edit.end]
+        typed = "\n" + _indentation(meant[1:]) if meant[0] == "\n" else meant[0]
+        inserted = new if new and meant.startswith(new) else typed
+        accepted_at = time.perf_counter() if inserted == new else None
+        insert(inserted)
+        if accepted_at is not None:
+            out.accepts += 1
+            if "command" in items[0]:  # as the editor runs it: after the edit, its answer not waited for
+                _, ran = client.send("workspace/executeCommand", {"command": items[0]["command"]["command"],
+                                                                  "arguments": items[0]["command"]["arguments"]})
+                ran.add_done_callback(lambda f: f.cancelled() or f.exception())
+    client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+
+
+def _indentation(text: str) -> str:
+    """The spaces `text` begins with."""
+    return text[:len(text) - len(text.lstrip(" "))]
+
+
+async def accept_through(client: Client, model: OracleModel, chosen: list[Edit], root: Path) -> Accepting:
+    """The `chosen` edits written by accepting suggestions (`_accept_through`); the model calls they made."""
+    out, calls = Accepting(), len(model.calls)
+    for edit in chosen:
+        await _accept_through(client, model, edit, root, out)
+    out.calls = len(model.calls) - calls
+    return out
+
+
+async def _accepting_once(server: str, chosen: list[Edit], root: Path) -> Accepting:
+    env = env_for(None)
+    if server == "without":
+        env["AGENT_LSP_ASK_AHEAD"] = "0"
+    model = OracleModel(latency=LATENCY, lines=ACCEPTED_LINES).start()
+    try:
+        async with spawned("naive" if server == "naive" else "agent", model, root, env=env) as client:
+            return await accept_through(client, model, chosen, root)
+    finally:
+        model.stop()
+
+
+async def accepting(quick: bool, root: Path) -> list[Row]:
+    """Accept → the next ghost text, beside the same server not asking ahead and the naive server; the model calls
+    of the same run."""
+    chosen = pick_long(2 if quick else 10)
+    got = {server: await _accepting_once(server, chosen, root) for server in ("agent", "without", "naive")}
+    return accepting_rows("suggestions", f"model {LATENCY * 1000:.0f} ms to its first byte", got, len(chosen))
+
+
+def accepting_rows(what: str, model: str, got: dict[str, Accepting], edits: int) -> list[Row]:
+    """The rows of writing by accepting: accept → next ghost text, and the model calls, for `got`'s agent beside
+    its server not asking ahead (without) and the naive server."""
+    a, w, n = got["agent"], got["without"], got["naive"]
+    per = lambda r: r.calls / max(1, r.requests)  # noqa: E731
+    calls = lambda r: f"{per(r):.2f} ({r.calls} for {r.requests} requests, {r.accepts} accepts)"  # noqa: E731
+    return [
+        Row(f"{what}: accept → next ghost text, Neovim 0.12 (the next request 200 ms after the accept; {model}; "
+            f"{len(a.next_shown)} accepts of {edits} real edits)", _ms(a.next_shown, "p99"),
+            f"{_ms(w.next_shown, 'p99')} not asking ahead; {_ms(n.next_shown, 'p99')} naive", None, "", None),
+        Row(f"{what}, writing by accepting: model calls per request", calls(a),
+            f"{calls(w)} not asking ahead; {calls(n)} naive", per(a) / per(n) if n.calls else None,
+            "≤ 1× the naive server's", per(a) <= per(n)),
+    ]
 
 
 async def _closing_once(server: str, rounds: int, root: Path) -> tuple[list[float], list[float]]:

@@ -2,7 +2,9 @@
 last suggestion. Typing through a suggestion (even one still streaming) costs no model call; a newer request
 answers the older one at once and closes its model request unless it can use it; a cancelled request's model
 request is closed within CANCEL_GRACE unless a newer request took it over; an answer is never given for an older
-document version; a model request is never retried; a failure is shown once per cause until one succeeds."""
+document version; a model request is never retried; a failure is shown once per cause until one succeeds. A
+suggestion accepted (or typed through to its end) has the suggestion after it asked ahead, for the request the
+client sends next to join (`changed`, `accepted`)."""
 
 from __future__ import annotations
 
@@ -94,7 +96,11 @@ class _Document:
     stream: Optional[ModelStream] = None
     """The model request in flight, if any."""
     last: Optional[tuple[Place, str]] = None
-    """The last finished suggestion and where it was asked for."""
+    """The last finished suggestion and where it was asked for ("": asked ahead, and nothing to offer there)."""
+    ahead: Optional[ModelStream] = None
+    """The model request asked ahead after an accepted suggestion, until it ends (a request may join it)."""
+    asked_after: Optional[tuple[Place, str]] = None
+    """The suggestion last asked ahead after: one ask-ahead per acceptance."""
 
 
 @dataclass
@@ -110,12 +116,18 @@ class Suggestions:
     completer_for: Optional[Callable[[Any], Completer]] = None
     """Makes the model for a models/resolver.py ModelChoice (None: the provider's own, completions/providers/)."""
     stats: Stats = field(default_factory=Stats)
+    asked_ahead: int = 0
+    """Model requests asked ahead after an accepted suggestion (counted in `stats.model_calls` too)."""
     _states: dict[str, _Document] = field(default_factory=dict)
     _remembered: dict[str, None] = field(default_factory=dict)
     """The documents whose `last` is set, least recently suggested first."""
     _completers: dict[tuple, Completer] = field(default_factory=dict)
     _shown: set[str] = field(default_factory=set)
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
+    _offered: dict[int, str] = field(default_factory=dict)
+    """The document of each suggestion offered lately, by id (the REMEMBERED latest)."""
+    _aheads: set[asyncio.Task] = field(default_factory=set)
+    """The ask-aheads starting (held here: the event loop keeps only a weak reference to a task)."""
 
     async def suggest(self, ask: Ask) -> Optional[Suggestion]:
         """The suggestion at `ask`'s cursor; None when there is nothing to offer (or it was superseded)."""
@@ -149,7 +161,11 @@ class Suggestions:
         if self._changed(doc):
             self.stats.stale += 1
             return None
-        return Suggestion(text, next(self._ids))
+        suggestion = Suggestion(text, next(self._ids))
+        self._offered[suggestion.id] = doc.uri
+        if len(self._offered) > REMEMBERED:
+            del self._offered[next(iter(self._offered))]
+        return suggestion
 
     def _changed(self, doc: OpenDocument) -> bool:
         """Whether the buffer is no longer at the version `doc` was taken from (or closed)."""
@@ -162,12 +178,12 @@ class Suggestions:
         if state.last is not None:  # typed through the last suggestion: no model call
             origin, suggestion = state.last
             typed = place.typed_since(origin)
-            if typed is not None and suggestion.startswith(typed) and len(suggestion) > len(typed):
+            if typed is not None and suggestion.startswith(typed) and (len(suggestion) > len(typed) or not typed):
                 self._close(state, keep=None)
                 if older is not None:
                     older.supersede()
                 self.stats.reused += 1
-                return suggestion[len(typed):]
+                return suggestion[len(typed):] or None  # "": asked ahead there, and the model had nothing to add
         stream, typed = state.stream, None
         if stream is not None and not stream.closed and stream.error is None:
             typed = place.typed_since(stream.origin)
@@ -266,17 +282,96 @@ class Suggestions:
                 if not excluded(d.uri, d.path, self.documents.roots, options.exclude)]
         return sorted(docs, key=lambda d: order.get(d.uri, len(order)))
 
+    def accepted(self, id: Any) -> None:
+        """`agent.completionAccepted {id}`: counted; the suggestion after it asked ahead when its document holds it
+        now (the change that applied it usually did so already)."""
+        self.stats.accepted += 1
+        uri = self._offered.get(id) if isinstance(id, int) and not isinstance(id, bool) else None
+        state = self._states.get(uri) if uri is not None else None
+        doc = self.documents.get(uri) if state is not None else None
+        if doc is not None:
+            self._ask_ahead(state, doc)
+
+    def changed(self, uri: str) -> None:
+        """The document `uri` changed: a model request asked ahead that no request uses is closed unless the change
+        is typing at its place that agrees with it; the suggestion after the last one is asked ahead when the
+        change completed it (accepted, or typed through to its end)."""
+        state = self._states.get(uri)
+        doc = self.documents.get(uri) if state is not None else None
+        if doc is None:
+            return
+        stream = state.ahead
+        if stream is not None and stream is state.stream and stream.users == 0 and not stream.done:
+            origin = stream.origin
+            k = len(doc.text) - origin.length
+            typed = place_at(uri, doc.version, doc.text, origin.offset + k).typed_since(origin) if k >= 0 else None
+            if typed is None or typed and not stream.agrees(typed):
+                self._close(state, keep=None)
+        self._ask_ahead(state, doc)
+
+    def _ask_ahead(self, state: _Document, doc: OpenDocument) -> None:
+        """Ask the model for the place after the last suggestion when `doc` holds that suggestion whole at its place
+        — once per suggestion, only while the model calls so far are no more than the requests (the client asks at
+        that place next: the call is the one a request there would make, made earlier) and never where a request
+        would ask nothing (suggestions off, an excluded file). AGENT_LSP_ASK_AHEAD=0 turns it off (the reference
+        the benchmarks compare with)."""
+        if state.last is None or state.asked_after == state.last or self.env.get("AGENT_LSP_ASK_AHEAD") == "0":
+            return
+        origin, suggestion = state.last
+        end = origin.offset + len(suggestion)
+        if not suggestion or end > len(doc.text) or self.stats.model_calls > self.stats.requests:
+            return
+        place = place_at(doc.uri, doc.version, doc.text, end, origin.indent_hint)
+        if place.typed_since(origin) != suggestion:
+            return
+        stream, current = state.stream, state.current
+        asking = [stream.origin] if stream is not None and not stream.closed else []
+        asking += [current.place] if current is not None and current.place is not None else []
+        if any(place.typed_since(there) == "" for there in asking):
+            return  # a request at that place asks already
+        settings, options = self.settings()
+        if not options.enabled or excluded(doc.uri, doc.path, self.documents.roots, options.exclude) \
+                or "\x00" in place.before or "\x00" in place.after:
+            return
+        state.asked_after = state.last
+        task = asyncio.get_running_loop().create_task(self._ahead(state, Ticket(place), doc, settings, options))
+        self._aheads.add(task)
+        task.add_done_callback(self._aheads.discard)
+
+    async def _ahead(self, state: _Document, ticket: Ticket, doc: OpenDocument, settings: Settings,
+                     options: CompletionsSettings) -> None:
+        """The model request asked ahead at the ticket's place: in flight for the document as a request's would
+        be (a newer request takes it over or supersedes it)."""
+        older, state.current = state.current, ticket
+        if older is not None:
+            older.supersede()  # a request made before the acceptance: its answer would be stale
+        self._close(state, keep=None)
+        try:
+            stream = await self._start(state, ticket, doc, settings, options)
+        finally:
+            if state.current is ticket:
+                state.current = None
+        if stream is not None:
+            state.ahead = stream
+            self.asked_ahead += 1
+            log.debug("asked ahead at %s:%d", doc.uri, ticket.place.offset)
+            # no request may come for it: closed at the timeout a request's own would have, unless one waits on it
+            asyncio.get_running_loop().call_later(options.timeout, _close_unless_used, stream)
+
     def _ended(self, state: _Document, stream: ModelStream) -> None:
         if state.stream is stream:
             state.stream = None
+        asked_ahead = state.ahead is stream
+        if asked_ahead:
+            state.ahead = None
         if stream.error is not None:
             self.stats.errors += 1
             self._failed(stream.error.message)
         elif not stream.closed:
             self._shown.clear()  # a success: the next failure is worth showing again
             suggestion = stream.suggestion
-            if suggestion is not None:
-                state.last = (stream.origin, suggestion)
+            if suggestion is not None or asked_ahead:  # nothing, asked ahead: the request there asks no more
+                state.last = (stream.origin, suggestion or "")
                 self._remember(stream.origin.uri)
 
     def _remember(self, uri: str) -> None:

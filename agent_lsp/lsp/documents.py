@@ -82,11 +82,14 @@ LISTENERS: list[Callable[[Any, str, str], None]] = []
 """Told (server, "changed" or "closed", uri) after a document changed or closed: next edits (lsp/next_edit.py)."""
 
 
-def register_document_sync(server: Any, on_close: Callable[[Any, str], None]) -> None:
+def register_document_sync(server: Any, on_close: Callable[[Any, str], None],
+                           on_change: Callable[[Any, str], None]) -> None:
     """Keep the buffers changed lately from `server`'s didChange and didClose (pygls keeps the text itself);
-    `on_close(ls, uri)` and the `LISTENERS` are told when a document closes, the `LISTENERS` when one changes."""
+    `on_close(ls, uri)` and the `LISTENERS` are told when a document closes, `on_change(ls, uri)` and the
+    `LISTENERS` when one changes (its new text in place)."""
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: Any, params: types.DidChangeTextDocumentParams) -> None:
+        on_change(ls, params.text_document.uri)
         for listener in LISTENERS:
             listener(ls, "changed", params.text_document.uri)
         ranges = [c.range for c in params.content_changes if isinstance(c, types.TextDocumentContentChangePartial)]

@@ -64,7 +64,9 @@ def register_inline_completion(server: Any) -> None:
 
     @server.command(ACCEPTED)
     def completion_accepted(ls: Any, *args: Any) -> None:
-        _count(ls, "accepted")
+        engine = _ENGINES.get(ls)
+        if engine is not None:
+            engine.accepted(args[0].get("id") if args and isinstance(args[0], dict) else None)
 
     @server.feature(STATS)
     async def completion_stats(ls: Any, params: Any) -> dict:
@@ -80,7 +82,12 @@ def register_inline_completion(server: Any) -> None:
         if engine is not None:
             engine.forget(uri)
 
-    documents.register_document_sync(server, on_close=forget)
+    def changed(ls: Any, uri: str) -> None:
+        engine = _ENGINES.get(ls)
+        if engine is not None:
+            engine.changed(uri)
+
+    documents.register_document_sync(server, on_close=forget, on_change=changed)
 
 
 class Offered(dict):

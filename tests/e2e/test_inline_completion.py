@@ -180,6 +180,27 @@ async def test_typing_something_else_closes_the_stream_and_asks_anew(lsp, backen
     assert len(backend.fake.requests) == 2
 
 
+async def test_an_accepted_suggestion_has_the_next_one_asked_before_the_client_asks(lsp, backend, workspace):
+    resume = threading.Event()
+    backend.fake.add(backend.says("compute(1)"), backend.says_in_part(" + offset", resume))
+    client = await lsp.start()
+    uri = open_doc(client, workspace / "app.py", "x = ")
+    answer = await suggest(client, uri, 0, 4)
+    assert answer == {"items": [item("compute(1)", 0, 4, 1)]}
+    edit(client, uri, "x = compute(1)")  # the client applies the item, then runs its command
+    await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="agent.completionAccepted", arguments=answer["items"][0]["command"]["arguments"]))
+    await until(lambda: len(backend.fake.requests) == 2)  # the place after it, asked before any request there
+    assert "x = compute(1)" in json.dumps(backend.fake.requests[1])
+    joined = asyncio.ensure_future(suggest(client, uri, 0, 14))
+    await stats(client)  # answered after the request was read: it waits for the model request asked ahead
+    resume.set()
+    assert await joined == {"items": [item(" + offset", 0, 14, 2)]}
+    assert len(backend.fake.requests) == 2 and backend.fake.disconnects == []
+    counts = await stats(client)
+    assert (counts["requests"], counts["modelCalls"], counts["reused"], counts["accepted"]) == (2, 2, 0, 1)
+
+
 async def test_a_newer_request_supersedes_and_closes_the_older_stream(lsp, backend, workspace):
     backend.fake.add({"hold": True}, backend.says("1"))
     client = await lsp.start()

@@ -2,7 +2,7 @@
 hand: typing through costs no model call (also while streaming), a newer request supersedes and closes the older
 model request unless it uses it, a cancel closes it after the grace, never an answer for an older version, failures
 shown once per cause until a success; the last suggestion is remembered for the REMEMBERED documents most
-recently suggested in."""
+recently suggested in; a suggestion accepted or typed through to its end has the next one asked ahead."""
 
 from __future__ import annotations
 
@@ -91,14 +91,29 @@ class Rig:
         self.model = HandModel()
         self.buffers = Buffers()
         self.warnings: list[str] = []
-        options = CompletionsSettings(**completions)
-        self.engine = Suggestions(self.buffers, lambda: (Settings(model="script:none"), options), self.warnings.append,
-                                  completer_for=lambda choice: self.model)
+        self.options = CompletionsSettings(**completions)
+        self.engine = Suggestions(self.buffers, lambda: (Settings(model="script:none"), self.options),
+                                  self.warnings.append, completer_for=lambda choice: self.model, env={})
         self.version = 0
 
     def type(self, text: str, uri: str = URI) -> OpenDocument:
         self.version += 1
         return self.buffers.set(text, self.version, uri)
+
+    def change(self, text: str, uri: str = URI) -> OpenDocument:
+        """`type`, and the engine told of the change as the didChange handler tells it."""
+        doc = self.type(text, uri)
+        self.engine.changed(uri)
+        return doc
+
+    async def answered(self, doc: OpenDocument, said: str) -> Any:
+        """A request at the end of `doc`, its model call (the next one) answering `said`: the Suggestion."""
+        calls = len(self.model.calls)
+        task = self.ask(doc)
+        await until(lambda: len(self.model.calls) == calls + 1)
+        self.model.calls[calls].send(said)
+        self.model.calls[calls].end()
+        return await task
 
     def ask(self, doc: OpenDocument, offset: Optional[int] = None) -> asyncio.Task:
         return asyncio.ensure_future(self.engine.suggest(Ask(doc, len(doc.text) if offset is None else offset)))
@@ -291,3 +306,128 @@ def test_typed_since():
     assert place_at("file:///other", 1, text, at).typed_since(origin) is None
 
 
+
+
+# ---- asking ahead after an accepted suggestion ----------------------------------------------------------------
+
+
+async def test_an_accepted_suggestion_has_the_next_asked_ahead_and_the_next_request_joins_it():
+    rig = Rig()
+    offered = await rig.answered(rig.type("x = "), "compute(1)")
+    doc = rig.type("x = compute(1)")  # the client applied the item; its change not told: the command finds it
+    rig.engine.accepted(offered.id)
+    await until(lambda: len(rig.model.calls) == 2)  # before any request at the new place
+    assert rig.model.calls[1].prompt.prefix.endswith("x = compute(1)")
+    rig.model.calls[1].send(" + 2")
+    rig.engine.accepted(offered.id)  # the same acceptance again (a client that also sends the change): no second
+    joined = rig.ask(doc)
+    rig.model.calls[1].end()
+    assert await text_of(joined) == " + 2"
+    assert len(rig.model.calls) == 2 and not rig.model.calls[1].closed
+    stats = rig.engine.stats
+    assert (stats.requests, stats.model_calls, stats.accepted, rig.engine.asked_ahead) == (2, 2, 2, 1)
+
+
+async def test_typed_through_to_its_end_asks_ahead_and_typing_on_that_agrees_keeps_it():
+    rig = Rig()
+    await rig.answered(rig.type("x = "), "compute(1)")
+    rig.change("x = compute")
+    assert len(rig.model.calls) == 1  # not at its end yet
+    rig.change("x = compute(1)")
+    await until(lambda: len(rig.model.calls) == 2)
+    rig.model.calls[1].send(" + 2")
+    doc = rig.change("x = compute(1) +")  # typing on what it streams
+    rig.model.calls[1].end()
+    assert await text_of(rig.ask(doc)) == " 2"
+    assert len(rig.model.calls) == 2 and rig.engine.stats.reused == 1
+
+
+async def test_a_change_elsewhere_closes_the_model_request_asked_ahead():
+    rig = Rig()
+    await rig.answered(rig.type("x = "), "compute(1)")
+    rig.change("x = compute(1)")
+    await until(lambda: len(rig.model.calls) == 2)
+    rig.change("# a comment\nx = compute(1)")
+    await until(lambda: rig.model.calls[1].closed)
+    rig.change("x = compute(1)")  # the same text again: the same acceptance, not asked again
+    await asyncio.sleep(0)
+    assert len(rig.model.calls) == 2
+
+
+async def test_a_newer_request_elsewhere_supersedes_the_model_request_asked_ahead():
+    rig = Rig()
+    await rig.answered(rig.type("x = "), "compute(1)")
+    doc = rig.change("x = compute(1)")
+    await until(lambda: len(rig.model.calls) == 2)
+    elsewhere = rig.ask(doc, offset=0)  # another place: it cannot use what was asked at the end
+    await until(lambda: len(rig.model.calls) == 3)
+    assert rig.model.calls[1].closed
+    rig.model.calls[2].send("2")
+    rig.model.calls[2].end()
+    assert await text_of(elsewhere) == "2"
+
+
+async def test_no_ask_ahead_off_excluded_or_switched_off_or_in_another_document():
+    rig = Rig()
+    other = (ROOT / "other.py").as_uri()
+    mine = await rig.answered(rig.type("x = "), "compute(1)")
+    await rig.answered(rig.type("y = ", other), "compute(2)")
+    rig.type("y = compute(2)", other)  # applied, but not the one accepted
+    rig.engine.accepted(mine.id)  # its own document does not hold it
+    rig.options = CompletionsSettings(enabled=False)
+    rig.change("x = compute(1)")
+    rig.options = CompletionsSettings(exclude=["other.py"])
+    rig.change("y = compute(2)", other)
+    await asyncio.sleep(0)
+    assert len(rig.model.calls) == 2 and rig.engine.asked_ahead == 0
+
+    rig = Rig()
+    rig.engine.env = {"AGENT_LSP_ASK_AHEAD": "0"}
+    await rig.answered(rig.type("x = "), "compute(1)")
+    rig.change("x = compute(1)")
+    await asyncio.sleep(0)
+    assert len(rig.model.calls) == 1
+
+
+async def test_a_wasted_ask_ahead_waits_for_the_requests_to_catch_up_with_the_model_calls():
+    rig = Rig()
+    await rig.answered(rig.type("x = "), "compute(1)")
+    rig.change("x = compute(1)")  # asked ahead: 2 calls for 1 request
+    await until(lambda: len(rig.model.calls) == 2)
+    rig.change("# z\nx = compute(1)")  # elsewhere: the call asked ahead is wasted
+    await until(lambda: rig.model.calls[1].closed)
+    await rig.answered(rig.type("# z\nx = compute(1)\nz = "), "3")
+    rig.change("# z\nx = compute(1)\nz = 3")  # 3 calls for 2 requests: nothing more asked ahead
+    await asyncio.sleep(0)
+    assert len(rig.model.calls) == 3 and rig.engine.asked_ahead == 1
+
+
+async def test_a_model_request_asked_ahead_that_no_request_joins_is_closed_at_the_timeout():
+    rig = Rig(timeout=0.05)
+    await rig.answered(rig.type("x = "), "compute(1)")
+    rig.change("x = compute(1)")  # the client asks nothing more: it left Insert mode, say
+    await until(lambda: len(rig.model.calls) == 2)
+    await asyncio.wait_for(until_closed(rig.model.calls[1]), 5)
+    assert rig.warnings == []  # nobody waited: nothing to tell
+
+
+async def until_closed(call: Call) -> None:
+    while not call.closed:
+        await asyncio.sleep(0.01)
+
+
+async def test_nothing_to_offer_after_an_accepted_suggestion_is_asked_once():
+    rig = Rig()
+    await rig.answered(rig.type("x = compute(1)\n"), "y = 2")
+    doc = rig.change("x = compute(1)\ny = 2")
+    await until(lambda: len(rig.model.calls) == 2)
+    rig.model.calls[1].end()  # the model has nothing to add there
+    await until(lambda: rig.model.calls[1].ended)
+    assert await text_of(rig.ask(doc)) is None
+    assert await text_of(rig.ask(doc)) is None  # Neovim asks again at the same place: nothing, and no call
+    asked = rig.ask(rig.change("x = compute(1)\ny = 2\n"))  # typed on: asked anew
+    await until(lambda: len(rig.model.calls) == 3)
+    rig.model.calls[2].send("z = 3")
+    rig.model.calls[2].end()
+    assert await text_of(asked) == "z = 3"
+    assert rig.engine.asked_ahead == 1
