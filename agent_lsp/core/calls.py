@@ -192,7 +192,7 @@ async def _run_one(
         diff=preview.diff, command=preview.command, changes=preview.changes,
         sandbox_auto_allow=preview.sandbox_auto_allow,
     )
-    decision = await approve(request, emit)
+    decision = None if preview.unchanged else await approve(request, emit)  # nothing to allow: it sends nothing
     if isinstance(decision, Deny):
         state.denied += 1
         return (

@@ -53,6 +53,8 @@ class Preview:
     """An edit's files before and after (the diff above, whole)."""
     sandbox_auto_allow: bool = False
     """A command that runs in the OS sandbox, whose `autoAllow` lets it run without a question."""
+    unchanged: bool = False
+    """An edit that would change nothing: it runs without a question, and sends nothing."""
 
 
 @dataclass(frozen=True)

@@ -414,6 +414,8 @@ class Planned:
         return self.after == self.found.now.text
 
     def preview(self) -> Preview:
+        if self.unchanged:
+            return Preview(unchanged=True)
         return Preview(diff=self.diff, changes=(FileChange(self.found.path, self.found.now.text, self.after),))
 
     async def apply(self, ctx: ToolContext) -> ToolOutput:

@@ -5,6 +5,7 @@ same span and token on both, the replacement applied to the editor's buffer thro
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from acp import schema
 
 from agent_lsp.tools.symbols import token_of
 from tests.e2e.conftest import chat, open_doc, sent, text, tool_use
+from tests.waiting import until
 
 SERVERS = {
     "jedi": {"command": [str(Path(sys.executable).parent / "jedi-language-server")], "languages": ["python"]},
@@ -45,6 +47,25 @@ def results(fake_api, count: int) -> list[str]:
     return [[b for b in sent(fake_api, i)[-1]["content"] if b["type"] == "tool_result"][0]["content"]
             for i in range(1, count + 1)]
 
+
+
+async def test_a_symbol_edit_that_changes_nothing_asks_nothing_and_sends_nothing(lsp):
+    (lsp.workspace / "shop.py").write_text(SHOP)
+    token = token_of(SPAN)
+    lsp.fake_api.add(
+        tool_use("replace_symbol", {"path": "shop.py", "symbol": "price", "token": token, "body": SPAN + "\n"},
+                 id="toolu_same"),
+        text("Done."))
+    client = await lsp.start(init_options={"languageServers": {"jedi": SERVERS["jedi"]}, "languageTimeout": 120})
+    uri = open_doc(client, lsp.workspace / "shop.py", SHOP)
+    asked = lambda: any(u["update"]["kind"] == "confirmation_request" for u in client.updates)  # noqa: E731
+    chatting = asyncio.ensure_future(chat(client, "keep price as it is"))  # edits are asked about by default
+    await until(lambda: chatting.done() or asked())
+    assert not asked()
+    assert (await chatting)["finalMessage"] == "Done."
+    (said,) = results(lsp.fake_api, 1)
+    assert said.startswith("No change: `price` in shop.py already reads so; nothing was sent.\n")
+    assert client.docs[uri] == [1, SHOP]
 
 @pytest.mark.parametrize("server", ["jedi", "basedpyright"])
 async def test_read_replace_and_impact_through_a_real_language_server(lsp, server):
