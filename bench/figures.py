@@ -123,8 +123,8 @@ def npm_package(name: str, cached_as: str) -> Path:
     folder = NPM_CACHE / cached_as
     if not (folder / "node_modules" / name).exists():
         folder.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(folder), name], check=True,
-                       capture_output=True, timeout=300)
+        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(folder), name],
+                       check=True, capture_output=True, timeout=300)
     return folder / "node_modules"
 
 

@@ -96,13 +96,12 @@ class Buffers:
     async def apply(self, params: dict) -> dict:
         for change in params["edit"].get("documentChanges", []):
             uri = change["textDocument"]["uri"]
-            text = self.docs[uri][1]
-
-            def at(p: dict) -> int:
-                return offset_of(text, p["line"], p["character"], "utf-16")
-
-            for e in sorted(change["edits"], key=lambda e: at(e["range"]["start"]), reverse=True):
-                text = text[:at(e["range"]["start"])] + e["newText"] + text[at(e["range"]["end"]):]
+            text = before = self.docs[uri][1]
+            spans = [(offset_of(before, e["range"]["start"]["line"], e["range"]["start"]["character"], "utf-16"),
+                      offset_of(before, e["range"]["end"]["line"], e["range"]["end"]["character"], "utf-16"),
+                      e["newText"]) for e in change["edits"]]
+            for start, end, new in sorted(spans, reverse=True):  # from the end: the offsets before stay true
+                text = text[:start] + new + text[end:]
             self.set(uri, text)
         return {"applied": True}
 
@@ -120,10 +119,9 @@ class Tally:
     """Of which the messages (the rest: system prompt and tool definitions, again in each request)."""
     written: int = 0
     calls: int = 0
-    requests: int = 0
 
     def __iadd__(self, other: "Tally") -> "Tally":
-        for name in ("sent", "conversation", "written", "calls", "requests"):
+        for name in ("sent", "conversation", "written", "calls"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         return self
 
@@ -148,7 +146,6 @@ class Script:
         compact = lambda value: len(json.dumps(value, separators=(",", ":"), ensure_ascii=False))  # noqa: E731
         self.tally.sent += compact(body)
         self.tally.conversation += compact(body["messages"])
-        self.tally.requests += 1
         blocks = body["messages"][-1]["content"]
         results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
         texts = [b["content"] if isinstance(b["content"], str) else "".join(c.get("text", "") for c in b["content"])
@@ -171,7 +168,7 @@ async def play(d: Driven, buffers: Buffers, message: str, player: Player) -> Tal
     d.api.default = script
     answer = await d.chat(message=message, permissionMode="bypassPermissions")
     d.api.default = None
-    if answer.get("stopReason") not in (None, "end_turn"):
+    if (answer["stopReason"], answer["finalMessage"]) != ("end_turn", DONE["content"][0]["text"]):
         raise RuntimeError(f"the chat ended with {answer}")
     return script.tally
 
@@ -225,7 +222,7 @@ def task_rows(server: str, results: Optional[list[tuple[Tally, Tally]]], why: st
         reference += edit_only
     return [Row(f"symbol tools, {name} ({server}): to / from the model, calls; vs edit_file only", str(symbols),
                 str(edit_only), symbols.both / edit_only.both, "(recorded)", None)
-            for name, (symbols, edit_only) in zip(names, [*results, (total, reference)])]
+            for name, (symbols, edit_only) in zip(names, [*results, (total, reference)], strict=True)]
 
 
 # ---- impact at scale ---------------------------------------------------------------------------------------------
