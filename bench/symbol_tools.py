@@ -15,7 +15,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -23,11 +22,10 @@ from typing import Any, Optional
 from agent_lsp.config import Settings
 from agent_lsp.core.positions import offset_of
 from bench.figures import DONE, Driven, Row, median, npm_package, tool_use
-from bench.language import last_result
+from bench.language import JEDI, last_result
 from bench.symbol_tasks import FILES, TASKS, Player
 from tests.fakes.messages_api import FakeMessagesAPI
 
-JEDI = str(Path(sys.executable).parent / "jedi-language-server")
 BUDGET = 14_000
 """Characters every tool's definition may take together (the house rule)."""
 EDITOR_CAPS = {"workspace": {"applyEdit": True, "workspaceEdit": {"documentChanges": True}},
