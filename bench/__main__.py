@@ -17,10 +17,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parents[1]))
 from bench import figures, language  # noqa: E402
 from bench.figures import Row  # noqa: E402
-from bench import chat_cost, next_edits, remote, suggestions, tools_scale, workflow  # noqa: E402
+from bench import chat_cost, next_edits, remote, suggestions, symbol_tools, tools_scale, workflow  # noqa: E402
 
 DOC = Path(__file__).parents[1] / "docs" / "benchmarks.md"
-ROWS = 69
+ROWS = 81
 """Every run prints this many rows; fewer means a figure went missing (a failure, in CI too)."""
 
 
@@ -44,6 +44,7 @@ async def run(quick: bool, only: frozenset[str] = frozenset()) -> list[Row]:
             ("plan update", lambda: workflow.plan_update(20 if quick else 500)),
             ("find_references", lambda: language.find_references(3 if quick else 20, 2 if quick else 4,
                                                                    root)),
+            ("symbol tools", lambda: symbol_tools.symbol_tools(quick, root)),
             ("web_fetch", lambda: figures.web_fetch(1 if quick else 3, root)),
             ("search open buffers", lambda: tools_scale.search_open_buffers(1 if quick else 7, 50 if quick else 1000,
                                                                            root)),

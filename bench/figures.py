@@ -30,7 +30,7 @@ from tests.fakes.messages_api import FakeMessagesAPI  # noqa: E402
 
 AGENT = [sys.executable, "-m", "agent_lsp"]
 BARE = [sys.executable, str(ROOT / "bench" / "bare_server.py")]
-COPILOT_DIR = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "agent-lsp-bench" / "copilot"
+NPM_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "agent-lsp-bench"
 
 
 @dataclass
@@ -117,14 +117,21 @@ async def _startup_once(command: list[str]) -> tuple[float, int]:
     return elapsed, rss
 
 
+def npm_package(name: str, cached_as: str) -> Path:
+    """The node_modules folder holding npm package `name`, installed on demand into a cache outside the
+    repository (its folder `cached_as`)."""
+    folder = NPM_CACHE / cached_as
+    if not (folder / "node_modules" / name).exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(folder), name],
+                       check=True, capture_output=True, timeout=300)
+    return folder / "node_modules"
+
+
 def copilot_command() -> list[str]:
-    """`@github/copilot-language-server --stdio`, installed on demand into a cache outside the repository. Its
-    platform binary is run directly: the npm shim execs it in a child that would outlive a kill of the shim."""
-    modules = COPILOT_DIR / "node_modules" / "@github"
-    if not (modules / "copilot-language-server").exists():
-        COPILOT_DIR.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(COPILOT_DIR),
-                        "@github/copilot-language-server"], check=True, capture_output=True, timeout=300)
+    """`@github/copilot-language-server --stdio`, installed on demand. Its platform binary is run directly: the npm
+    shim execs it in a child that would outlive a kill of the shim."""
+    modules = npm_package("@github/copilot-language-server", "copilot") / "@github"
     native = sorted(modules.glob("copilot-language-server-*/copilot-language-server"))
     if not native:
         raise FileNotFoundError("no platform binary of copilot-language-server")
