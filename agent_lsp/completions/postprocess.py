@@ -49,9 +49,13 @@ def finish(raw: str, where: Surroundings) -> Optional[str]:
     if where.line_after.strip():  # the line goes on after the cursor: complete this line only
         text = without_rest_of_line(text.split("\n", 1)[0], where.line_after)
     else:
-        lines = reindented(text.split("\n"), where)
+        lines = text.split("\n")
+        # the suggestion's first line is where its block starts: at the start of a line, the indentation it brings
+        # (`        finally:`) is the column its later lines are counted from
+        own = leading(where.line_before + lines[0] + where.line_after)
+        lines = reindented(lines, own, where.indent)
         if where.follows():
-            lines = within_block(lines, leading(where.line_before + where.line_after), where.indent)
+            lines = within_block(lines, own, where.indent)
             lines = before_repeat(lines, where.lines_after)
         text = "\n".join(lines[: where.max_lines])
     text = text.rstrip()
@@ -187,14 +191,13 @@ def indent_width(ws: str, unit: str) -> int:
     return sum(unit_width(unit) if c == "\t" else 1 for c in ws)
 
 
-def reindented(lines: list[str], where: Surroundings) -> list[str]:
-    """`lines` (the first continues the cursor's line) with every other line indented as the buffer indents: tabs
-    or spaces, and its width of a level, counted from the cursor's line."""
+def reindented(lines: list[str], first_ws: str, unit: str) -> list[str]:
+    """`lines` (the first continues the cursor's line) with every other line indented as the buffer indents (`unit`:
+    tabs or spaces, and its width of a level), counted from the first line's indentation `first_ws`."""
     rest = lines[1:]
     if not any(leading(line) for line in rest if line.strip()):
         return lines
-    unit = where.indent
-    anchor = indent_width(leading(where.line_before + where.line_after), unit)
+    anchor = indent_width(first_ws, unit)
     if any(leading(line).startswith("\t") for line in rest):
         theirs = "\t"
     else:  # their step, counted from the cursor's line (a tab taken as 4 spaces)

@@ -51,6 +51,10 @@ GOLDEN = [
     ("four-space buffer, two-space answer", at("def f():"), "\n  if x:\n    y = 1", "\n    if x:\n        y = 1"),
     ("tabs stay tabs", at("\tif x:", indent="\t"), "\n\t\ty = 1", "\n\t\ty = 1"),
     ("right indentation is left alone", at("    if x:"), "\n        y = 1\n    z = 2", "\n        y = 1\n    z = 2"),
+    ("at column 0, the first line's own indentation is where its block starts",
+     at("", "", "        return x"), "        finally:\n            told(None)", "        finally:\n            told(None)"),
+    ("and a line below it leaves its block when text follows",
+     at("", "", "def g():"), "        finally:\n            told(None)\n    return 1", "        finally:\n            told(None)"),
     ("crlf answers", at("def f():"), "\r\n    return 1\r\n", "\n    return 1"),
 ]
 
