@@ -17,6 +17,7 @@ class SlowLink:
         self.port = 0
         self._loop = asyncio.new_event_loop()
         self._server: Optional[asyncio.AbstractServer] = None
+        self._open: set[asyncio.StreamWriter] = set()
         ready = threading.Event()
         threading.Thread(target=self._run, args=(ready,), daemon=True).start()
         ready.wait()
@@ -39,10 +40,12 @@ class SlowLink:
         async def close() -> None:
             if self._server is not None:
                 self._server.close()
-            open_ones = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]  # connections still open
-            for task in open_ones:
-                task.cancel()
-            await asyncio.gather(*open_ones, return_exceptions=True)  # ended, not left pending when the loop stops
+            # Connections still open are reset, not cancelled: their tasks then end by themselves (asyncio logs an
+            # "Exception in callback" for a cancelled connection handler of start_server), none left pending.
+            for writer in self._open:
+                writer.transport.abort()
+            open_ones = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            await asyncio.gather(*open_ones, return_exceptions=True)
             self._loop.stop()
 
         asyncio.run_coroutine_threadsafe(close(), self._loop)
@@ -54,7 +57,11 @@ class SlowLink:
         except OSError:
             client_w.transport.abort()
             return
-        await asyncio.gather(self._pipe(client_r, model_w), self._pipe(model_r, client_w))
+        self._open |= {client_w, model_w}
+        try:
+            await asyncio.gather(self._pipe(client_r, model_w), self._pipe(model_r, client_w))
+        finally:
+            self._open -= {client_w, model_w}
 
     async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         loop = asyncio.get_running_loop()

@@ -64,6 +64,8 @@ class ModelHandler(BaseHTTPRequestHandler):
     """One connection: requests one after another (keep-alive); the writers of JSON answers and event streams."""
 
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # as model servers do (uvicorn, Go): else each event on a kept-alive connection
+    # waits for the ACK of the one before, which the client delays up to 40 ms
     server: ModelServer
     arrived = 0.0
     """time.perf_counter() when the current request's line was read."""
