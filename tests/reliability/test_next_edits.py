@@ -7,9 +7,13 @@
 - cancel in every state (waiting for a newer request, the model streaming, answered already, an unknown id): every
   request answered, the model request closed;
 - the model failing over the Messages API and the raw prompt on /completions (500, 429, an HTML page, a cut
-  stream, a stall): `{edits: []}`, the next edit given after it.
+  stream, a stall): `{edits: []}`, the next edit given after it;
+- 1,000 requests a second on a document being typed in (suggesting.py's typist), an inline completion asked beside
+  every other one and a lane of chats running all the while: every edit for its version, inside its window and
+  fitting that version's text, every inline item for its version, every chat whole.
 
-Counts: crashes (the server died), hangs (no answer within the ceiling), wrong (an answer §11 does not allow).
+Counts: crashes (the server died), hangs (no answer within the ceiling), wrong (an answer §11 does not allow),
+lost (a chat's update or history lost).
 """
 
 from __future__ import annotations
