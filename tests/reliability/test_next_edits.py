@@ -255,8 +255,28 @@ def edit_problems(message: dict, uri: str, version: int, text: str, tag: str, cu
     return found
 
 
+async def judged(area: str, found: list[str], pending: list[tuple[Any, asyncio.Future, Any]]) -> list[dict]:
+    """Each (what, future, check) counted under `area`: a hang when unanswered, wrong when `check(answer)` names a
+    problem (the first kept in `found`); the answers."""
+    answers = []
+    for what, future, check in pending:
+        tally(area, cases=1)
+        message = await answered(future)
+        if message is None:
+            tally(area, hangs=1)
+            found.append(f"no answer to {what}")
+            continue
+        answers.append(message)
+        wrong = check(message)
+        if wrong:
+            tally(area, wrong=1)
+            found += wrong[:1]
+    return answers
+
+
 async def test_a_thousand_a_second_with_edits_and_inline_completions_and_chats_beside(tmp_path, long_run):
-    """Next edits asked 1,000 times a second on a document being typed in (a didChange before each), an inline
+    """Next edits asked 1,000 times a second on a document being typed in (a didChange before each; every 100
+    a pause until the latest is answered), an inline
     completion asked beside every other one, a lane of chats running all the while: every request answered,
     every edit for its version and inside its window, every inline item the one for its version, every chat
     whole; once the typing stops, the next edit is given."""
@@ -279,7 +299,7 @@ async def test_a_thousand_a_second_with_edits_and_inline_completions_and_chats_b
         rng, loop = random.Random(42), asyncio.get_running_loop()
         count = 10_000 if long_run else 1000
         edits, inline = [], []
-        start = loop.time()
+        start, sent = loop.time(), 0
         for i in range(count + 1):
             if i < count:
                 doc.step(rng)
@@ -288,38 +308,24 @@ async def test_a_thousand_a_second_with_edits_and_inline_completions_and_chats_b
             if i % 2 == 0 or i == count:
                 params, _, future, expected = doc.ask()
                 inline.append((params, future, expected))
+            if i < count and i % 100 == 99:  # a pause in the typing until the latest request is answered
+                await answered(edits[-1][3])
+                start, sent = loop.time(), i + 1
             if i < count:
-                await pace(loop, start, i + 1, 1000)
+                await pace(loop, start, i + 1 - sent, 1000)
             else:  # once the typing stops, the answers to the last requests
                 await until(lambda: all(f.done() for *_, f in edits), CEILING + 30, "every next edit answered")
-        given = 0
-        for version, text, tag, future in edits:
-            tally(AREA_RATE, cases=1)
-            message = await answered(future)
-            if message is None:
-                tally(AREA_RATE, hangs=1)
-                problems_found.append(f"no answer for version {version}")
-                continue
-            given += bool((message.get("result") or {}).get("edits"))
-            found = edit_problems(message, doc.uri, version, text, tag, Typed.LINE)
-            if found:
-                tally(AREA_RATE, wrong=1)
-                problems_found += found[:1]
+        answers = await judged(AREA_RATE, problems_found, [
+            (f"version {version}", future, lambda m, v=version, t=text, g=tag: edit_problems(
+                m, doc.uri, v, t, g, Typed.LINE)) for version, text, tag, future in edits])
+        given = sum(bool((m.get("result") or {}).get("edits")) for m in answers)
         last = await answered(edits[-1][3])
         if not (last or {}).get("result", {}).get("edits"):
             tally(AREA_RATE, wrong=1)
             problems_found.append(f"no next edit once the typing stopped: {last}")
-        for params, future, expected in inline:
-            tally(AREA_INLINE, cases=1)
-            answer = await answered(future)
-            if answer is None:
-                tally(AREA_INLINE, hangs=1)
-                problems_found.append(f"no inline answer to {params}")
-                continue
-            found = version_problems(answer, params, expected, False)
-            if found:
-                tally(AREA_INLINE, wrong=1)
-                problems_found += found[:1]
+        await judged(AREA_INLINE, problems_found, [
+            (params, future, lambda m, p=params, e=expected: version_problems(m, p, e, False))
+            for params, future, expected in inline])
         await lane.until_chats(1)  # the lane still runs once the burst is over
         stats = (await server.request("agent/completionStats", {}))["result"]
         print(f"next edits at 1,000 a second: {count + 1} requests, {given} edits given, "
