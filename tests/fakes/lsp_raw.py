@@ -198,7 +198,8 @@ class Server:
         self.write({"jsonrpc": "2.0", "method": "$/progress",
                     "params": {"token": "index", "value": {"kind": "begin", "title": "indexing"}}})
         if not (self.out / "loading").exists():
-            self.write({"jsonrpc": "2.0", "method": "$/progress", "params": {"token": "index", "value": {"kind": "end"}}})
+            self.write({"jsonrpc": "2.0", "method": "$/progress",
+                        "params": {"token": "index", "value": {"kind": "end"}}})
 
     def synced(self, params: dict) -> None:
         if "textDocument" in params and "text" in params["textDocument"]:

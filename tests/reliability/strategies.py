@@ -187,17 +187,24 @@ not_text = st.one_of(st.none(), st.booleans(), st.integers(), st.lists(st.intege
 symbol_line = st.one_of(st.none(), st.none(), st.integers(-3, 20), st.sampled_from([10 ** 12, "3", 2.5, True]))
 
 
+OWN_TOKEN = "__own__"
+"""A token the sender replaces by the current token of the symbol the call names (when it names one)."""
+
+
 def symbol_call(tokens: list[str]) -> st.SearchStrategy:
-    """(tool, input) of one symbol tool call: name paths, paths, tokens (`tokens`: the current ones of every
-    symbol, so one of another symbol is tried too), bodies and lines, valid or hostile, members missing at times."""
-    token = st.one_of(st.sampled_from(tokens or ["0" * 12]), st.sampled_from(tokens or ["0" * 12]), st.sampled_from(["", "0" * 12, "\ud800", " " * 3]),
-                      st.text(max_size=14), not_text)
-    body = st.one_of(body_text, body_text, not_text)
-    common = {"path": st.one_of(st.just("shop.py"), symbol_path, not_text), "line": symbol_line}
+    """(tool, input) of one symbol tool call: name paths, paths, tokens (the named symbol's own, OWN_TOKEN;
+    `tokens`: the current ones of every symbol, so one of another symbol is tried too), bodies and lines, valid or
+    hostile, members missing at times."""
+    other = st.sampled_from(tokens or ["0" * 12])
+    token = st.one_of(st.just(OWN_TOKEN), st.just(OWN_TOKEN), other, st.sampled_from(["", "0" * 12, "\ud800", " " * 3]), st.text(max_size=14), not_text)
+    body = st.one_of(body_text, body_text, body_text, not_text)
+    shop = st.just("shop.py")
+    common = {"path": st.one_of(shop, shop, shop, symbol_path, not_text), "line": symbol_line}
     inputs = {
         "read_symbol": {"symbol": name_path, **common},
         "replace_symbol": {"symbol": name_path, "token": token, "body": body, **common},
-        "delete_symbol": {"symbol": name_path, "token": token, "force": st.one_of(st.booleans(), not_text), **common},
+        "delete_symbol": {"symbol": name_path, "token": token, "force": st.one_of(st.booleans(), not_text),
+                          **common},
         "insert_symbol": {"anchor": name_path, "where": st.sampled_from(["before", "after", "inside", ""]),
                           "text": body, **common},
         "impact": {"targets": st.one_of(st.none(), st.lists(st.fixed_dictionaries(
@@ -209,6 +216,7 @@ def symbol_call(tokens: list[str]) -> st.SearchStrategy:
         fields = inputs[tool]
         core = {k: v for k, v in fields.items() if k not in ("line", "force")}
         whole = st.fixed_dictionaries(core, optional={k: v for k, v in fields.items() if k not in core})
-        return st.one_of(whole, whole, st.fixed_dictionaries({}, optional=fields)).map(lambda d: (tool, d))
+        return st.one_of(whole, whole, whole, whole, st.fixed_dictionaries({}, optional=fields)).map(
+            lambda d: (tool, d))
 
     return st.sampled_from(sorted(inputs)).flatmap(members)
