@@ -219,4 +219,20 @@ def symbol_call(tokens: list[str]) -> st.SearchStrategy:
         return st.one_of(whole, whole, whole, whole, st.fixed_dictionaries({}, optional=fields)).map(
             lambda d: (tool, d))
 
-    return st.sampled_from(sorted(inputs)).flatmap(members)
+    names = st.sampled_from(NAME_PATHS)
+    typed = st.sampled_from(["def price(item):\n    return 2\n", "@property\ndef total(self):\n    return 0\n",
+                             "def helper():\n    return 'é😀'\n", "def price(item):\n    return '\x00'\n",
+                             "def extra():\n    return '" + "x" * 1_000_000 + "'\n", "def broken(:\n"])
+    well_typed = {  # every member of its type, the values valid or hostile: the calls that reach the tool's logic
+        "read_symbol": {"path": st.just("shop.py"), "symbol": names},
+        "replace_symbol": {"path": st.just("shop.py"), "symbol": names, "token": st.just(OWN_TOKEN), "body": typed},
+        "delete_symbol": {"path": st.just("shop.py"), "symbol": names, "token": st.just(OWN_TOKEN),
+                          "force": st.booleans()},
+        "insert_symbol": {"path": st.just("shop.py"), "anchor": names, "where": st.sampled_from(["before", "after"]),
+                          "text": typed},
+        "impact": {"targets": st.lists(st.fixed_dictionaries({"path": st.just("shop.py"), "symbol": names}),
+                                       min_size=1, max_size=2)},
+    }
+    sound = st.sampled_from(sorted(well_typed)).flatmap(
+        lambda tool: st.fixed_dictionaries(well_typed[tool]).map(lambda d: (tool, d)))
+    return st.one_of(sound, st.sampled_from(sorted(inputs)).flatmap(members))
