@@ -196,7 +196,8 @@ def symbol_call(tokens: list[str]) -> st.SearchStrategy:
     `tokens`: the current ones of every symbol, so one of another symbol is tried too), bodies and lines, valid or
     hostile, members missing at times."""
     other = st.sampled_from(tokens or ["0" * 12])
-    token = st.one_of(st.just(OWN_TOKEN), st.just(OWN_TOKEN), other, st.sampled_from(["", "0" * 12, "\ud800", " " * 3]), st.text(max_size=14), not_text)
+    token = st.one_of(st.just(OWN_TOKEN), other, st.sampled_from(["", "0" * 12, "\ud800", " " * 3]),
+                      st.text(max_size=14), not_text)
     body = st.one_of(body_text, body_text, body_text, not_text)
     shop = st.just("shop.py")
     common = {"path": st.one_of(shop, shop, shop, symbol_path, not_text), "line": symbol_line}
