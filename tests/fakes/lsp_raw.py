@@ -13,12 +13,19 @@ offers definition, hover, references and document symbols; what it does with a r
   garbage   answers the variant GARBAGE[line % len] (line of the request's position): wrong shapes, huge
             results, positions out of range, lone surrogates
   junk      writes the variant JUNK[line % len] to stdout instead of the answer (bad framing, bad JSON)
+  symbols   answers documentSymbol from the Python text it was synced (didOpen/didChange, else the disk): functions
+            and classes with their methods, each starting at `def`/`class` as jedi does; references by whole word
+            over those texts and the workspace's *.py; its work-done progress begun and ended at `initialized`
+            (`index: ready`), begun only when DIR/loading exists; a request whose method DIR/hold names is never
+            answered (the test kills it then)
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -69,6 +76,8 @@ class Server:
         self.stdin, self.stdout = sys.stdin.buffer, sys.stdout.buffer
         self.told = False  # late-init: SIGUSR1 came
         self.initialize: Any = None  # late-init: the id of the `initialize` not answered yet
+        self.texts: dict[str, str] = {}  # symbols: uri -> the text it was synced
+        self.root: Optional[Path] = None
 
     def log(self, line: str) -> None:
         with open(self.out / "log", "a", encoding=UTF8) as f:
@@ -111,6 +120,10 @@ class Server:
                     return
                 if method == "initialized":
                     self.log("initialized")
+                    if self.mode == "symbols":
+                        self.progress()
+                if method in ("textDocument/didOpen", "textDocument/didChange"):
+                    self.synced(params)
                 continue  # notifications, answers
             # SIGUSR1 waits while a request is handled: `go` never sees one half done, nor writes amid an answer
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
@@ -131,11 +144,13 @@ class Server:
         self.initialize = None
         self.answer(msg_id, {"capabilities": {
             "positionEncoding": "utf-16", "definitionProvider": True, "hoverProvider": True,
-            "referencesProvider": True, "documentSymbolProvider": True}})
+            "referencesProvider": True, "documentSymbolProvider": True, "textDocumentSync": 1}})
 
     def handle(self, method: str, msg_id: Any, params: dict) -> None:
         mode = self.mode
         if method == "initialize":
+            root = params.get("rootUri")
+            self.root = Path(root[len("file://"):]) if isinstance(root, str) and root.startswith("file://") else None
             if mode == "no-init":
                 return
             if mode == "late-init" and not self.told:
@@ -159,6 +174,9 @@ class Server:
             variants = garbage(uri)
             self.answer(msg_id, variants[line % len(variants)])
             return
+        if mode == "symbols":
+            self.symbols(method, msg_id, params)
+            return
         if mode == "junk":
             variants = junk()
             self.stdout.write(variants[line % len(variants)])
@@ -172,6 +190,91 @@ class Server:
             self.answer(msg_id, answers[method])
         else:
             self.write({"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32601, "message": f"no {method}"}})
+
+
+    # ---- symbols ---------------------------------------------------------------------------------------------
+
+    def progress(self) -> None:
+        self.write({"jsonrpc": "2.0", "method": "$/progress",
+                    "params": {"token": "index", "value": {"kind": "begin", "title": "indexing"}}})
+        if not (self.out / "loading").exists():
+            self.write({"jsonrpc": "2.0", "method": "$/progress",
+                        "params": {"token": "index", "value": {"kind": "end"}}})
+
+    def synced(self, params: dict) -> None:
+        if "textDocument" in params and "text" in params["textDocument"]:
+            self.texts[params["textDocument"]["uri"]] = params["textDocument"]["text"]
+        elif params.get("contentChanges"):
+            self.texts[params["textDocument"]["uri"]] = params["contentChanges"][-1]["text"]
+
+    def text_of(self, uri: str) -> str:
+        if uri in self.texts:
+            return self.texts[uri]
+        try:
+            return Path(uri[len("file://"):]).read_text(encoding=UTF8)
+        except (OSError, ValueError):
+            return ""
+
+    def symbols(self, method: str, msg_id: Any, params: dict) -> None:
+        hold = self.out / "hold"
+        if hold.exists() and hold.read_text().strip() == method:
+            return
+        uri = (params.get("textDocument") or {}).get("uri", "")
+        if method == "textDocument/documentSymbol":
+            self.answer(msg_id, document_symbols(self.text_of(uri)))
+        elif method == "textDocument/references":
+            self.answer(msg_id, self.references(uri, params.get("position") or {}))
+        else:
+            self.write({"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32601, "message": f"no {method}"}})
+
+    def references(self, uri: str, position: dict) -> list[dict]:
+        lines = re.split(r"\r\n|\r|\n", self.text_of(uri))
+        line = lines[position.get("line", 0)] if position.get("line", 0) < len(lines) else ""
+        word = re.match(r"\w*", line[position.get("character", 0):]).group()
+        texts = dict(self.texts)
+        for path in sorted(self.root.glob("*.py")) if self.root else []:
+            texts.setdefault(path.as_uri(), path.read_text(encoding=UTF8, errors="replace"))
+        found = []
+        for other, text in texts.items():
+            for n, row in enumerate(re.split(r"\r\n|\r|\n", text)):
+                for m in re.finditer(rf"\b{re.escape(word)}\b", row) if word else ():
+                    if (other, n, m.start()) != (uri, position.get("line"), position.get("character")):
+                        found.append(_location(other, {"line": n, "character": m.start()},
+                                               {"line": n, "character": m.end()}))
+        return found
+
+
+def document_symbols(text: str) -> list[dict]:
+    """DocumentSymbols of Python text (UTF-16 columns), each starting at its `def` or `class` as jedi does; [] when
+    it does not parse."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    lines = re.split(r"\r\n|\r|\n", text)
+
+    def utf16(row: int, byte: int) -> int:
+        before = lines[row].encode(UTF8, "surrogatepass")[:byte].decode(UTF8, "ignore")
+        return len(before.encode("utf-16-le", "surrogatepass")) // 2
+
+    def one(node: Any, method: bool) -> Optional[dict]:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return None
+        row = node.lineno - 1
+        start = utf16(row, node.col_offset)
+        after = lines[row][len(lines[row].encode(UTF8, "surrogatepass")[:node.col_offset].decode(UTF8, "ignore")):]
+        keyword = re.search(rf"(def|class)\s+(?={re.escape(node.name)}\b)", after)
+        name_at = start + (keyword.end() if keyword else 0)  # the text between is ASCII: the same in UTF-16
+        children = [c for c in (one(n, True) for n in node.body) if c] if isinstance(node, ast.ClassDef) else []
+        return {"name": node.name, "kind": 5 if isinstance(node, ast.ClassDef) else 6 if method else 12,
+                "range": {"start": {"line": row, "character": start},
+                          "end": {"line": node.end_lineno - 1,
+                                  "character": utf16(node.end_lineno - 1, node.end_col_offset)}},
+                "selectionRange": {"start": {"line": row, "character": name_at},
+                                   "end": {"line": row, "character": name_at + len(node.name)}},
+                "children": children}
+
+    return [s for s in (one(n, False) for n in tree.body) if s]
 
 
 if __name__ == "__main__":

@@ -153,3 +153,87 @@ raw_frames = st.one_of(
                      b"Content-Length: 1099511627776\r\n\r\n", b"Content-Length: 18446744073709551616\r\n\r\n",
                      b"Content-Length: " + b"9" * 40 + b"\r\n\r\n", b"x" * 20_000 + b"\r\n"]),
 )
+
+
+# ---- the symbol tools' inputs (read_symbol, replace_symbol, insert_symbol, delete_symbol, impact) -------------
+
+NAME_PATHS = ["price", "Cart", "Cart/total", "/Cart/total", "total", "helper", "Cart/nothing"]
+"""Name paths of the fuzzed file (tests/reliability/test_symbol_tools.py SHOP), and one it lacks."""
+hostile_name_path = st.one_of(
+    st.sampled_from(["", "/", "//", "Cart//total", "Cart/", "/Cart/", "\\/", "Cart\\/total", "../price", "*",
+                     ".*", "price(", "Cart.total", "\x00", "price\x00", "Cart/total/extra/deeper", " price ",
+                     "\ud800", "price\udfff", "𝔭rice", "\u202eecirp", "a" * 10_000]),
+    st.text(max_size=30),
+    st.builds(lambda a, s: a + s, st.sampled_from(NAME_PATHS), surrogates),
+)
+name_path = st.one_of(st.sampled_from(NAME_PATHS), st.sampled_from(NAME_PATHS), hostile_name_path)
+symbol_path = st.one_of(
+    st.sampled_from(["shop.py", "./shop.py", "shop.py"]),
+    st.sampled_from(["../outside.py", "/etc/passwd", "link.py", "sub/../../outside.py", "shop.py\x00", "",
+                     "nope.py", "~/outside.py", "shop.py/", "\ud800.py", "file:///etc/passwd", ".", "sub"]),
+    st.text(max_size=20),
+)
+body_text = st.one_of(
+    st.sampled_from(["def price(item):\n    return 2\n", "def price(item, tax=0):\n    return 1 + tax",
+                     "    @property\n    def total(self):\n        return 0\n",
+                     "def price(item):\n    return '\ud800'\n", "def price(item):\n    return '\x00'\n",
+                     "def price(item):\n    return 'é😀'\n", "def price(item):\n    return (\n",
+                     "", "   \n\t\n", "\x00", "\ud800", "def price(item):\r\n    return 3\r\n"]),
+    st.integers(1, 1_100_000).map(lambda n: "def price(item):\n    return '" + "x" * n + "'\n"),
+    st.text(max_size=60),
+)
+not_text = st.one_of(st.none(), st.booleans(), st.integers(), st.lists(st.integers(), max_size=3),
+                     st.dictionaries(st.text(max_size=5), st.integers(), max_size=2))
+symbol_line = st.one_of(st.none(), st.none(), st.integers(-3, 20), st.sampled_from([10 ** 12, "3", 2.5, True]))
+
+
+OWN_TOKEN = "__own__"
+"""A token the sender replaces by the current token of the symbol the call names (when it names one)."""
+
+
+def symbol_call(tokens: list[str]) -> st.SearchStrategy:
+    """(tool, input) of one symbol tool call: name paths, paths, tokens (the named symbol's own, OWN_TOKEN;
+    `tokens`: the current ones of every symbol, so one of another symbol is tried too), bodies and lines, valid or
+    hostile, members missing at times."""
+    other = st.sampled_from(tokens or ["0" * 12])
+    token = st.one_of(st.just(OWN_TOKEN), other, st.sampled_from(["", "0" * 12, "\ud800", " " * 3]),
+                      st.text(max_size=14), not_text)
+    body = st.one_of(body_text, body_text, body_text, not_text)
+    shop = st.just("shop.py")
+    common = {"path": st.one_of(shop, shop, shop, symbol_path, not_text), "line": symbol_line}
+    inputs = {
+        "read_symbol": {"symbol": name_path, **common},
+        "replace_symbol": {"symbol": name_path, "token": token, "body": body, **common},
+        "delete_symbol": {"symbol": name_path, "token": token, "force": st.one_of(st.booleans(), not_text),
+                          **common},
+        "insert_symbol": {"anchor": name_path, "where": st.sampled_from(["before", "after", "inside", ""]),
+                          "text": body, **common},
+        "impact": {"targets": st.one_of(st.none(), st.lists(st.fixed_dictionaries(
+            {"path": symbol_path, "symbol": name_path}), max_size=3), not_text),
+            "since": st.sampled_from(["chat", "saved", "yesterday"])},
+    }
+
+    def members(tool: str) -> st.SearchStrategy:
+        fields = inputs[tool]
+        core = {k: v for k, v in fields.items() if k not in ("line", "force")}
+        whole = st.fixed_dictionaries(core, optional={k: v for k, v in fields.items() if k not in core})
+        return st.one_of(whole, whole, whole, whole, st.fixed_dictionaries({}, optional=fields)).map(
+            lambda d: (tool, d))
+
+    names = st.sampled_from(NAME_PATHS)
+    typed = st.sampled_from(["def price(item):\n    return 2\n", "@property\ndef total(self):\n    return 0\n",
+                             "def helper():\n    return 'é😀'\n", "def price(item):\n    return '\x00'\n",
+                             "def extra():\n    return '" + "x" * 1_000_000 + "'\n", "def broken(:\n"])
+    well_typed = {  # every member of its type, the values valid or hostile: the calls that reach the tool's logic
+        "read_symbol": {"path": st.just("shop.py"), "symbol": names},
+        "replace_symbol": {"path": st.just("shop.py"), "symbol": names, "token": st.just(OWN_TOKEN), "body": typed},
+        "delete_symbol": {"path": st.just("shop.py"), "symbol": names, "token": st.just(OWN_TOKEN),
+                          "force": st.booleans()},
+        "insert_symbol": {"path": st.just("shop.py"), "anchor": names, "where": st.sampled_from(["before", "after"]),
+                          "text": typed},
+        "impact": {"targets": st.lists(st.fixed_dictionaries({"path": st.just("shop.py"), "symbol": names}),
+                                       min_size=1, max_size=2)},
+    }
+    sound = st.sampled_from(sorted(well_typed)).flatmap(
+        lambda tool: st.fixed_dictionaries(well_typed[tool]).map(lambda d: (tool, d)))
+    return st.one_of(sound, st.sampled_from(sorted(inputs)).flatmap(members))

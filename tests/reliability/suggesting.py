@@ -232,16 +232,16 @@ def well_formed(params: Any) -> bool:
     trigger = (context or {}).get("triggerKind", 2) if context is None or isinstance(context, dict) else None
     if trigger not in (1, 2) or isinstance(trigger, bool):  # no context, or none of its kind: Automatic
         return False
-    return not _has_surrogate(params)  # a lone surrogate anywhere: malformed
+    return not has_surrogate(params)  # a lone surrogate anywhere: malformed
 
 
-def _has_surrogate(value: Any) -> bool:
+def has_surrogate(value: Any) -> bool:
     if isinstance(value, str):
         return any(0xD800 <= ord(c) <= 0xDFFF for c in value)
     if isinstance(value, dict):
-        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
+        return any(has_surrogate(k) or has_surrogate(v) for k, v in value.items())
     if isinstance(value, list):
-        return any(_has_surrogate(v) for v in value)
+        return any(has_surrogate(v) for v in value)
     return False
 
 

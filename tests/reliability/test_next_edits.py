@@ -7,19 +7,29 @@
 - cancel in every state (waiting for a newer request, the model streaming, answered already, an unknown id): every
   request answered, the model request closed;
 - the model failing over the Messages API and the raw prompt on /completions (500, 429, an HTML page, a cut
-  stream, a stall): `{edits: []}`, the next edit given after it.
+  stream, a stall): `{edits: []}`, the next edit given after it;
+- 1,000 requests a second on a document being typed in (suggesting.py's typist), an inline completion asked beside
+  every other one and a lane of chats running all the while: every edit for its version, inside its window and
+  fitting that version's text, every inline item for its version, every chat whole.
 
-Counts: crashes (the server died), hangs (no answer within the ceiling), wrong (an answer §11 does not allow).
+Counts: crashes (the server died), hangs (no answer within the ceiling), wrong (an answer §11 does not allow),
+lost (a chat's update or history lost).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import random
+import re
 from typing import Any
 
 from tests.fakes.legacy_completions import FakeLegacyCompletions
+from tests.fakes.messages_api import FakeMessagesAPI
 from tests.reliability.conftest import server_env, tally
+from tests.reliability.suggesting import (
+    ChatLane, Typed, Typist, WatchedServer, answer_for, completions_settings, messages_prefix, messages_says, pace,
+    version_problems)
 from tests.waiting import until
 
 AREA_FUZZ = "next edits: requests fuzzed"
@@ -201,3 +211,132 @@ async def test_model_faults_over_both_wires_are_no_edit_then_the_next_is_given(s
         assert (crashes, hangs, wrong) == (0, 0, 0)
     finally:
         fim.stop()
+
+
+# ---- a thousand a second with edits, inline completions and a chat lane beside ---------------------------------
+
+AREA_RATE = "next edits: 1,000 a second, edits between"
+AREA_INLINE = "next edits: inline completions beside"
+AREA_CHATS = "next edits: chats beside"
+CHECKED = " checked"
+"""What the next-edit model adds to the `# tag: X` line of the window it is sent (away from the cursor)."""
+
+
+def rate_model(body: dict) -> dict:
+    """The suggestion model of both kinds on one fake: a next-edit request (Zeta's markers) gets its window with
+    ` checked` after the tag line; an inline completion request, suggesting.py's tagged answer."""
+    if START not in json.dumps(body):
+        return messages_says(answer_for(messages_prefix(body)))
+    excerpt = body["messages"][0]["content"][1]["text"]
+    window = excerpt.split(START + "\n", 1)[1].split("\n" + END, 1)[0].replace("<|user_cursor_is_here|>", "")
+    new = re.sub(r"^(# tag: \w+)$", r"\1" + CHECKED, window, count=1, flags=re.M)
+    return {"content": [{"type": "text", "text": f"{START}\n{new}\n{END}"}]}
+
+
+def edit_problems(message: dict, uri: str, version: int, text: str, tag: str, cursor_line: int) -> list[str]:
+    """Why a next-edit answer is wrong for the request about `version` (whose text and tag are given): its shape,
+    an edit for another version, one outside the window (3 lines above the cursor's, 8 below), or one that does
+    not fit that version's text (the tag line it changes must read that version's tag)."""
+    found = problems(message, uri, version)
+    for edit in (message.get("result") or {}).get("edits") or [] if not found else []:
+        start, end = edit["range"]["start"], edit["range"]["end"]
+        if start["line"] < cursor_line - 3 or end["line"] > cursor_line + 8:
+            found.append(f"an edit outside the window: {edit}")
+            continue
+        lines = text.split("\n")
+        if not (end["line"] < len(lines) and end["character"] <= len(lines[end["line"]])):
+            found.append(f"an edit past the end of version {version}: {edit}")
+            continue
+        offset = [sum(len(x) + 1 for x in lines[:n]) for n in range(len(lines))]
+        after = text[:offset[start["line"]] + start["character"]] + edit["text"] + \
+            text[offset[end["line"]] + end["character"]:]
+        if after.split("\n", 1)[0] != f"# tag: {tag}{CHECKED}":
+            found.append(f"an edit that does not fit version {version} (tag {tag}): {edit}")
+    return found
+
+
+async def judged(area: str, found: list[str], pending: list[tuple[Any, asyncio.Future, Any]]) -> list[dict]:
+    """Each (what, future, check) counted under `area`: a hang when unanswered, wrong when `check(answer)` names a
+    problem (the first kept in `found`); the answers."""
+    answers = []
+    for what, future, check in pending:
+        tally(area, cases=1)
+        message = await answered(future)
+        if message is None:
+            tally(area, hangs=1)
+            found.append(f"no answer to {what}")
+            continue
+        answers.append(message)
+        wrong = check(message)
+        if wrong:
+            tally(area, wrong=1)
+            found += wrong[:1]
+    return answers
+
+
+async def test_a_thousand_a_second_with_edits_and_inline_completions_and_chats_beside(tmp_path, long_run):
+    """Next edits asked 1,000 times a second on a document being typed in (a didChange before each; every 100
+    a pause until the latest is answered), an inline
+    completion asked beside every other one, a lane of chats running all the while: every request answered,
+    every edit for its version and inside its window, every inline item the one for its version, every chat
+    whole; once the typing stops, the next edit is given."""
+    chat, model = FakeMessagesAPI().start(), FakeMessagesAPI().start()
+    model.default = rate_model
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.py").write_text("x = 1\n")
+    server = await WatchedServer.start("--data-dir", str(tmp_path / "state"), env=server_env(chat.base_url))
+    lane = ChatLane(server, chat, AREA_CHATS)
+    problems_found: list[str] = []
+    try:
+        server.handlers["workspace/applyEdit"] = lambda params: {"applied": True}
+        await server.initialize(root, init_options={"completions": completions_settings("anthropic", model,
+                                                                                          timeout=30.0)})
+        lane.start()
+        await lane.until_chats(2)
+        typist = Typist(server, root)
+        doc = Typed(typist, "rate.py")
+        rng, loop = random.Random(42), asyncio.get_running_loop()
+        count = 10_000 if long_run else 1000
+        edits, inline = [], []
+        start, sent = loop.time(), 0
+        for i in range(count + 1):
+            if i < count:
+                doc.step(rng)
+            version, text = typist.docs[doc.uri]
+            edits.append((version, text, doc.tag, ask(server, doc.uri, version, Typed.LINE, doc.k)))
+            if i % 2 == 0 or i == count:
+                params, _, future, expected = doc.ask()
+                inline.append((params, future, expected))
+            if i < count and i % 100 == 99:  # a pause in the typing until the latest request is answered
+                await answered(edits[-1][3])
+                start, sent = loop.time(), i + 1
+            if i < count:
+                await pace(loop, start, i + 1 - sent, 1000)
+            else:  # once the typing stops, the answers to the last requests
+                await until(lambda: all(f.done() for *_, f in edits), CEILING + 30, "every next edit answered")
+        answers = await judged(AREA_RATE, problems_found, [
+            (f"version {version}", future, lambda m, v=version, t=text, g=tag: edit_problems(
+                m, doc.uri, v, t, g, Typed.LINE)) for version, text, tag, future in edits])
+        given = sum(bool((m.get("result") or {}).get("edits")) for m in answers)
+        last = await answered(edits[-1][3])
+        if not (last or {}).get("result", {}).get("edits"):
+            tally(AREA_RATE, wrong=1)
+            problems_found.append(f"no next edit once the typing stopped: {last}")
+        await judged(AREA_INLINE, problems_found, [
+            (params, future, lambda m, p=params, e=expected: version_problems(m, p, e, False))
+            for params, future, expected in inline])
+        await lane.until_chats(1)  # the lane still runs once the burst is over
+        stats = (await server.request("agent/completionStats", {}))["result"]
+        print(f"next edits at 1,000 a second: {count + 1} requests, {given} edits given, "
+              f"{len(inline)} inline completions, {lane.cases} chats beside; stats {stats}")
+    finally:
+        await lane.stop()
+        alive = server.proc.returncode is None
+        tally(AREA_RATE, crashes=int(not alive), wrong=len(server.tracebacks))
+        await server.stop()
+        chat.stop()
+        model.stop()
+    assert alive and not server.tracebacks, server.tracebacks[:3]
+    assert not (lane.hangs or lane.wrong or lane.lost), lane.problems
+    assert not problems_found, problems_found[:10]
