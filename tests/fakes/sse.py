@@ -120,6 +120,8 @@ class ModelHandler(BaseHTTPRequestHandler):
             self.send_response(status)
             self.send_header("content-type", content_type)
             self.send_header("transfer-encoding", "chunked")
+            if "cut_after" in reply:  # it closes the connection after this body: said, so none is sent on it again
+                self.send_header("connection", "close")  # (a request sent as it closes waited for a readTimeout)
             self.end_headers()
             for n, frame in enumerate(frames):
                 if n == reply.get("cut_after"):
