@@ -288,8 +288,9 @@ class Impact(LanguageTool):
         return [section(f"callers (from references; {why})", rows)]
 
     async def _holders(self, ctx: ToolContext, refs: list[tuple[str, dict]], word: str) -> dict[tuple[str, str], int]:
-        """(file, the innermost symbol holding the reference, or "module level") → how many references. A symbol
-        that is the reference itself (an import of `word`, which some servers list as a symbol) holds nothing."""
+        """(file, the innermost definition holding the reference, or "module level") → how many references. The
+        definition of `word` itself, and a symbol that is not a definition (an imported name, which some servers list
+        as a symbol), hold nothing."""
         by_file: dict[Path, list[int]] = {}
         for uri, at in refs:
             path = uri_to_path(uri)
@@ -308,9 +309,11 @@ class Impact(LanguageTool):
                                                       Lines.of(now.text), path.suffix in PYTHON)
                 except ToolError:
                     symbols = []
+            # only a definition holds a call: jedi lists the names an import brings as symbols, and
+            # `from shop import Cart, price` was reported as `price` called from `Cart`
+            holding = [s for s in outside_callables(symbols) if s.kind in DEFINED]
             for row in rows:
-                held = innermost([s for s in outside_callables(symbols)
-                                  if not (s.path[-1] == word and s.name_line == row)], {row})
+                held = innermost([s for s in holding if not (s.path[-1] == word and s.name_line == row)], {row})
                 holder = held[0].name_path if held else "module level"
                 counts[(name, holder)] = counts.get((name, holder), 0) + 1
         return counts

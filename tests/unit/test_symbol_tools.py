@@ -452,3 +452,19 @@ async def test_a_command_and_a_write_to_a_closed_file_tell_the_language_servers(
     ctx.editor.open("store.py", SOURCE)
     await EDIT.run(ctx, EditFileInput(path="store.py", old_string="return 1", new_string="return 3"))
     assert len(ctx.language.disk_changes) == 3  # an open buffer: the servers see it through the editor
+
+
+async def test_an_imported_name_or_a_variable_holds_no_call(ws):
+    """jedi lists the names an import brings, and module variables, as symbols: a reference on their line is at
+    module level, not a call from them."""
+    ctx = impact_context(ws)
+    (ws / "app.py").write_text("from store import Store, load\n\nx = load('a')\n")
+    variable = lambda name, line, start: {"name": name, "kind": 13, "range": rng(line, 0, line, 29),  # noqa: E731
+                                          "selectionRange": rng(line, start, line, start + len(name))}
+    jedi = ctx.language.answers["textDocument/documentSymbol"]
+    ctx.language.answers["textDocument/documentSymbol"] = lambda p: [
+        variable("Store", 0, 18), variable("load", 0, 25), variable("x", 2, 0)] \
+        if p["textDocument"]["uri"].endswith("/app.py") else jedi(p)
+    out = await Impact().run(ctx, ImpactInput())
+    assert out.text.splitlines()[2:5] == ["callers (from references; jedi has no call hierarchy):",
+                                          "  app.py: module level (2)", "  store.py: Store/get (1)"]
