@@ -66,9 +66,10 @@ PATTERNS = (
 
 @dataclass
 class NextEditOracle(OracleModel):
-    """The fake model: the window rewritten with the author's next change when it lies inside it, else as it is.
-    It tells the author's text by the excerpt it is sent (`states`: every text the author had, with the number of
-    changes made)."""
+    """The fake model: the window rewritten as the author will leave it after their next changes, as long as they
+    lie inside it (the rest of the change being typed, then the following ones), as a next-edit model rewrites its
+    whole window; the window as it is when the next change lies outside it. It tells the author's text by the excerpt it is sent (`states`: every
+    text the author had, with the number of changes made)."""
 
     milestones: list[str] = field(default_factory=list)
     """The text before each change and after the last."""
@@ -89,15 +90,21 @@ class NextEditOracle(OracleModel):
             if at < 0:
                 continue
             between = text == self.milestones[made]
-            if made + 1 < len(self.milestones):
-                target = self.milestones[made + 1]
-                start, old_end, new_end = _span(text, target)
-                place = at + len(before)
-                if place <= start and old_end <= place + len(window):
-                    new = target[place:place + len(window) + new_end - old_end]
+            new = _left_as(text, at + len(before), at + len(before) + len(window), self.milestones[made + 1:])
             break
         self.judged[prompt] = (between, new != window)
         return f"{START}\n{new}\n"
+
+
+def _left_as(text: str, start: int, end: int, later: list[str]) -> str:
+    """text[start:end] as the author leaves it after their next changes, as long as they lie inside it (`later`:
+    the texts the author's next changes make, one change each)."""
+    for target in later:
+        begin, old_end, new_end = _span(text, target)
+        if not start <= begin <= old_end <= end:
+            break
+        text, end = target, end + new_end - old_end
+    return text[start:end]
 
 
 def _excerpt(prompt: str) -> tuple[str, str, str]:
