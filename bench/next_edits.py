@@ -37,8 +37,10 @@ LATENCY = 0.3
 """The fake model's own time to its first byte, in seconds."""
 ABOVE, BELOW = 3, 8
 """The editable window (nextEdits.linesAbove / linesBelow, their defaults): the fake is asked about no other."""
-CALLS_WHY = "a call per change is the floor while the model answers one change at a time and nothing is reused"
-OVERHEAD_WHY = "every model request waits QUIET (75 ms) first (completions/next_edits.py NextEdits._answer)"
+CALLS_WHY = ("a call after each sequence's first change, one after its last (the model must say nothing is left) and "
+             "one whenever the author's next change lies outside the kept rewrite's window (3 lines above, 8 below)")
+OVERHEAD_WHY = ("THROTTLE: a buffer's model requests begin 0.5 s apart, and these requests pick buffers at random, "
+                "some asked less than 0.5 s before")
 PAUSE = (1.2, 2.5)
 """Seconds the author spends between two changes (reading, moving to the next place), drawn evenly."""
 
@@ -359,13 +361,15 @@ async def _replay_pattern(pattern: Pattern, chosen: list[Sequence], root: Path, 
 
 
 LOGGED = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) DEBUG agent_lsp\.completions\.next_edits: "
-                    r"no next edit in \S+: (.+)$")
+                    r"no next edit in (\S+): (.+)$")
 
 
 def _filters(out: Replay) -> tuple[Counter, Counter]:
     """Per filter, how many model answers it dropped, and how many of those were a change the author then makes
     that is not ghost text (a change at the cursor, which inline completions offer): each log line is paired with
-    the latest model answer that ended before it."""
+    the latest model answer for its file that ended before it (the fake's clock stamps an answer's end after its
+    last byte went, which the server may have read and logged already: 50 ms of slack, while one file's answers
+    are a second apart or more); the warm-up's line, whose answer is not the replay's, is left out."""
     fired, wrong = Counter(), Counter()
     if out.log is None or not out.log.exists():
         return fired, wrong
@@ -375,12 +379,13 @@ def _filters(out: Replay) -> tuple[Counter, Counter]:
         match = LOGGED.match(line)
         if not match:
             continue
-        why = match.group(2)
-        fired[why] += 1
+        why, fence = match.group(3), f"```{Path(match.group(2)).name}\n"
         stamp = datetime.strptime(match.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
-        candidates = [n for n, (ended, _) in enumerate(answers) if ended <= stamp + 0.002 and n not in used]
+        candidates = [n for n, (ended, prompt) in enumerate(answers)
+                      if fence in prompt and ended <= stamp + 0.05 and n not in used]
         if not candidates:
             continue
+        fired[why] += 1
         used.add(candidates[-1])
         between, changed = out.judged.get(answers[candidates[-1]][1], (False, False))
         if changed and (between or why != "insertion at the cursor"):
