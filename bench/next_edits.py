@@ -70,8 +70,8 @@ PATTERNS = (
 class NextEditOracle(OracleModel):
     """The fake model: the window rewritten as the author will leave it after their next changes, as long as they
     lie inside it (the rest of the change being typed, then the following ones), as a next-edit model rewrites its
-    whole window; the window as it is when the next change lies outside it. It tells the author's text by the excerpt it is sent (`states`: every
-    text the author had, with the number of changes made)."""
+    whole window; the window as it is when the next change lies outside it. It tells the author's text by the
+    excerpt it is sent (`states`: every text the author had, with the number of changes made)."""
 
     milestones: list[str] = field(default_factory=list)
     """The text before each change and after the last."""
