@@ -246,19 +246,6 @@ def with_only(window: Window, edit: Edit) -> str:
     return old[:edit.start - window.start] + edit.text + old[edit.end - window.start:]
 
 
-def by_line(text: str, edits: Sequence[Edit]) -> list[Edit]:
-    """`edits` (in order, offsets into `text`) with the changes within one line made one edit: a line is offered
-    whole (the two uses of a renamed name on it), and what is left of it once the user made part of it."""
-    out: list[Edit] = []
-    for edit in edits:
-        last = out[-1] if out else None
-        if last is not None and "\n" not in text[last.start:edit.end] + last.text + edit.text:
-            edit = Edit(last.start, edit.end, last.text + text[last.end:edit.start] + edit.text)
-            out.pop()
-        out.append(edit)
-    return out
-
-
 def in_offer_order(edits: Sequence[Edit], cursor: int) -> list[Edit]:
     """The changes the user meets next first: those ending at or after the cursor from the nearest on, then those
     before it from the nearest back."""

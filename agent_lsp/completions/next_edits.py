@@ -24,7 +24,7 @@ from agent_lsp.completions import next_edit
 from agent_lsp.completions.context import excluded, shown_path
 from agent_lsp.completions.ports import Documents
 from agent_lsp.completions.next_edit import Edit, NextEditPrompt, Prediction, Window, ahead, build_prompt, \
-    by_line, changes, in_offer_order, key_of, predict, refused, rewritten, window_at, with_only
+    changes, in_offer_order, key_of, predict, refused, rewritten, window_at, with_only
 from agent_lsp.completions.place import place_at
 from agent_lsp.completions.recent_edits import RecentEdits
 from agent_lsp.completions.stream import ModelStream
@@ -211,10 +211,10 @@ class NextEdits:
 
     def _choose(self, state: _Document, doc: OpenDocument, window: Window, edits: list[Edit],
                 options: Any) -> tuple[Optional[Edit], Optional[str]]:
-        """The change of a rewrite to offer (a line's changes together): the first the user meets from the cursor
-        on that no filter drops; else None and why the first was dropped."""
+        """The change of a rewrite to offer: the first the user meets from the cursor on that no filter drops;
+        else None and why the first was dropped."""
         latest, why = self.history.latest(doc.uri), "unchanged"
-        for n, edit in enumerate(in_offer_order(by_line(window.text, edits), window.cursor)):
+        for n, edit in enumerate(in_offer_order(edits, window.cursor)):
             reason = refused(window, with_only(window, edit), edit, options.max_lines, latest, state.dismissed)
             if reason is None:
                 return edit, None

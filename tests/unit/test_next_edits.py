@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typing import AsyncIterator, Optional
 
-from agent_lsp.completions.next_edit import END, START, NextEditPrompt, Window, ahead, by_line, changes, predict, \
+from agent_lsp.completions.next_edit import END, START, NextEditPrompt, Window, ahead, changes, predict, \
     window_at
 from agent_lsp.completions.next_edits import QUIET, THROTTLE, NextEdit, NextEdits, _Document
 from agent_lsp.completions.recent_edits import RecentEdits
@@ -232,11 +232,3 @@ def test_a_rewrite_is_split_into_its_changes_and_followed_as_they_are_made():
     assert ahead(kept, RENAMED.replace("a = count", "a = tx")) is None
     assert ahead(kept, RENAMED.replace("print(f(2))", "print(f(3))")) is None
     assert ahead(kept, RENAMED.replace("count", "total")) == []
-
-
-def test_the_changes_of_one_line_are_offered_as_one_edit():
-    text = "x = size * size\ny = size\n"
-    edits = changes(window_at(text, 0, 3, 8), text.replace("size", "width"))
-    assert len(edits) == 3
-    assert [(text[e.start:e.end], e.text) for e in by_line(text, edits)] == [("size * size", "width * width"),
-                                                                          ("size", "width")]
