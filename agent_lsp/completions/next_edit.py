@@ -1,14 +1,14 @@
 """One next-edit suggestion (PROTOCOL §11), as plain text work: the editable window around the cursor, the prompt
 with Zeta's markers (the user's recent edits as diffs, the text around the window), the model's answer read back
-as the rewritten window, the changes it makes (each one minimal edit), the filters that drop an edit nobody wants,
-and a kept rewrite (`Prediction`) followed as the user makes its changes."""
+as the rewritten window, the one minimal edit it makes, the filters that drop an edit nobody wants, and a kept
+rewrite (`Prediction`) followed as the user makes its changes, and what is left of it."""
 
 from __future__ import annotations
 
 import difflib
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional
 
 START = "<|editable_region_start|>"
 END = "<|editable_region_end|>"
@@ -174,10 +174,11 @@ def minimal_edit(window: Window, new: str) -> Optional[Edit]:
     return _trimmed(window.old, new, window.start)
 
 
-def changes(window: Window, new: str) -> list[Edit]:
+def _changes(window: Window, new: str) -> list[Edit]:
     """The changes that turn the window into `new`, in order, each a minimal edit: lines changed one for one give
-    a change per run of changed words (the uses of a renamed name, one by one); lines added or removed, one change
-    per run of them."""
+    a change per run of changed words (the uses of a renamed name, each its own); lines added or removed, one
+    change per run of them. (What is offered is always the one edit covering them all: they only tell the user's
+    own making of them apart from a departure.)"""
     return _diff(_lines(window.old), _lines(new), window.start, lambda old, new, at: _diff(
         _WORDS.findall(old), _WORDS.findall(new), at, None))
 
@@ -240,18 +241,6 @@ def _trimmed(old: str, new: str, at: int) -> Optional[Edit]:
     return Edit(at + prefix, at + len(old) - suffix, new[prefix:len(new) - suffix])
 
 
-def with_only(window: Window, edit: Edit) -> str:
-    """The window with only `edit` made (the filters judge one change of a rewrite as if it were the whole)."""
-    old = window.old
-    return old[:edit.start - window.start] + edit.text + old[edit.end - window.start:]
-
-
-def in_offer_order(edits: Sequence[Edit], cursor: int) -> list[Edit]:
-    """The changes the user meets next first: those ending at or after the cursor from the nearest on, then those
-    before it from the nearest back."""
-    return sorted(edits, key=lambda e: (e.end < cursor, e.start if e.end >= cursor else -e.start))
-
-
 @dataclass(frozen=True)
 class Prediction:
     """A rewritten window kept after it was asked for: `text` (the document's text it was made for) with its window
@@ -264,17 +253,17 @@ class Prediction:
     changes: tuple[Edit, ...]
 
 
-def predict(window: Window, edits: Sequence[Edit]) -> Prediction:
-    """The rewrite of `window` that makes `edits` (its `changes`), kept to follow."""
+def predict(window: Window, new: str) -> Optional[Prediction]:
+    """The rewrite of `window` into `new`, kept to follow; None when it changes nothing."""
     text, wide = window.text, []
-    for edit in edits:
+    for edit in _changes(window, new):
         start, end = edit.start, edit.end
         while start > window.start and _word(text[start - 1]):
             start -= 1
         while end < window.end and _word(text[end]):
             end += 1
         wide.append(Edit(start, end, text[start:edit.start] + edit.text + text[edit.end:end]))
-    return Prediction(text, window.start, window.end, tuple(wide))
+    return Prediction(text, window.start, window.end, tuple(wide)) if wide else None
 
 
 def _word(ch: str) -> bool:
@@ -292,6 +281,20 @@ def ahead(prediction: Prediction, text: str) -> Optional[list[Edit]]:
     if end + delta < start or text[:start] != old[:start] or text[end + delta:] != old[end:]:
         return None
     return next(_walk(prediction, text, 0, start, start, end + delta), None)
+
+
+def left_of(prediction: Prediction, window: Window) -> Optional[str]:
+    """`window` (of a text that follows `prediction`) rewritten as the prediction leaves it: what the user has not
+    made of it yet, made. None when the text departs from it, all of it is made, or some of what is left lies
+    outside the window (the rewrite does not say how this window ends)."""
+    left = ahead(prediction, window.text)
+    if not left or any(e.start < window.start or e.end > window.end for e in left):
+        return None
+    old, out, at = window.text, [], window.start
+    for edit in left:
+        out += [old[at:edit.start], edit.text]
+        at = edit.end
+    return "".join(out) + old[at:window.end]
 
 
 def _walk(p: Prediction, text: str, k: int, at_old: int, at: int, end: int) -> Iterator[list[Edit]]:

@@ -5,8 +5,8 @@ the same, then it waits for that one); at most one model request per document, b
 after its request inside a burst (another request, or a change before the request's own, less than QUIET before
 it), and never sooner than THROTTLE after the document's last one (a burst of ten requests in a second makes at
 most three); a request whose text still follows the kept rewrite (its changes made, begun or not yet, nothing else)
-is answered from it with no model call, and a change that departs from it drops it; a cancelled request closes
-its model request; an answer waits at most `nextEdits.timeout`. The model request is completions/stream.py's
+and whose window holds all that is left of it is answered with the one edit covering what is left, with no model
+call; a change that departs from it drops it; a cancelled request closes its model request; an answer waits at most `nextEdits.timeout`. The model request is completions/stream.py's
 ModelStream, asked by the same suggestion providers with the next-edit prompt (completions/next_edit.py)."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from agent_lsp.completions import next_edit
 from agent_lsp.completions.context import excluded, shown_path
 from agent_lsp.completions.ports import Documents
 from agent_lsp.completions.next_edit import Edit, NextEditPrompt, Prediction, Window, ahead, build_prompt, \
-    changes, in_offer_order, key_of, predict, refused, rewritten, window_at, with_only
+    key_of, left_of, minimal_edit, predict, refused, rewritten, window_at
 from agent_lsp.completions.place import place_at
 from agent_lsp.completions.recent_edits import RecentEdits
 from agent_lsp.completions.stream import ModelStream
@@ -163,13 +163,13 @@ class NextEdits:
         older, state.current = state.current, ticket
         if older is not None:
             older.supersede()
-        kept = self._kept(state, doc, window)
+        kept = self._kept(state, window)
         if kept is not None:  # answered from the model's last rewrite: its model request, if any, is of no use
             if state.stream is not None:
                 state.stream.close()
             state.current = None
             edit, why = self._choose(state, doc, window, kept, options)
-            if edit is None:
+            if why is not None:
                 log.debug("no next edit from the kept rewrite in %s: %s", doc.uri, why)
                 return None
             return self._offer(state, doc, edit)
@@ -197,29 +197,23 @@ class NextEdits:
         offered = state.offered = _Offered(next(self._ids), doc.text, edit)
         return NextEdit(edit.start, edit.end, edit.text, offered.id, doc.version)
 
-    def _kept(self, state: _Document, doc: OpenDocument, window: Window) -> Optional[list[Edit]]:
-        """The kept rewrite's changes not made yet in `doc`, when its text still follows the rewrite and one of them
-        lies in `window`; else None (the model is asked: the rewrite said nothing of this window, or all it said
-        is done, or the text departed from it), and the rewrite is dropped."""
+    def _kept(self, state: _Document, window: Window) -> Optional[str]:
+        """`window` rewritten as the kept rewrite leaves it, when the text still follows the rewrite, something of
+        it is left and all that is left lies in `window`; else None (the model is asked: the text departed from
+        the rewrite, all it said is done, or it does not say how this window ends), and the rewrite is dropped."""
         if state.prediction is None:
             return None
-        left = ahead(state.prediction, doc.text)
-        if left is None or not any(window.start <= e.start and e.end <= window.end for e in left):
+        new = left_of(state.prediction, window)
+        if new is None:
             state.prediction = None
-            return None
-        return left
+        return new
 
-    def _choose(self, state: _Document, doc: OpenDocument, window: Window, edits: list[Edit],
+    def _choose(self, state: _Document, doc: OpenDocument, window: Window, new: str,
                 options: Any) -> tuple[Optional[Edit], Optional[str]]:
-        """The change of a rewrite to offer: the first the user meets from the cursor on that no filter drops;
-        else None and why the first was dropped."""
-        latest, why = self.history.latest(doc.uri), "unchanged"
-        for n, edit in enumerate(in_offer_order(edits, window.cursor)):
-            reason = refused(window, with_only(window, edit), edit, options.max_lines, latest, state.dismissed)
-            if reason is None:
-                return edit, None
-            why = reason if n == 0 else why
-        return None, why
+        """The one edit from `window` to its rewrite `new` (the smallest range covering every change), or None and
+        the filter that drops it."""
+        edit = minimal_edit(window, new)
+        return edit, refused(window, new, edit, options.max_lines, self.history.latest(doc.uri), state.dismissed)
 
     async def _answer(self, state: _Document, ticket: Ticket, holder: list, wait: float, doc: OpenDocument,
                       window: Window, settings: Any, completions: Any, options: Any) -> Optional[Edit]:
@@ -264,9 +258,8 @@ class NextEdits:
         if new is None:
             edit, why = None, "no rewritten window"
         else:
-            edits = changes(window, new)
-            state.prediction = predict(window, edits) if edits else None
-            edit, why = self._choose(state, doc, window, edits, options)
+            state.prediction = predict(window, new)
+            edit, why = self._choose(state, doc, window, new, options)
         if why is not None:
             self.stats.filtered += 1
             log.debug("no next edit in %s: %s", doc.uri, why)

@@ -112,7 +112,7 @@
 
         ;; The next one (Tab, Tab, Tab ...): line 3.  A change clears it; its answer, late, is never drawn.
         (test-ask)
-        (test-eq '("size" "width") (test-on-screen) "the edit on line 3: its first use (one change at a time)")
+        (test-eq '("size * size" "width * width") (test-on-screen) "the edit on line 3")
         (let ((answer (car test-answers)))
           (test-keys "x")
           (test-eq nil (test-on-screen) "cleared by typing")
@@ -145,7 +145,7 @@
             (test-eq '((7 13 agent-lsp-next-edit-old nil))
                      (funcall drawn (agent-lsp--next-edit-draw 7 13 "")) "a line deleted")))
 
-        (test-eq '((3 11 "size" "width") (2 11 "size" "width") (2 11 "size" "width"))
+        (test-eq '((3 11 "size * size" "width * width") (2 11 "size" "width") (2 11 "size" "width"))
                  test-shown "every edit shown")
         (test-eq 3 (plist-get (test-stats) :shown) "didShowInlineEdit, once per edit shown")
         (test-eq "def area(width):\n    side = width\n    return size * size\n\n\nside = 2\n"

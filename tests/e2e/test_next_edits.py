@@ -176,13 +176,14 @@ def type_over(client: Any, uri: str, line: int, character: int, old: str, new: s
     return version
 
 
-async def test_typed_key_by_key_the_next_edit_comes_and_the_one_after_costs_no_model_call(lsp, fake_api, workspace):
+async def test_typed_key_by_key_the_next_edit_comes_and_what_is_left_of_it_costs_no_model_call(lsp, fake_api,
+                                                                                             workspace):
     source = "def f(count):\n    a = count\n    return a + count\n\n\nprint(f(2))\n"
     fake_api.add(text(region(source.replace("count", "total"))))  # the model rewrites the window: both uses
     client = await lsp.start()
     uri = open_doc(client, workspace / "app.py", source)
     version = type_over(client, uri, 0, 6, "count", "total")
-    assert await ask(client, uri, 0, 11) == offered(uri, version, (1, 8), (1, 13), "total", 1)
+    assert await ask(client, uri, 0, 11) == offered(uri, version, (1, 8), (2, 20), "total\n    return a + total", 1)
     version = type_over(client, uri, 1, 8, "count", "total")  # made by hand, not taken with Tab
     assert await ask(client, uri, 1, 13) == offered(uri, version, (2, 15), (2, 20), "total", 2)
     (request,) = fake_api.requests

@@ -1,8 +1,8 @@
 """The decisions of the next-edit engine (agent_lsp/completions/next_edits.py) with a model the test answers by
 hand and a clock it sets: when a request waits before its model request (inside a burst) and when it asks at
-once (after a pause); the model's rewrite kept and its next change offered with no model call while the user makes
-its changes (accepted, or typed key by key); the rewrite dropped as soon as the text departs from it; the filters
-applied to what is kept."""
+once (after a pause); the model's rewrite kept and the one edit covering what is left of it offered with no model
+call while the user makes its changes (accepted, or typed key by key); the rewrite dropped as soon as the text
+departs from it; the filters applied to what is left."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from typing import AsyncIterator, Optional
 
-from agent_lsp.completions.next_edit import END, START, NextEditPrompt, Window, ahead, changes, predict, \
-    window_at
+from agent_lsp.completions.next_edit import END, START, NextEditPrompt, Window, ahead, left_of, predict, window_at
 from agent_lsp.completions.next_edits import QUIET, THROTTLE, NextEdit, NextEdits, _Document
 from agent_lsp.completions.recent_edits import RecentEdits
 from agent_lsp.config import Settings
@@ -60,12 +59,11 @@ class Buffers:
 
 
 class Rig:
-    def __init__(self) -> None:
+    def __init__(self, options: NextEditsSettings = NextEditsSettings()) -> None:
         self.model = Model()
         self.buffers = Buffers()
         self.now = 1000.0
-        self.engine = NextEdits(self.buffers, lambda: (Settings(model="script:none"), CompletionsSettings(),
-                                                       NextEditsSettings()),
+        self.engine = NextEdits(self.buffers, lambda: (Settings(model="script:none"), CompletionsSettings(), options),
                                 lambda message: None, RecentEdits(clock=lambda: self.now), clock=lambda: self.now,
                                 completer_for=lambda choice: self.model)
         self.version = 0
@@ -103,6 +101,17 @@ def replaced(text: str, edit: Optional[NextEdit]) -> str:
     return text[:edit.start] + edit.text + text[edit.end:]
 
 
+def covering(text: str, first: str, last: str) -> tuple[int, int, str]:
+    """The one edit renaming every `count` of `text` from the one that begins `first` to the one that ends `last`."""
+    start = text.index(first) + first.index("count")
+    end = text.index(last) + last.rindex("count") + 5
+    return start, end, text[start:end].replace("count", "total")
+
+
+def seen(edit: Optional[NextEdit]) -> Optional[tuple[int, int, str]]:
+    return None if edit is None else (edit.start, edit.end, edit.text)
+
+
 # ---- when a request waits ------------------------------------------------------------------------------------
 
 
@@ -123,8 +132,7 @@ async def test_a_request_after_a_pause_asks_the_model_at_once():
     request = rig.ask(doc, 11)
     await asked(rig, 1)  # no timer ran: loop turns only
     rig.model.answer()
-    edit = await request
-    assert (edit.start, edit.end, edit.text) == (RENAMED.index("count"), RENAMED.index("count") + 5, "total")
+    assert seen(await request) == covering(RENAMED, "a = count", "b, count)")  # the three uses: one edit
 
 
 async def test_a_request_inside_a_burst_waits_and_the_newer_one_is_asked():
@@ -156,24 +164,24 @@ async def first_offer(rig: Rig) -> tuple[OpenDocument, NextEdit]:
     return doc, await request
 
 
-async def test_the_next_change_of_the_rewrite_is_offered_with_no_model_call_as_the_user_takes_them():
+async def test_what_is_left_of_the_rewrite_is_offered_as_one_edit_with_no_model_call_as_the_user_makes_it():
     rig = Rig()
     doc, edit = await first_offer(rig)
-    for use in range(1, 3):  # each use offered once the one before is taken
-        assert doc.text[edit.start:edit.end] == "count" and edit.text == "total"
-        doc = rig.type(replaced(doc.text, edit))
-        edit = await rig.ask(doc, edit.start + 5)
-        assert doc.text.count("total") == 1 + use
-    assert rig.engine.stats.model_calls == 1
-    doc = rig.type(replaced(doc.text, edit))  # all it said is done: the model is asked again
-    last = rig.ask(doc, edit.start + 5)
+    assert seen(edit) == covering(doc.text, "a = count", "b, count)")
+    doc = rig.type(doc.text.replace("a = count", "a = total"))  # the first use made by hand, not taken with Tab
+    edit = await rig.ask(doc, doc.text.index("a = total") + 9)
+    assert seen(edit) == covering(doc.text, "b = count", "b, count)")  # what is left: the other two uses
+    assert (rig.engine.stats.model_calls, rig.engine.stats.accepted) == (1, 0)
+    doc = rig.type(replaced(doc.text, edit))  # taken: nothing is left, the model is asked again
+    assert doc.text == SOURCE.replace("count", "total")
+    last = rig.ask(doc, edit.end)
     await asked(rig, 2)
     rig.model.answer()
     assert await last is None
-    assert (rig.engine.stats.model_calls, rig.engine.stats.accepted) == (2, 3)
+    assert (rig.engine.stats.model_calls, rig.engine.stats.accepted, rig.engine.stats.filtered) == (2, 1, 1)
 
 
-async def test_a_change_typed_key_by_key_keeps_the_rewrite_and_the_rest_of_the_word_is_not_offered():
+async def test_a_change_typed_key_by_key_keeps_the_rewrite_and_the_rest_of_it_is_one_edit():
     rig = Rig()
     doc, edit = await first_offer(rig)
     at = edit.start
@@ -181,10 +189,36 @@ async def test_a_change_typed_key_by_key_keeps_the_rewrite_and_the_rest_of_the_w
         doc = rig.type(doc.text[:at] + typed + doc.text[at + (5 if typed == "t" else len(typed) - 1):], pause=0.15)
     assert doc.text == RENAMED.replace("a = count", "a = tot")
     after = await rig.ask(doc, at + 3)
-    second = RENAMED.index("b = count") + 4 - 2  # "count" of line 2, the text two characters shorter
-    assert (after.start, after.end, after.text) == (second, second + 5, "total")  # not "al" at the cursor
+    end = doc.text.index("b, count)") + 8
+    assert seen(after) == (at + 3, end, "al" + doc.text[at + 3:end].replace("count", "total"))
+    assert (rig.engine.stats.model_calls, rig.engine.stats.filtered) == (1, 0)
+
+
+async def test_the_rest_of_a_word_being_typed_is_ghost_text_and_asks_nothing_until_it_is_typed():
+    rig = Rig()
+    rig.model.rewrite = lambda old: old.replace("a = count", "a = total")  # the rewrite: one use
+    doc, edit = await first_offer(rig)
+    at = edit.start
+    doc = rig.type(doc.text[:at] + "tot" + doc.text[at + 5:])
+    assert await rig.ask(doc, at + 3) is None  # "al" at the cursor: textDocument/inlineCompletion offers it
+    assert rig.engine._states[URI].prediction is not None and rig.engine.stats.model_calls == 1
+    doc = rig.type(doc.text[:at + 3] + "al" + doc.text[at + 3:])
+    request = rig.ask(doc, at + 5)  # all of it made: the model is asked
+    await asked(rig, 2)
+    rig.model.answer()
+    assert await request is None
+    assert rig.engine.stats.model_calls == 2
+
+
+async def test_a_rewrite_too_large_as_a_whole_is_offered_once_what_is_left_of_it_fits():
+    rig = Rig(NextEditsSettings(max_lines=2))
+    doc, edit = await first_offer(rig)
+    assert edit is None  # three lines: "too large"
+    assert rig.engine.stats.filtered == 1
+    doc = rig.type(doc.text.replace("a = count", "a = total"))
+    edit = await rig.ask(doc, doc.text.index("a = total") + 9)
+    assert seen(edit) == covering(doc.text, "b = count", "b, count)")
     assert rig.engine.stats.model_calls == 1
-    assert rig.engine.stats.filtered == 0
 
 
 async def test_a_change_that_departs_from_the_rewrite_drops_it_and_the_model_is_asked_again():
@@ -195,7 +229,7 @@ async def test_a_change_that_departs_from_the_rewrite_drops_it_and_the_model_is_
     again = rig.ask(departed, departed.text.index("+ 2") + 3)
     await asked(rig, 2)
     rig.model.answer()
-    assert (await again).text == "total"
+    assert seen(await again) == covering(departed.text, "a = count", "b, count)")
     assert rig.engine.stats.model_calls == 2
 
 
@@ -215,20 +249,35 @@ async def test_a_request_whose_window_holds_none_of_the_changes_left_asks_the_mo
     assert await request is None  # nothing to rename there
 
 
+async def test_a_request_whose_window_holds_only_some_of_what_is_left_asks_the_model():
+    rig = Rig()
+    doc, _ = await first_offer(rig)
+    request = rig.ask(doc, doc.text.index("\n\n\n") + 2)  # line 5: its window begins at line 2, below the first use
+    await asked(rig, 2)
+    assert rig.model.windows[-1].old.startswith("    b = count")
+    rig.model.answer()
+    assert seen(await request) == covering(doc.text, "b = count", "b, count)")
+    assert rig.engine._states[URI].prediction.start == rig.model.windows[-1].start  # the new rewrite kept
+
+
 # ---- the kept rewrite as text work ---------------------------------------------------------------------------
 
 
-def test_a_rewrite_is_split_into_its_changes_and_followed_as_they_are_made():
+def test_a_rewrite_is_followed_as_its_changes_are_made_and_what_is_left_is_the_window_rewritten():
     window = window_at(RENAMED, 11, 3, 8)
-    edits = changes(window, window.old.replace("count", "total"))
-    assert [RENAMED[e.start:e.end] + ">" + e.text for e in edits] == ["count>total"] * 3
-    kept = predict(window, edits)
-    assert ahead(kept, RENAMED) == edits
+    kept = predict(window, window.old.replace("count", "total"))
+    assert [RENAMED[e.start:e.end] + ">" + e.text for e in ahead(kept, RENAMED)] == ["count>total"] * 3
+    assert left_of(kept, window) == window.old.replace("count", "total")
     first = RENAMED.replace("a = count", "a = total")
-    assert ahead(kept, first) == edits[1:]
+    assert len(ahead(kept, first)) == 2
     half = RENAMED.replace("a = count", "a = to")
     assert [(half[e.start:e.end], e.text) for e in ahead(kept, half)] == [("", "tal"), ("count", "total"),
                                                                            ("count", "total")]
+    at_half = window_at(half, half.index("a = to") + 6, 3, 8)
+    assert left_of(kept, at_half) == at_half.old.replace("a = to", "a = total").replace("count", "total")
     assert ahead(kept, RENAMED.replace("a = count", "a = tx")) is None
     assert ahead(kept, RENAMED.replace("print(f(2))", "print(f(3))")) is None
-    assert ahead(kept, RENAMED.replace("count", "total")) == []
+    done = RENAMED.replace("count", "total")
+    assert ahead(kept, done) == [] and left_of(kept, window_at(done, 11, 3, 8)) is None
+    assert left_of(kept, window_at(RENAMED, RENAMED.index("print"), 3, 8)) is None  # the first use lies above it
+    assert predict(window, window.old) is None
