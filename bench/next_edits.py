@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import os
 import random
 import re
@@ -107,6 +108,36 @@ def _left_as(text: str, start: int, end: int, later: list[str]) -> str:
             break
         text, end = target, end + new_end - old_end
     return text[start:end]
+
+
+def _holds(text: str, taken: str, made: str) -> bool:
+    """Whether an edit that turns `text` into `taken` holds the author's next change (`text` into `made`) exactly as
+    the author makes it — alone, or with others (the edit covers every change of the model's rewrite): one Tab, and
+    what stood where the author changed `text` reads as they made it. The edit is read as a character diff of
+    `text`; a piece of it that runs on past the author's change (the next change beside it) counts with the part
+    of its new text at its own end."""
+    start, old_end, new_end = _span(text, made)
+    wanted = made[start:new_end]
+    low, high, taken_high = _span(text, taken)
+    diff = difflib.SequenceMatcher(None, text[low:high], taken[low:taken_high], autojunk=False).get_opcodes()
+    exact, before, after = "", "", ""  # the new text inside the change; what may end it, or begin it, besides
+    for tag, i1, i2, j1, j2 in [("equal", 0, low, 0, low), *[(t, i1 + low, i2 + low, j1 + low, j2 + low)
+                                                            for t, i1, i2, j1, j2 in diff],
+                                ("equal", high, len(text), taken_high, len(taken))]:
+        new = taken[j1:j2]
+        if tag == "equal":
+            a, b = max(i1, start), min(i2, old_end)
+            exact += new[a - i1:b - i1] if a < b else ""
+        elif i1 < start < i2 and old_end < i2 or i1 == i2 == start == old_end:
+            return wanted in new  # one piece holds the whole change
+        elif i1 < start < i2 or i1 == i2 == start:
+            before = new
+        elif i1 < old_end < i2 or i1 == i2 == old_end:
+            after = new
+        elif start <= i1 and i2 <= old_end:
+            exact += new
+    return any(wanted[k:k + len(exact)] == exact and before.endswith(wanted[:k]) and
+               after.startswith(wanted[k + len(exact):]) for k in range(len(wanted) - len(exact) + 1))
 
 
 def _excerpt(prompt: str) -> tuple[str, str, str]:
@@ -303,7 +334,8 @@ class _Typist:
             return
         if asked.version != self.version:
             if asked.between and asked.made + 1 < len(self.texts) and self.made == asked.made and \
-                    self._applied(self.texts[asked.made], edits[0]) == self.texts[asked.made + 1]:
+                    _holds(self.texts[asked.made], self._applied(self.texts[asked.made], edits[0]),
+                           self.texts[asked.made + 1]):
                 self.out.late += 1
             if asked.version + 1 in self.probed:
                 self.out.stale += 1
@@ -312,7 +344,7 @@ class _Typist:
             return
         if not asked.between or self.typing or self.made != asked.made:
             return
-        if self._applied(self.text, edits[0]) == self.texts[self.made + 1]:
+        if _holds(self.text, self._applied(self.text, edits[0]), self.texts[self.made + 1]):
             self.offered[self.made] = True
         else:
             self.out.other += 1
