@@ -1,7 +1,7 @@
 """One next-edit suggestion (PROTOCOL §11), as plain text work: the editable window around the cursor, the prompt
 with Zeta's markers (the user's recent edits as diffs, the text around the window), the model's answer read back
 as the rewritten window, the one minimal edit it makes, the filters that drop an edit nobody wants, and a kept
-rewrite (`Prediction`) followed as the user makes its changes, and what is left of it."""
+rewrite (`Prediction`): followed as the user makes its changes, and the window as it leaves it."""
 
 from __future__ import annotations
 
@@ -190,7 +190,7 @@ def _diff(old: list[str], new: list[str], at: int, within: Optional[Callable[[st
         -> list[Edit]:
     """The changes from the pieces `old` (beginning at offset `at`) to the pieces `new`, a run of changed pieces
     each; a run that changes as many pieces as it has goes `within` each piece when given."""
-    at_old, at_new = _starts(old), _starts(new)
+    at_old = _starts(old)
     head = 0  # the pieces alike at both ends are no change (of two alike lines, the one that differs changed)
     while head < min(len(old), len(new)) and old[head] == new[head]:
         head += 1
@@ -403,4 +403,16 @@ def _undoes(text: str, edit: Edit, latest: Change) -> bool:
     if latest.inserted.strip() and not edit.text and latest.start <= edit.start < edit.end <= typed_end:
         return True
     removed = latest.removed.strip()
-    return bool(removed) and latest.start <= edit.start <= typed_end and removed in edit.text
+    # put back: the edit adds it, as a whole (an edit covering several changes carries the unchanged text between
+    # them, which may hold it as the text replaced does; a renamed name may hold the old one, `read` in `new_read`)
+    if not removed or not latest.start <= edit.start <= typed_end:
+        return False
+    low, high = max(0, edit.start - len(removed) - 1), edit.end + len(removed) + 1
+    return _wholes(text[low:edit.start] + edit.text + text[edit.end:high], removed) > _wholes(text[low:high], removed)
+
+
+def _wholes(text: str, piece: str) -> int:
+    """How often `piece` stands in `text` not as part of a longer word."""
+    before = r"(?<!\w)" if re.match(r"\w", piece) else ""
+    after = r"(?!\w)" if re.search(r"\w$", piece) else ""
+    return len(re.findall(before + re.escape(piece) + after, text))
