@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import os
 import random
 import re
@@ -37,8 +38,10 @@ LATENCY = 0.3
 """The fake model's own time to its first byte, in seconds."""
 ABOVE, BELOW = 3, 8
 """The editable window (nextEdits.linesAbove / linesBelow, their defaults): the fake is asked about no other."""
-CALLS_WHY = "a call per change is the floor while the model answers one change at a time and nothing is reused"
-OVERHEAD_WHY = "every model request waits QUIET (75 ms) first (completions/next_edits.py NextEdits._answer)"
+CALLS_WHY = ("a call after each sequence's first change, one after its last (the model must say nothing is left) and "
+             "one whenever the author's next change lies outside the kept rewrite's window (3 lines above, 8 below)")
+OVERHEAD_WHY = ("THROTTLE: a buffer's model requests begin 0.5 s apart, and these requests pick buffers at random, "
+                "some asked less than 0.5 s before")
 PAUSE = (1.2, 2.5)
 """Seconds the author spends between two changes (reading, moving to the next place), drawn evenly."""
 
@@ -66,9 +69,10 @@ PATTERNS = (
 
 @dataclass
 class NextEditOracle(OracleModel):
-    """The fake model: the window rewritten with the author's next change when it lies inside it, else as it is.
-    It tells the author's text by the excerpt it is sent (`states`: every text the author had, with the number of
-    changes made)."""
+    """The fake model: the window rewritten as the author will leave it after their next changes, as long as they
+    lie inside it (the rest of the change being typed, then the following ones), as a next-edit model rewrites its
+    whole window; the window as it is when the next change lies outside it. It tells the author's text by the
+    excerpt it is sent (`states`: every text the author had, with the number of changes made)."""
 
     milestones: list[str] = field(default_factory=list)
     """The text before each change and after the last."""
@@ -89,15 +93,51 @@ class NextEditOracle(OracleModel):
             if at < 0:
                 continue
             between = text == self.milestones[made]
-            if made + 1 < len(self.milestones):
-                target = self.milestones[made + 1]
-                start, old_end, new_end = _span(text, target)
-                place = at + len(before)
-                if place <= start and old_end <= place + len(window):
-                    new = target[place:place + len(window) + new_end - old_end]
+            new = _left_as(text, at + len(before), at + len(before) + len(window), self.milestones[made + 1:])
             break
         self.judged[prompt] = (between, new != window)
         return f"{START}\n{new}\n"
+
+
+def _left_as(text: str, start: int, end: int, later: list[str]) -> str:
+    """text[start:end] as the author leaves it after their next changes, as long as they lie inside it (`later`:
+    the texts the author's next changes make, one change each)."""
+    for target in later:
+        begin, old_end, new_end = _span(text, target)
+        if not start <= begin <= old_end <= end:
+            break
+        text, end = target, end + new_end - old_end
+    return text[start:end]
+
+
+def _holds(text: str, taken: str, made: str) -> bool:
+    """Whether an edit that turns `text` into `taken` holds the author's next change (`text` into `made`) exactly as
+    the author makes it — alone, or with others (the edit covers every change of the model's rewrite): one Tab, and
+    what stood where the author changed `text` reads as they made it. The edit is read as a character diff of
+    `text`; a piece of it that runs on past the author's change (the next change beside it) counts with the part
+    of its new text at its own end."""
+    start, old_end, new_end = _span(text, made)
+    wanted = made[start:new_end]
+    low, high, taken_high = _span(text, taken)
+    diff = difflib.SequenceMatcher(None, text[low:high], taken[low:taken_high], autojunk=False).get_opcodes()
+    exact, before, after = "", "", ""  # the new text inside the change; what may end it, or begin it, besides
+    for tag, i1, i2, j1, j2 in [("equal", 0, low, 0, low), *[(t, i1 + low, i2 + low, j1 + low, j2 + low)
+                                                            for t, i1, i2, j1, j2 in diff],
+                                ("equal", high, len(text), taken_high, len(taken))]:
+        new = taken[j1:j2]
+        if tag == "equal":
+            a, b = max(i1, start), min(i2, old_end)
+            exact += new[a - i1:b - i1] if a < b else ""
+        elif i1 < start < i2 and old_end < i2 or i1 == i2 == start == old_end:
+            return wanted in new  # one piece holds the whole change
+        elif i1 < start < i2 or i1 == i2 == start:
+            before = new
+        elif i1 < old_end < i2 or i1 == i2 == old_end:
+            after = new
+        elif start <= i1 and i2 <= old_end:
+            exact += new
+    return any(wanted[k:k + len(exact)] == exact and before.endswith(wanted[:k]) and
+               after.startswith(wanted[k + len(exact):]) for k in range(len(wanted) - len(exact) + 1))
 
 
 def _excerpt(prompt: str) -> tuple[str, str, str]:
@@ -294,7 +334,8 @@ class _Typist:
             return
         if asked.version != self.version:
             if asked.between and asked.made + 1 < len(self.texts) and self.made == asked.made and \
-                    self._applied(self.texts[asked.made], edits[0]) == self.texts[asked.made + 1]:
+                    _holds(self.texts[asked.made], self._applied(self.texts[asked.made], edits[0]),
+                           self.texts[asked.made + 1]):
                 self.out.late += 1
             if asked.version + 1 in self.probed:
                 self.out.stale += 1
@@ -303,7 +344,7 @@ class _Typist:
             return
         if not asked.between or self.typing or self.made != asked.made:
             return
-        if self._applied(self.text, edits[0]) == self.texts[self.made + 1]:
+        if _holds(self.text, self._applied(self.text, edits[0]), self.texts[self.made + 1]):
             self.offered[self.made] = True
         else:
             self.out.other += 1
@@ -352,13 +393,15 @@ async def _replay_pattern(pattern: Pattern, chosen: list[Sequence], root: Path, 
 
 
 LOGGED = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) DEBUG agent_lsp\.completions\.next_edits: "
-                    r"no next edit in \S+: (.+)$")
+                    r"no next edit in (\S+): (.+)$")
 
 
 def _filters(out: Replay) -> tuple[Counter, Counter]:
     """Per filter, how many model answers it dropped, and how many of those were a change the author then makes
     that is not ghost text (a change at the cursor, which inline completions offer): each log line is paired with
-    the latest model answer that ended before it."""
+    the latest model answer for its file that ended before it (the fake's clock stamps an answer's end after its
+    last byte went, which the server may have read and logged already: 50 ms of slack, while one file's answers
+    are a second apart or more); the warm-up's line, whose answer is not the replay's, is left out."""
     fired, wrong = Counter(), Counter()
     if out.log is None or not out.log.exists():
         return fired, wrong
@@ -368,12 +411,13 @@ def _filters(out: Replay) -> tuple[Counter, Counter]:
         match = LOGGED.match(line)
         if not match:
             continue
-        why = match.group(2)
-        fired[why] += 1
+        why, fence = match.group(3), f"```{Path(match.group(2)).name}\n"
         stamp = datetime.strptime(match.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
-        candidates = [n for n, (ended, _) in enumerate(answers) if ended <= stamp + 0.002 and n not in used]
+        candidates = [n for n, (ended, prompt) in enumerate(answers)
+                      if fence in prompt and ended <= stamp + 0.05 and n not in used]
         if not candidates:
             continue
+        fired[why] += 1
         used.add(candidates[-1])
         between, changed = out.judged.get(answers[candidates[-1]][1], (False, False))
         if changed and (between or why != "insertion at the cursor"):

@@ -1,12 +1,14 @@
 """One next-edit suggestion (PROTOCOL §11), as plain text work: the editable window around the cursor, the prompt
 with Zeta's markers (the user's recent edits as diffs, the text around the window), the model's answer read back
-as the rewritten window, the one minimal edit it makes, and the filters that drop an edit nobody wants."""
+as the rewritten window, the one minimal edit it makes, the filters that drop an edit nobody wants, and a kept
+rewrite (`Prediction`): followed as the user makes its changes, and the window as it leaves it."""
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Iterator, Optional
 
 START = "<|editable_region_start|>"
 END = "<|editable_region_end|>"
@@ -169,7 +171,64 @@ class Edit:
 
 def minimal_edit(window: Window, new: str) -> Optional[Edit]:
     """The one edit that turns the window into `new`: the common prefix and suffix left out. None: no change."""
-    old = window.old
+    return _trimmed(window.old, new, window.start)
+
+
+def _changes(window: Window, new: str) -> list[Edit]:
+    """The changes that turn the window into `new`, in order, each a minimal edit: lines changed one for one give
+    a change per run of changed words (the uses of a renamed name, each its own); lines added or removed, one
+    change per run of them. (What is offered is always the one edit covering them all: they only tell the user's
+    own making of them apart from a departure.)"""
+    return _diff(_lines(window.old), _lines(new), window.start, lambda old, new, at: _diff(
+        _WORDS.findall(old), _WORDS.findall(new), at, None))
+
+
+_WORDS = re.compile(r"\w+|\s+|[^\w\s]")
+
+
+def _diff(old: list[str], new: list[str], at: int, within: Optional[Callable[[str, str, int], list[Edit]]]) \
+        -> list[Edit]:
+    """The changes from the pieces `old` (beginning at offset `at`) to the pieces `new`, a run of changed pieces
+    each; a run that changes as many pieces as it has goes `within` each piece when given."""
+    at_old = _starts(old)
+    head = 0  # the pieces alike at both ends are no change (of two alike lines, the one that differs changed)
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    middle = difflib.SequenceMatcher(None, old[head:len(old) - tail], new[head:len(new) - tail], autojunk=False)
+    out: list[Edit] = []
+    for tag, i1, i2, j1, j2 in middle.get_opcodes():
+        if tag == "equal":
+            continue
+        i1, i2, j1, j2 = i1 + head, i2 + head, j1 + head, j2 + head
+        if within is not None and i2 - i1 == j2 - j1:
+            for i, j in zip(range(i1, i2), range(j1, j2)):
+                out += within(old[i], new[j], at + at_old[i])
+            continue
+        edit = _trimmed("".join(old[i1:i2]), "".join(new[j1:j2]), at + at_old[i1])
+        if edit is not None:
+            out.append(edit)
+    return out
+
+
+def _starts(lines: list[str]) -> list[int]:
+    """Where each piece begins, and where the last ends."""
+    out = [0]
+    for line in lines:
+        out.append(out[-1] + len(line))
+    return out
+
+
+def _lines(text: str) -> list[str]:
+    """`text`'s lines, each with its line break."""
+    lines = text.split("\n")
+    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+
+
+def _trimmed(old: str, new: str, at: int) -> Optional[Edit]:
+    """`old` (at offset `at`) replaced by `new` as a minimal edit: the common prefix and suffix left out."""
     if old == new:
         return None
     limit = min(len(old), len(new))
@@ -179,7 +238,103 @@ def minimal_edit(window: Window, new: str) -> Optional[Edit]:
     suffix = 0
     while suffix < limit - prefix and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]:
         suffix += 1
-    return Edit(window.start + prefix, window.end - suffix, new[prefix:len(new) - suffix])
+    return Edit(at + prefix, at + len(old) - suffix, new[prefix:len(new) - suffix])
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A rewritten window kept after it was asked for: `text` (the document's text it was made for) with its window
+    [start, end) rewritten by `changes` (in order, offsets into `text`, each widened to whole words so that a word
+    typed over key by key is known as the change being made)."""
+
+    text: str
+    start: int
+    end: int
+    changes: tuple[Edit, ...]
+
+
+def predict(window: Window, new: str) -> Optional[Prediction]:
+    """The rewrite of `window` into `new`, kept to follow; None when it changes nothing."""
+    text, wide = window.text, []
+    for edit in _changes(window, new):
+        start, end = edit.start, edit.end
+        while start > window.start and _word(text[start - 1]):
+            start -= 1
+        while end < window.end and _word(text[end]):
+            end += 1
+        wide.append(Edit(start, end, text[start:edit.start] + edit.text + text[edit.end:end]))
+    return Prediction(text, window.start, window.end, tuple(wide)) if wide else None
+
+
+def _word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def ahead(prediction: Prediction, text: str) -> Optional[list[Edit]]:
+    """The prediction's changes the user has not made yet in `text`, as minimal edits of `text` in order; None when
+    `text` departs from it: changed outside its window, or inside otherwise than by making some of its changes —
+    each one whole, begun (its old text replaced by the start of its new one, or deleted back from its end), or
+    not at all."""
+    old = prediction.text
+    delta = len(text) - len(old)
+    start, end = prediction.start, prediction.end
+    if end + delta < start or text[:start] != old[:start] or text[end + delta:] != old[end:]:
+        return None
+    return next(_walk(prediction, text, 0, start, start, end + delta), None)
+
+
+def left_of(prediction: Prediction, window: Window) -> Optional[str]:
+    """`window` (of a text that follows `prediction`) rewritten as the prediction leaves it: what the user has not
+    made of it yet, made. None when the text departs from it, all of it is made, or some of what is left lies
+    outside the window (the rewrite does not say how this window ends)."""
+    left = ahead(prediction, window.text)
+    if not left or any(e.start < window.start or e.end > window.end for e in left):
+        return None
+    old, out, at = window.text, [], window.start
+    for edit in left:
+        out += [old[at:edit.start], edit.text]
+        at = edit.end
+    return "".join(out) + old[at:window.end]
+
+
+def _walk(p: Prediction, text: str, k: int, at_old: int, at: int, end: int) -> Iterator[list[Edit]]:
+    """The ways text[at:end] is p.text[at_old:p.end] with p.changes[k:] each made, begun or not: the edits left."""
+    if k == len(p.changes):
+        if text[at:end] == p.text[at_old:p.end]:
+            yield []
+        return
+    change = p.changes[k]
+    same = p.text[at_old:change.start]
+    if text[at:at + len(same)] != same:
+        return
+    at += len(same)
+    old, new = p.text[change.start:change.end], change.text
+    follows = p.text[change.end:p.changes[k + 1].start if k + 1 < len(p.changes) else p.end][:64]
+    regions = [text[at:at + n] for n in range(min(max(len(old), len(new)), end - at) + 1)
+               if text.startswith(follows, at + n)]
+    for region in sorted((r for r in regions if _on_the_way(r, old, new)), key=lambda r: (r != new, r != old)):
+        left = _trimmed(region, new, at)
+        for rest in _walk(p, text, k + 1, change.end, at + len(region), end):
+            yield ([left] if left is not None else []) + rest
+
+
+def _on_the_way(region: str, old: str, new: str) -> bool:
+    """Whether `region` is a change from `old` to `new` not made, made, or being made: `new` with a stretch still
+    to type (typed over `old`, or into it), or `old` deleted back from its end."""
+    if region in (old, new) or old.startswith(region) and region:
+        return True
+    if len(region) > len(new):
+        return False
+    prefix = len(_common(region, new))
+    suffix = len(_common(region[::-1], new[::-1]))
+    return prefix + suffix >= len(region)
+
+
+def _common(a: str, b: str) -> str:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
 
 
 @dataclass(frozen=True)
@@ -248,4 +403,16 @@ def _undoes(text: str, edit: Edit, latest: Change) -> bool:
     if latest.inserted.strip() and not edit.text and latest.start <= edit.start < edit.end <= typed_end:
         return True
     removed = latest.removed.strip()
-    return bool(removed) and latest.start <= edit.start <= typed_end and removed in edit.text
+    # put back: the edit adds it, as a whole (an edit covering several changes carries the unchanged text between
+    # them, which may hold it as the text replaced does; a renamed name may hold the old one, `read` in `new_read`)
+    if not removed or not latest.start <= edit.start <= typed_end:
+        return False
+    low, high = max(0, edit.start - len(removed) - 1), edit.end + len(removed) + 1
+    return _wholes(text[low:edit.start] + edit.text + text[edit.end:high], removed) > _wholes(text[low:high], removed)
+
+
+def _wholes(text: str, piece: str) -> int:
+    """How often `piece` stands in `text` not as part of a longer word."""
+    before = r"(?<!\w)" if re.match(r"\w", piece) else ""
+    after = r"(?!\w)" if re.search(r"\w$", piece) else ""
+    return len(re.findall(before + re.escape(piece) + after, text))

@@ -1,10 +1,13 @@
-"""Next-edit suggestions per document (PROTOCOL §11): the request in flight, the model request in flight, the edit
-offered and the ones dismissed. Fresh and cheap: an answer is for its request's version; a newer request answers
-the older one at once and closes its model request (unless it asks the same, then it waits for that one); at most
-one model request per document, begun no sooner than QUIET after its request and THROTTLE after the document's
-last one (a burst of ten requests in a second makes at most three); a cancelled request closes its model request;
-an answer waits at most `nextEdits.timeout`. The model request is completions/stream.py's ModelStream, asked by
-the same suggestion providers with the next-edit prompt (completions/next_edit.py)."""
+"""Next-edit suggestions per document (PROTOCOL §11): the request in flight, the model request in flight, the
+model's last rewrite of a window (kept), the edit offered and the ones dismissed. Fresh and cheap: an answer is for
+its request's version; a newer request answers the older one at once and closes its model request (unless it asks
+the same, then it waits for that one); at most one model request per document, begun at once after a pause, QUIET
+after its request inside a burst (another request, or a change before the request's own, less than QUIET before
+it), and never sooner than THROTTLE after the document's last one (a burst of ten requests in a second makes at
+most three); a request whose text still follows the kept rewrite (its changes made, begun or not yet, nothing else)
+and whose window holds all that is left of it is answered with the one edit covering what is left, with no model
+call; a change that departs from it drops it; a cancelled request closes its model request; an answer waits at most `nextEdits.timeout`. The model request is completions/stream.py's
+ModelStream, asked by the same suggestion providers with the next-edit prompt (completions/next_edit.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import asyncio
 import itertools
 import logging
 import os
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
@@ -19,8 +23,8 @@ from typing import Any, Callable, Mapping, Optional
 from agent_lsp.completions import next_edit
 from agent_lsp.completions.context import excluded, shown_path
 from agent_lsp.completions.ports import Documents
-from agent_lsp.completions.next_edit import Edit, NextEditPrompt, Window, build_prompt, key_of, minimal_edit, \
-    refused, rewritten, window_at
+from agent_lsp.completions.next_edit import Edit, NextEditPrompt, Prediction, Window, ahead, build_prompt, \
+    key_of, left_of, minimal_edit, predict, refused, rewritten, window_at
 from agent_lsp.completions.place import place_at
 from agent_lsp.completions.recent_edits import RecentEdits
 from agent_lsp.completions.stream import ModelStream
@@ -30,7 +34,9 @@ from agent_lsp.core.ports import ModelError, OpenDocument
 log = logging.getLogger(__name__)
 
 QUIET = 0.075
-"""Seconds a request waits for a newer one of its document before asking the model (clients ask on every key)."""
+"""Seconds a request inside a burst (another request of its document, or a change before the one it asks about,
+less than this before it: a client asking on every key of fast typing) waits for a newer one before asking the
+model; a request after a pause asks at once."""
 THROTTLE = 0.5
 """Seconds between the starts of two model requests of one document."""
 BACKSTOP = 1.0
@@ -96,9 +102,21 @@ class _Document:
     current: Optional[Ticket] = None
     stream: Optional[WindowStream] = None
     started: float = float("-inf")
-    """When its last model request began (loop time)."""
+    """When its last model request began."""
+    asked: float = float("-inf")
+    """When its last request arrived."""
+    changed: tuple[float, float] = (float("-inf"), float("-inf"))
+    """When it changed the last time but one, and the last time."""
+    prediction: Optional[Prediction] = None
+    """The model's last rewrite of a window, while the text follows it."""
     offered: Optional[_Offered] = None
     dismissed: deque = field(default_factory=lambda: deque(maxlen=DISMISSED))
+
+    def wait(self, now: float) -> float:
+        """Seconds a request arriving `now` waits before a model request: QUIET inside a burst (the change it asks
+        about is the last, so the one before it counts), else none; THROTTLE after the last model request."""
+        burst = now - max(self.asked, self.changed[0]) < QUIET
+        return max(QUIET if burst else 0.0, self.started + THROTTLE - now)
 
 
 @dataclass
@@ -113,6 +131,8 @@ class NextEdits:
     history: RecentEdits
     switched_off: Callable[[], bool] = lambda: False
     env: Mapping[str, str] = field(default_factory=lambda: os.environ)
+    clock: Callable[[], float] = time.monotonic
+    """The time requests, changes and model requests are told apart by (the event loop's own clock)."""
     completer_for: Optional[Callable[[Any], Any]] = None
     """Makes the model for a models/resolver.py ModelChoice (None: the providers' own, `make_next_editor`)."""
     stats: NextEditStats = field(default_factory=NextEditStats)
@@ -137,13 +157,25 @@ class NextEdits:
         if window is None or "\x00" in window.old:
             return None
         state = self._states.setdefault(doc.uri, _Document())
+        now = self.clock()
+        wait, state.asked = state.wait(now), now
         ticket = Ticket()
         older, state.current = state.current, ticket
         if older is not None:
             older.supersede()
+        kept = self._kept(state, window)
+        if kept is not None:  # answered from the model's last rewrite: its model request, if any, is of no use
+            if state.stream is not None:
+                state.stream.close()
+            state.current = None
+            edit, why = self._choose(state, doc, window, kept, options)
+            if why is not None:
+                log.debug("no next edit from the kept rewrite in %s: %s", doc.uri, why)
+                return None
+            return self._offer(state, doc, edit)
         stream: list[WindowStream] = []
         try:
-            edit = await self._answer(state, ticket, stream, doc, window, settings, completions, options)
+            edit = await self._answer(state, ticket, stream, wait, doc, window, settings, completions, options)
         except asyncio.CancelledError:
             self.stats.cancelled += 1
             if stream and stream[0].users == 0 and state.current is ticket:
@@ -154,6 +186,10 @@ class NextEdits:
                 state.current = None
         if edit is None:
             return None
+        return self._offer(state, doc, edit)
+
+    def _offer(self, state: _Document, doc: OpenDocument, edit: Edit) -> Optional[NextEdit]:
+        """`edit` offered, unless `doc` is no longer the buffer's version."""
         current = self.documents.get(doc.uri)
         if current is None or current.version != doc.version:
             self.stats.stale += 1
@@ -161,8 +197,26 @@ class NextEdits:
         offered = state.offered = _Offered(next(self._ids), doc.text, edit)
         return NextEdit(edit.start, edit.end, edit.text, offered.id, doc.version)
 
-    async def _answer(self, state: _Document, ticket: Ticket, holder: list, doc: OpenDocument, window: Window,
-                      settings: Any, completions: Any, options: Any) -> Optional[Edit]:
+    def _kept(self, state: _Document, window: Window) -> Optional[str]:
+        """`window` rewritten as the kept rewrite leaves it, when the text still follows the rewrite, something of
+        it is left and all that is left lies in `window`; else None (the model is asked: the text departed from
+        the rewrite, all it said is done, or it does not say how this window ends), and the rewrite is dropped."""
+        if state.prediction is None:
+            return None
+        new = left_of(state.prediction, window)
+        if new is None:
+            state.prediction = None
+        return new
+
+    def _choose(self, state: _Document, doc: OpenDocument, window: Window, new: str,
+                options: Any) -> tuple[Optional[Edit], Optional[str]]:
+        """The one edit from `window` to its rewrite `new` (the smallest range covering every change), or None and
+        the filter that drops it."""
+        edit = minimal_edit(window, new)
+        return edit, refused(window, new, edit, options.max_lines, self.history.latest(doc.uri), state.dismissed)
+
+    async def _answer(self, state: _Document, ticket: Ticket, holder: list, wait: float, doc: OpenDocument,
+                      window: Window, settings: Any, completions: Any, options: Any) -> Optional[Edit]:
         loop = asyncio.get_running_loop()
         stream = state.stream
         same = stream is not None and not stream.closed and stream.error is None and \
@@ -171,11 +225,11 @@ class NextEdits:
             if stream is not None:
                 stream.close()
                 state.stream = None
-            wait = max(QUIET, state.started + THROTTLE - loop.time())
-            try:
-                await asyncio.wait_for(asyncio.shield(ticket.wake), wait)
-            except asyncio.TimeoutError:
-                pass
+            if wait > 0:
+                try:
+                    await asyncio.wait_for(asyncio.shield(ticket.wake), wait)
+                except asyncio.TimeoutError:
+                    pass
             if ticket.superseded:
                 self.stats.cancelled += 1
                 return None
@@ -201,9 +255,11 @@ class NextEdits:
         if answer is None:
             return None
         new = rewritten(answer)
-        edit = minimal_edit(window, new) if new is not None else None
-        why = "no rewritten window" if new is None else refused(
-            window, new, edit, options.max_lines, self.history.latest(doc.uri), state.dismissed)
+        if new is None:
+            edit, why = None, "no rewritten window"
+        else:
+            state.prediction = predict(window, new)
+            edit, why = self._choose(state, doc, window, new, options)
         if why is not None:
             self.stats.filtered += 1
             log.debug("no next edit in %s: %s", doc.uri, why)
@@ -243,7 +299,7 @@ class NextEdits:
         place = place_at(doc.uri, doc.version, doc.text, window.cursor)
         stream = WindowStream(place, options.max_lines, completer, prompt_now, lambda ended: self._ended(state, ended))
         state.stream = stream
-        state.started = asyncio.get_running_loop().time()
+        state.started = self.clock()
         self.stats.model_calls += 1
         return stream
 
@@ -285,8 +341,11 @@ class NextEdits:
         """`uri` now holds `text`: an edit offered is accepted when this is exactly it applied, else dismissed
         (unless the change is at the edit's own place: the user making it their own way, typing it say)."""
         self.history.changed(uri, text)
-        state = self._states.get(uri)
-        if state is None or state.offered is None:
+        state = self._states.setdefault(uri, _Document())
+        state.changed = (state.changed[1], self.clock())
+        if state.prediction is not None and ahead(state.prediction, text) is None:
+            state.prediction = None
+        if state.offered is None:
             return
         offered, state.offered = state.offered, None
         if next_edit.apply(offered.text, offered.edit) == text:

@@ -159,6 +159,39 @@ async def test_an_openai_compatible_chat_gets_the_same_prompt_as_messages(lsp, w
         api.stop()
 
 
+def type_over(client: Any, uri: str, line: int, character: int, old: str, new: str) -> int:
+    """`old` at (line, character) typed over by `new` a key at a time, an incremental didChange per key as VS Code
+    sends them (the selected word replaced by the first key); the buffer's new version."""
+    version, source = client.docs[uri]
+    for n, key in enumerate(new):
+        version += 1
+        at = types.Position(line=line, character=character + n)
+        end = types.Position(line=line, character=character + len(old)) if n == 0 else at
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangePartial(range=types.Range(start=at, end=end), text=key)]))
+    lines = source.split("\n")
+    lines[line] = lines[line][:character] + new + lines[line][character + len(old):]
+    client.docs[uri] = [version, "\n".join(lines)]
+    return version
+
+
+async def test_typed_key_by_key_the_next_edit_comes_and_what_is_left_of_it_costs_no_model_call(lsp, fake_api,
+                                                                                             workspace):
+    source = "def f(count):\n    a = count\n    return a + count\n\n\nprint(f(2))\n"
+    fake_api.add(text(region(source.replace("count", "total"))))  # the model rewrites the window: both uses
+    client = await lsp.start()
+    uri = open_doc(client, workspace / "app.py", source)
+    version = type_over(client, uri, 0, 6, "count", "total")
+    assert await ask(client, uri, 0, 11) == offered(uri, version, (1, 8), (2, 20), "total\n    return a + total", 1)
+    version = type_over(client, uri, 1, 8, "count", "total")  # made by hand, not taken with Tab
+    assert await ask(client, uri, 1, 13) == offered(uri, version, (2, 15), (2, 20), "total", 2)
+    (request,) = fake_api.requests
+    edits = request["messages"][0]["content"][0]["text"]
+    assert "-def f(count):\n+def f(total):" in edits  # the keys told as one edit
+    assert await stats(client) == counts(requests=2, modelCalls=1)
+
+
 # ---- the filters ---------------------------------------------------------------------------------------------
 
 

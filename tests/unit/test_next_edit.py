@@ -68,9 +68,18 @@ SOURCE = "def f(total):\n    return count + 1\n"
     (SOURCE.replace("f(total)", "f(t)"), Change(6, "", "total"), "undoes the latest change"),
     (SOURCE.replace("    return", "    x = 1\n    return"), Change(14, "    x = 1\n", ""), "undoes the latest change"),
     (SOURCE.replace("return count", "return total"), Change(6, "count", "total"), None),
+    (SOURCE.replace("+ 1\n", "+ 1 * 2 * 3\n"), Change(34, " * 2", ""), "undoes the latest change"),  # put back
 ])
 def test_each_filter(new, latest, why):
     assert decide(SOURCE, 11, new, latest) == why
+
+
+def test_an_edit_covering_several_changes_does_not_undo_what_its_unchanged_text_already_holds():
+    typing = "def f(p):\n    \"\"\"From params.\"\"\"\n    return params + 1\n"  # "params" typed over: "p" so far
+    new = typing.replace("f(p)", "f(request)").replace("return params", "return request")
+    assert decide(typing, 7, new, Change(6, "params", "p")) is None  # "params" in the docstring, kept
+    longer = new.replace("request", "new_params")  # the new name holds the old one
+    assert decide(typing, 7, longer, Change(6, "params", "p")) is None
 
 
 def test_a_dismissed_edit_is_known_by_its_place_not_its_line_number():
