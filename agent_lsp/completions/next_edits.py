@@ -6,8 +6,9 @@ after its request inside a burst (another request, or a change before the reques
 it), and never sooner than THROTTLE after the document's last one (a burst of ten requests in a second makes at
 most three); a request whose text still follows the kept rewrite (its changes made, begun or not yet, nothing else)
 and whose window holds all that is left of it is answered with the one edit covering what is left, with no model
-call; a change that departs from it drops it; a cancelled request closes its model request; an answer waits at most `nextEdits.timeout`. The model request is completions/stream.py's
-ModelStream, asked by the same suggestion providers with the next-edit prompt (completions/next_edit.py)."""
+call; a change that departs from it drops it; a cancelled request closes its model request; an answer waits at
+most `nextEdits.timeout`. The model request is completions/stream.py's ModelStream, asked by the same suggestion
+providers with the next-edit prompt (completions/next_edit.py)."""
 
 from __future__ import annotations
 
