@@ -53,7 +53,7 @@ def test_the_demo_chats_then_a_suggestion_is_asked_shown_and_accepted_then_a_nex
         "         │         if item▏",
         'ghost    │         if item▏["name"] == name:   ← the suggestion (textDocument/inlineCompletion); Tab accepts',
         'accepted │         if item["name"] == name:   ← didChange, then agent.completionAccepted',
-        "stats    │ requests=1 modelCalls=1 reused=0 cancelled=0 stale=0 shown=1 accepted=1 partiallyAccepted=0 "
+        "stats    │ requests=1 modelCalls=2 reused=0 cancelled=0 stale=0 shown=1 accepted=1 partiallyAccepted=0 "
         "errors=0",
         "editor   │ renames items to stock in find's signature:",
         "         │ def find(stock▏, name):",
