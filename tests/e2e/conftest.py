@@ -310,6 +310,12 @@ def updates_of(client: LanguageClient, session_id: Optional[str] = None) -> list
     return [u["update"] for u in client.updates if session_id is None or u["sessionId"] == session_id]
 
 
+def streamed(client: LanguageClient) -> str:
+    """The text the chat's `text_delta` updates carried so far (a fake's reply comes in more than one delta: wait for
+    all of it before acting on "the model is streaming")."""
+    return "".join(u["update"]["text"] for u in client.updates if u["update"]["kind"] == "text_delta")
+
+
 def shape(updates: list[dict]) -> list[str]:
     """Kinds (with tool statuses); a run of text deltas counts once."""
     kinds = [f"{u['kind']}:{u['status']}" if u["kind"] == "tool_call_update" else u["kind"] for u in updates]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from tests.e2e.conftest import chat, sent, shape, text, updates_of
+from tests.e2e.conftest import chat, sent, shape, streamed, text, updates_of
 from tests.waiting import until
 
 HANGING = dict(text("Working on it"), hang=True)
@@ -16,7 +16,7 @@ HANGING = dict(text("Working on it"), hang=True)
 
 async def start_hanging_chat(lsp, client, **params):
     task = asyncio.ensure_future(chat(client, "go", **params))
-    await until(lambda: any(u["update"]["kind"] == "text_delta" for u in client.updates))
+    await until(lambda: streamed(client) == "Working on it")
     return task, client.updates[0]["sessionId"]
 
 

@@ -15,6 +15,7 @@ from tests.e2e.conftest import (
     open_doc,
     openai_env,
     shape,
+    streamed,
     text,
     tool_use,
     updates_of,
@@ -197,7 +198,7 @@ async def test_abort_mid_stream_closes_it_and_the_next_request_answers_every_cal
     api.add(tool_use("list_open_buffers", {}, id="call_l1"), dict(text("Working on it"), hang=True))
     client = await lsp.start()
     task = asyncio.ensure_future(chat(client, "go"))
-    await until(lambda: any(u["update"]["kind"] == "text_delta" for u in client.updates))
+    await until(lambda: streamed(client) == "Working on it")
     session_id = client.updates[0]["sessionId"]
     assert await client.protocol.send_request_async("agent/abort", {"sessionId": session_id}) == {"aborted": True}
     result = await task

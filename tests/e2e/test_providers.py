@@ -21,6 +21,7 @@ from tests.e2e.conftest import (
     openai_env,
     server_env,
     shape,
+    streamed,
     text,
     tool_use,
     updates_of,
@@ -176,7 +177,7 @@ async def test_abort_mid_stream(lsp, provider):
     provider.fake.add(dict(text("Working on it"), hang=True))
     client = await lsp.start()
     task = asyncio.ensure_future(chat(client, "go"))
-    await until(lambda: any(u["update"]["kind"] == "text_delta" for u in client.updates))
+    await until(lambda: streamed(client) == "Working on it")
     session_id = client.updates[0]["sessionId"]
     assert await client.protocol.send_request_async("agent/abort", {"sessionId": session_id}) == {"aborted": True}
     result = await task
