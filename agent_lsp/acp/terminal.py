@@ -10,7 +10,6 @@ from typing import Any, Awaitable, Callable
 from agent_lsp.core.tool import MAX_OUTPUT_CHARS, Tool, ToolAround, ToolContext, ToolError, ToolInput, ToolOutput, bound
 from agent_lsp.tools.paths import resolve
 from agent_lsp import processes
-from agent_lsp.processes import command_env
 from agent_lsp.tools.run_command import RunCommand
 
 log = logging.getLogger(__name__)
@@ -33,7 +32,7 @@ class InClientTerminal(ToolAround):
         await self._flush()  # the call's in_progress update goes out before the terminal it embeds
         # The client's terminal inherits the client's environment (which started us): unset there what run_command
         # holds back here (provider keys, the secretEnv setting).
-        held = sorted(set(os.environ) - set(command_env(dict(os.environ), ctx.secret_env)))
+        held = sorted(set(os.environ) - set(processes.command_env(dict(os.environ), ctx.secret_env)))
         argv = ["/usr/bin/env", *(a for name in held for a in ("-u", name)), "/bin/sh", "-c", input.command]
         sandbox = self.inner.sandbox if isinstance(self.inner, RunCommand) else None
         if sandbox is not None:  # the sandbox of the `sandbox` setting, as for our own run_command
