@@ -20,8 +20,9 @@ PINS_KEPT = 64
 """Pins of requests whose handler has not run yet kept per connection (a request cancelled before its handler ran
 leaves one behind)."""
 FORGOTTEN_KEPT = 4096
-"""Pins beyond PINS_KEPT, their text dropped: the handler of such a request (read while 64 newer ones waited, as in a
-burst of keystrokes) must answer nothing rather than from the document as it is now, a later version."""
+"""Pins beyond PINS_KEPT, their text dropped and their version kept: the handler of such a request (read while 64
+newer ones waited, as in a burst of requests) answers from the document when it is still at that version, and nothing
+rather than from a later version."""
 PINNED = {"textDocument/inlineCompletion", "textDocument/copilotInlineEdit"}
 """Requests whose document is pinned as they are read (lsp/wire.py calls `pin`); a new kind of suggestion adds
 its method here and reads `as_of_request`."""
@@ -38,7 +39,8 @@ class Pinned:
 
 
 _PINS: "weakref.WeakKeyDictionary[Any, dict[int, tuple[Any, Optional[Pinned]]]]" = weakref.WeakKeyDictionary()
-_FORGOTTEN: "weakref.WeakKeyDictionary[Any, dict[int, Any]]" = weakref.WeakKeyDictionary()
+_FORGOTTEN: "weakref.WeakKeyDictionary[Any, dict[int, tuple[Any, Optional[int]]]]" = weakref.WeakKeyDictionary()
+"""Dropped pins by id(params): (params, the version it pinned; None: not open, or no version)."""
 _RECENT: "weakref.WeakKeyDictionary[Any, OrderedDict[str, int]]" = weakref.WeakKeyDictionary()
 
 
@@ -55,21 +57,25 @@ def pin(protocol: Any, params: Any) -> None:
     if len(pins) > PINS_KEPT:
         oldest = next(iter(pins))
         forgotten = _FORGOTTEN.setdefault(protocol, {})
-        forgotten[oldest] = pins.pop(oldest)[0]
+        dropped, was = pins.pop(oldest)
+        forgotten[oldest] = (dropped, None if was is None else was.version)
         if len(forgotten) > FORGOTTEN_KEPT:
             del forgotten[next(iter(forgotten))]
 
 
 def as_of_request(ls: Any, params: Any, uri: str) -> Optional[Pinned]:
     """The document `uri` as the request with `params` found it when it was read (as it is now when it was not
-    pinned); None when it was not open, or when its pin was dropped (no longer known as it was read)."""
+    pinned); None when it was not open, or when its pin was dropped and the document has changed since (no longer
+    known as it was read)."""
     pins = _PINS.get(ls.protocol, {})
     kept = pins.pop(id(params), None)
     if kept is not None and kept[0] is params:
         return kept[1]
-    if _FORGOTTEN.get(ls.protocol, {}).pop(id(params), None) is params:
-        return None
     doc = current(ls, uri)
+    dropped = _FORGOTTEN.get(ls.protocol, {}).pop(id(params), None)
+    if dropped is not None and dropped[0] is params and (doc is None or dropped[1] is None
+                                                          or dropped[1] != doc.version):
+        return None
     return None if doc is None else Pinned(doc.uri, doc.version, doc.source, doc.language_id or "")
 
 

@@ -1,5 +1,6 @@
 """lsp/documents.py: a suggestion request's document pinned as it was read, and what its handler gets once the
-pin was dropped in a burst (nothing, never the document as it is now)."""
+pin was dropped in a burst (the document while it is still at the version pinned, else nothing — never a later
+version)."""
 
 from __future__ import annotations
 
@@ -41,3 +42,12 @@ def test_a_request_whose_pin_was_dropped_in_a_burst_gets_no_document_not_a_later
     assert [documents.as_of_request(ls, asked, "file:///a.py").version for asked in burst[5:]] == \
         [1] * documents.PINS_KEPT
     assert documents.as_of_request(ls, params(), "file:///a.py").version == 9  # never pinned: as it is now
+
+
+def test_a_request_whose_pin_was_dropped_gets_the_document_while_it_is_still_at_the_version_pinned():
+    ls = Connection(1, "one")
+    burst = [params() for _ in range(documents.PINS_KEPT + 5)]
+    for asked in burst:
+        documents.pin(ls.protocol, asked)
+    assert [documents.as_of_request(ls, asked, "file:///a.py").source for asked in burst] == \
+        ["one"] * (documents.PINS_KEPT + 5)
