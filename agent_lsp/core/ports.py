@@ -239,6 +239,9 @@ class IndexStatus:
 
     state: IndexState
     why: str
+    reference_files: Optional[int] = None
+    """The most files holding a name its server reads in one reference search (core/server_limits.py); None: no
+    limit known. A reference answer that may have stopped there says so."""
 
     @property
     def line(self) -> str:

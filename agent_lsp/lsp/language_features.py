@@ -22,6 +22,7 @@ from pygls.lsp.server import LanguageServer
 from agent_lsp.core.paths import uri_to_path
 from agent_lsp.core.ports import LANGUAGE_METHODS, IndexStatus, LanguageFeatureError
 from agent_lsp.core.positions import convert, document_uri, split_lines, walk
+from agent_lsp.core.server_limits import reference_files_limit
 from agent_lsp.lsp.convert import lsp_encoding
 from agent_lsp.lsp.editor import LspEditor
 
@@ -51,7 +52,8 @@ class EditorLanguageFeatures:
             return IndexStatus("unknown", "the editor does not say whether its language servers finished indexing")
         state, server = said
         who = f"the editor's {server}" if server else "the editor's language servers"
-        return IndexStatus(state, f"{who} {'finished' if state == 'ready' else 'still'} indexing, as the editor says")
+        return IndexStatus(state, f"{who} {'finished' if state == 'ready' else 'still'} indexing, as the editor says",
+                           reference_files_limit(server))
 
     async def request(self, method: str, params: dict[str, Any], path: Optional[Path] = None) -> Any:
         if method not in self._methods:

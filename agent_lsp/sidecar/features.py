@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
@@ -80,7 +81,8 @@ class SidecarLanguageFeatures:
         if not found:
             return IndexStatus("unknown", "no language server of agent-lsp's answers here")
         order = ("stale", "loading", "unknown", "ready")
-        return min(found, key=lambda s: order.index(s.state))
+        limits = [s.reference_files for s in found if s.reference_files is not None]
+        return replace(min(found, key=lambda s: order.index(s.state)), reference_files=min(limits, default=None))
 
     async def request(self, method: str, params: dict[str, Any], path: Optional[Path] = None) -> Any:
         """The answer of the first configured server for `path` that supports `method`; with no path (and none in

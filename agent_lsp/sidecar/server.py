@@ -15,6 +15,7 @@ import shutil
 import time
 import uuid
 from collections import deque
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -25,6 +26,7 @@ from agent_lsp.core.language_methods import CAPABILITIES
 from agent_lsp.core.paths import uri_to_path
 from agent_lsp.core.ports import LANGUAGE_METHODS, IndexStatus, LanguageFeatureError
 from agent_lsp.core.positions import convert, encoding_name
+from agent_lsp.core.server_limits import reference_files_limit
 from agent_lsp.processes import command_env, dying_with_us, kill_group
 from agent_lsp.sidecar.client import SidecarClient
 from agent_lsp.sidecar.documents import Buffers, Documents
@@ -112,6 +114,8 @@ class Server:
         """Files changed on disk it was not told of yet."""
         self.told_at = time.time_ns()
         """When it last learnt of every change on disk (its start, then each workspace/didChangeWatchedFiles)."""
+        self.server_name = ""
+        """The name it gives itself (`serverInfo.name`), once it answered initialize."""
         self.disk_unknown: Optional[int] = None
         """Since when files may have changed on disk unseen (a command ran): looked for before its next request."""
 
@@ -125,7 +129,10 @@ class Server:
 
     def index(self) -> IndexStatus:
         """How much it knows now, from what it said (work-done progress, rust-analyzer's serverStatus); never
-        from the time that passed."""
+        from the time that passed; with what it is known to leave out (core/server_limits.py)."""
+        return replace(self._index(), reference_files=reference_files_limit(self.server_name))
+
+    def _index(self) -> IndexStatus:
         if self.state in ("new", "starting"):
             return IndexStatus("loading", f"language server `{self.name}` has not answered initialize yet")
         if self.state == "stopped":
@@ -212,6 +219,8 @@ class Server:
             "capabilities": self._capabilities(),
         }, timeout, " (its `startTimeout`)")
         capabilities = (result or {}).get("capabilities") or {}
+        info = (result or {}).get("serverInfo")
+        self.server_name = str(info.get("name") or "") if isinstance(info, dict) else ""
         self.encoding = encoding_name(capabilities.get("positionEncoding"))
         self.methods |= methods_of(capabilities)
         client.plain.notify("initialized", {})

@@ -17,6 +17,7 @@ from agent_lsp.tools.language_tool import (
     ask,
     empty_answer,
     locations,
+    reference_limit_note,
     target,
     whole_word,
     word_at,
@@ -53,7 +54,9 @@ class FindReferences(LanguageTool):
                 ctx, f"No references found at {t.where}: the position names no symbol, or the symbol has no "
                      f"references{'' if input.includeDeclaration else ' besides its declaration'}. The line reads: "
                      f"{t.line_text.strip()[:MAX_LINE_CHARS]}", whole_word(word_at(t.line_text, t.column)), t.path))
-        return answered(ctx, "\n".join(await Places(ctx).lines(found, sort=True)), t.path)
+        note = await reference_limit_note(ctx, t.path, word_at(t.line_text, t.column))
+        places = "\n".join(await Places(ctx).lines(found, sort=True))
+        return answered(ctx, f"{places}\n{note}" if note else places, t.path)
 
 
 def _own_server(ctx: ToolContext, t: Target) -> bool:

@@ -26,6 +26,7 @@ from agent_lsp.tools.language_tool import (
     index_line,
     locations,
     numbers,
+    reference_limit_note,
     whole_word,
 )
 from agent_lsp.core.paths import display, is_inside, uri_to_path
@@ -251,6 +252,9 @@ class Impact(LanguageTool):
             shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
             out.append(f"references: {len(refs)} in {len(names)} file{'s' * (len(names) != 1)}"
                        + (f": {shown}" if names else ""))
+            note = await reference_limit_note(ctx, t.path, t.name_path.rsplit("/", 1)[-1])
+            if note:
+                out.append(note)
         out += await self._callers(ctx, t, methods, server, position, refs, callers)
         if IMPLEMENTATION in methods:
             try:

@@ -21,6 +21,7 @@ from agent_lsp.core.ports import LanguageFeatureError, LanguageFeatures
 from agent_lsp.core.positions import LINE_BREAK, is_position, split_lines
 from agent_lsp.core.tool import Tool, ToolContext, ToolError, ToolInput, ToolOutput, bound
 from agent_lsp.core.surrogates import scrubbed
+from agent_lsp.tools import ripgrep
 from agent_lsp.tools.paths import file_location, resolve
 from agent_lsp.tools.read_file import read_text
 
@@ -97,6 +98,24 @@ def index_line(ctx: ToolContext, path: Optional[Path] = None) -> str:
 def answered(ctx: ToolContext, text: str, path: Optional[Path] = None) -> ToolOutput:
     """A language tool's answer, bounded, ending with the index line."""
     return ToolOutput(f"{bound(text)}\n{index_line(ctx, path)}")
+
+
+async def reference_limit_note(ctx: ToolContext, path: Path, word: str) -> Optional[str]:
+    """When the server answering references for `path` reads at most N files holding a name in one search and more
+    hold `word` in its workspace folder, the sentence saying its references may stop there and naming the `search`
+    that finds them all (None otherwise)."""
+    limit = ctx.language.index(path).reference_files if ctx.language is not None else None
+    root = next((r for r in ctx.editor.roots if is_inside(path, r)), None)
+    if limit is None or root is None or not re.fullmatch(r"\w+", word):
+        return None
+    try:
+        holding = await ripgrep.files_holding(root, word, path.suffix)
+    except ToolError:
+        return None
+    if holding <= limit:
+        return None
+    return (f"These may be incomplete: the language server reads at most {limit} of the files that hold `{word}` "
+            f"in one search, and {holding} do here. Run search with pattern `{whole_word(word)}` for the rest.")
 
 
 def whole_word(word: str) -> str:

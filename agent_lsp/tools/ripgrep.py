@@ -16,6 +16,7 @@ import re
 import shutil
 import sys
 import sysconfig
+from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import AsyncIterator, NamedTuple, Optional
@@ -147,6 +148,19 @@ async def lines(args: list[str], cwd: Path, stdin: Optional[bytes] = None) -> As
         stderr_task.cancel()
         if feeder is not None:
             feeder.cancel()
+
+
+async def files_holding(root: Path, word: str, suffix: str) -> int:
+    """How many files under `root` named `*{suffix}` hold `word` as a whole word (walked as every run walks)."""
+    args = ["-l", "-w", "-F", "--max-filesize", MAX_FILE_SIZE, "-g", f"*{suffix}", *WALK, "--", word, "."]
+    count = 0
+    try:
+        async with aclosing(lines(args, root)) as out:
+            async for _ in out:
+                count += 1
+    except NothingSearched:
+        return 0
+    return count
 
 
 async def _feed(process: asyncio.subprocess.Process, data: bytes) -> None:

@@ -489,4 +489,5 @@ async def test_files_changed_on_disk_are_told_before_the_next_request_and_stale_
 
 async def test_jedi_reports_nothing_of_its_index(jedi):
     await jedi.references("lib.py", 0, 5)
-    assert jedi.port.index(jedi.root / "lib.py") == IndexStatus("unknown", "`jedi` reports nothing of its indexing")
+    assert jedi.port.index(jedi.root / "lib.py") == IndexStatus("unknown", "`jedi` reports nothing of its indexing",
+                                                                reference_files=30)

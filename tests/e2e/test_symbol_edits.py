@@ -100,6 +100,27 @@ async def test_read_replace_and_impact_through_a_real_language_server(lsp, serve
     assert lines[-1].startswith("index: ")
 
 
+async def test_references_from_jedi_say_they_may_stop_at_its_limit_of_files_and_name_the_search(lsp):
+    """jedi reads at most 30 of the files holding a name per reference search: with 40 callers, find_references and
+    impact answer what it found and say the rest may be missing, naming the search that finds them all."""
+    (lsp.workspace / "shop.py").write_text(SHOP)
+    for n in range(40):
+        (lsp.workspace / f"use{n:02}.py").write_text(USE)
+    lsp.fake_api.add(
+        tool_use("find_references", {"path": "shop.py", "line": 6, "column": 5}, id="toolu_refs"),
+        tool_use("impact", {"targets": [{"path": "shop.py", "symbol": "price"}]}, id="toolu_impact"),
+        text("Done."))
+    client = await lsp.start(init_options={"languageServers": {"jedi": SERVERS["jedi"]}, "languageTimeout": 120})
+    assert (await chat(client, "who calls price?"))["finalMessage"] == "Done."
+    note = ("These may be incomplete: the language server reads at most 30 of the files that hold `price` in one "
+            "search, and 41 do here. Run search with pattern `\\bprice\\b` for the rest.")
+    references, impact = results(lsp.fake_api, 2)
+    found = references.splitlines()
+    assert found[-2:] == [note, "index: unknown — `jedi` reports nothing of its indexing"]
+    assert len({line.split(":")[0] for line in found[:-2]}) < 41  # jedi stopped before the last files
+    assert note in impact.splitlines()
+
+
 GREET = "def greet(name):\n    return 'hi ' + name\n\n\ndef wave():\n    return 'o/'\n"
 ASKED = {  # each symbol edit of GREET, and the text it proposes
     "replace_symbol": ({"symbol": "greet", "token": token_of("def greet(name):\n    return 'hi ' + name"),
