@@ -268,12 +268,16 @@ async def impact_at_scale(files: int, runs: int, root: Path) -> Row:
     text, error = answers[0]
     found = re.search(r"^references: \d+ in (\d+) file", text, re.M)
     failed = error or not found
-    met = not failed and max(spans) <= timeout
+    short = bool(found) and int(found.group(1)) < callers
+    said = "These may be incomplete" in text  # what the answer tells the model when jedi stopped at its limit
+    met = not failed and max(spans) <= timeout and said == short
     return Row(f"impact on a symbol of a {files:,}-file workspace, {callers} files calling it, through jedi: first "
-               f"answer, median of {runs}; calling files found",
-               f"{spans[0]:.1f} s, {median(spans):.1f} s; {found.group(1) if found else 0} of {callers}",
+               f"answer, median of {runs}; calling files found (and whether the answer says it may be incomplete)",
+               f"{spans[0]:.1f} s, {median(spans):.1f} s; {found.group(1) if found else 0} of {callers}"
+               f"{' (said)' if said else ' (not said)' if short else ''}",
                f"languageTimeout {timeout:g} s (default)", max(spans) / timeout, "within the language timeout", met,
-               text.splitlines()[1] if failed else "" if met else "slower than the timeout")
+               text.splitlines()[1] if failed else "" if met else "slower than the timeout" if said == short
+               else "the answer does not say it may be incomplete")
 
 
 # ---- the figures -------------------------------------------------------------------------------------------------

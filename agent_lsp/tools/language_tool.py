@@ -102,7 +102,7 @@ def answered(ctx: ToolContext, text: str, path: Optional[Path] = None) -> ToolOu
 
 async def reference_limit_note(ctx: ToolContext, path: Path, word: str) -> Optional[str]:
     """When the server answering references for `path` reads at most N files holding a name in one search and more
-    hold `word` in its workspace folder, the sentence saying its references may stop there and naming the `search`
+    hold `word` in its workspace folder besides `path`, the sentence saying its references may stop there and naming the `search`
     that finds them all (None otherwise)."""
     limit = ctx.language.index(path).reference_files if ctx.language is not None else None
     root = next((r for r in ctx.editor.roots if is_inside(path, r)), None)
@@ -112,7 +112,7 @@ async def reference_limit_note(ctx: ToolContext, path: Path, word: str) -> Optio
         holding = await ripgrep.files_holding(root, word, path.suffix)
     except ToolError:
         return None
-    if holding <= limit:
+    if holding - 1 <= limit:  # the file asked about is read whatever the limit
         return None
     return (f"These may be incomplete: the language server reads at most {limit} of the files that hold `{word}` "
             f"in one search, and {holding} do here. Run search with pattern `{whole_word(word)}` for the rest.")
