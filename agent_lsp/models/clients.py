@@ -5,6 +5,7 @@ stream left early is reset, its connection kept), else HTTP/1.1 with the stream'
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from typing import Any, Callable, Hashable, Optional
 
@@ -103,11 +104,14 @@ def _reset_left_streams() -> None:
 
 
 async def _send_pending(connection: Any) -> None:
+    """What the connection has to send (the reset), within REST_SECONDS: a connection that cannot take a few
+    bytes in that time is closed rather than left holding its write lock."""
     try:
         async with connection._write_lock:
-            await connection._network_stream.write(connection._h2_state.data_to_send())
-    except Exception:  # the connection is gone: the reset with it
-        pass
+            await connection._network_stream.write(connection._h2_state.data_to_send(), REST_SECONDS)
+    except Exception:  # the connection is gone or stuck: closed, its other streams fail as on a reset link
+        with contextlib.suppress(Exception):
+            await connection.aclose()
 
 
 _KEPT: Optional[type] = None
