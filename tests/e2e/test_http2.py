@@ -17,7 +17,7 @@ from pygls.exceptions import JsonRpcRequestCancelled
 
 from tests.e2e.conftest import chat, open_doc, openai_env, server_env, text
 from tests.e2e.test_inline_completion import (  # noqa: F401 (lsp: the fixture, on this module's backend)
-    COMPLETION, FIM_MODEL, Backend, item, lsp, params_at, stats, suggest, warnings_of)
+    COMPLETION, FIM_MODEL, ONLY_ANTHROPIC, Backend, item, lsp, params_at, stats, suggest, warnings_of)
 from tests.fakes.certificate import made
 from tests.fakes.h2_front import H2Front
 from tests.fakes.legacy_completions import FakeLegacyCompletions
@@ -42,9 +42,6 @@ def backend(request, fake_api, tmp_path):
                      {"completions": {"api": "fim", "model": FIM_MODEL}}, front)
         fake.stop()
     front.stop()
-
-
-ONLY_ANTHROPIC = pytest.mark.parametrize("backend", ["anthropic"], indirect=True)
 
 
 async def test_cancelled_and_superseded_suggestions_keep_one_connection(lsp, backend, workspace):
