@@ -20,7 +20,7 @@ from bench.figures import Row  # noqa: E402
 from bench import chat_cost, next_edits, remote, suggestions, symbol_tools, tools_scale, workflow  # noqa: E402
 
 DOC = Path(__file__).parents[1] / "docs" / "benchmarks.md"
-ROWS = 81
+ROWS = 85
 """Every run prints this many rows; fewer means a figure went missing (a failure, in CI too)."""
 
 
@@ -54,6 +54,7 @@ async def run(quick: bool, only: frozenset[str] = frozenset()) -> list[Row]:
             ("suggestions scale", lambda: suggestions.scale(quick, root)),
             ("remote model", lambda: remote.remote(quick, root)),
             ("remote accepting", lambda: remote.accepting(quick, root)),
+            ("remote cancelling", lambda: remote.cancelling(quick, root)),
             ("next edits replay", lambda: next_edits.replay(quick, root)),
             ("next edits scale", lambda: next_edits.scale(quick, root)),
         ]

@@ -4,7 +4,9 @@ trip (tests/fakes/slow_link.py, 20 ms each way); the replayed typing of the sugg
 the Messages API, OpenAI chat and FIM. agent-lsp beside the same server closing the connection after every early
 stop (AGENT_LSP_KEEP_WARM=0, the behaviour before warm connections) and beside the naive server; then a chat after
 the suggestions, to the same endpoint. And (`accepting`) accept → next ghost text there, beside the server not
-asking ahead (AGENT_LSP_ASK_AHEAD=0) and the naive server."""
+asking ahead (AGENT_LSP_ASK_AHEAD=0) and the naive server. And (`cancelling`) suggestions cancelled while their
+model call is out, each followed by one answered, over HTTP/2 (tests/fakes/h2_front.py in front of the oracle)
+beside HTTP/1.1 kept warm and closing."""
 
 from __future__ import annotations
 
@@ -22,7 +24,9 @@ from bench.oracle_model import OracleModel
 from bench.suggestions import (
     ACCEPTED_LINES, LATENCY, Client, Replay, _pick, _type, accept_through, accepting_rows, pick_long, spawned)
 from tests.fakes.certificate import Certificate, made
+from tests.fakes.h2_front import H2Front
 from tests.fakes.slow_link import SlowLink
+from tests.waiting import until
 
 DELAY = 0.020
 """Each way: a 40 ms round trip."""
@@ -153,6 +157,83 @@ async def accepting(quick: bool, root: Path) -> list[Row]:
             model.stop()
     return accepting_rows(f"remote model (Anthropic Messages, TLS, {2 * DELAY * 1000:.0f} ms round trip)",
                           f"model {LATENCY * 1000:.0f} ms to its first byte", got, len(chosen))
+
+
+async def cancelling(quick: bool, root: Path) -> list[Row]:
+    """A suggestion cancelled by the client ($/cancelRequest) while its model call is out, then one at another
+    line answered, `count` times, for the Messages API and FIM: new TLS connections per 100 cancelled suggestions,
+    and the answered one's request → ghost text less the model's own time; over HTTP/2 beside HTTP/1.1 kept warm
+    (which must close a connection whose answer has not ended) and closing (AGENT_LSP_KEEP_WARM=0)."""
+    count = 5 if quick else 50
+    cert = made(Path(tempfile.mkdtemp(prefix="agent-lsp-cert-", dir=root)))
+    rows, rtt = [], 2 * DELAY
+    for api in ("anthropic", "fim"):
+        got = {}
+        for server in ("h2", "agent", "closing"):
+            model = OracleModel(latency=LATENCY, tls=None if server == "h2" else cert.server_context(), pace=0).start()
+            front = H2Front(model.port, cert) if server == "h2" else None
+            link = SlowLink(front.port if front else model.port, DELAY)
+            base_url = link.url(path="/v1")
+            try:
+                async with spawned("agent", model, root, api, base_url,
+                                   _env(api, "agent" if server == "h2" else server, cert, base_url)) as client:
+                    await _warm_up(client, model, root)
+                    warm = link.connections
+                    took = await _cancel_then_ask(client, model, root, count)
+                    got[server] = (link.connections - warm, took)
+            finally:
+                link.stop()
+                if front:
+                    front.stop()
+                model.stop()
+        per = {server: 100 * n / count for server, (n, _) in got.items()}
+        name = f"remote model ({APIS[api]}, TLS, {rtt * 1000:.0f} ms round trip)"
+        rows.append(Row(f"{name}: new TLS connections per 100 suggestions cancelled while their model call is out, "
+                        f"over HTTP/2 ({count} cancelled)", f"{per['h2']:.1f}",
+                        f"{per['agent']:.1f} HTTP/1.1 kept warm; {per['closing']:.1f} closing", None, "≤ 1",
+                        per["h2"] <= 1))
+        p50 = statistics.median(got["h2"][1])
+        rows.append(Row(f"remote model ({APIS[api]}): the suggestion after a cancelled one, request → ghost text less "
+                        "the model's own time, over HTTP/2", _ms(got["h2"][1]),
+                        f"{_ms(got['agent'][1])} HTTP/1.1 kept warm; {_ms(got['closing'][1])} closing", None,
+                        f"p50 ≤ 1.2 round trips ({1.2 * rtt * 1000:.0f} ms)", p50 <= 1.2 * rtt))
+    return rows
+
+
+async def _cancel_then_ask(client: Client, model: OracleModel, root: Path, count: int) -> list[float]:
+    """`count` times: a suggestion asked and cancelled once the model has its call (as VS Code cancels the one in
+    flight at a keystroke), then one at the next line asked and answered; the answered ones' request → answer less
+    the model's own time."""
+    text = "".join(f"def f{n}(items):\n    total = 0\n\n\n" for n in range(count))
+    uri = (root / "cancelled.py").as_uri()
+    client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                                                            "text": text}})
+    model.fixed = "return total"
+    took, version = [], 1
+
+    def typed(line: int) -> dict:
+        """Four spaces typed at `line`: the params of a suggestion asked there."""
+        nonlocal version
+        version += 1
+        at = {"line": line, "character": 0}
+        client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                                 "contentChanges": [{"range": {"start": at, "end": at}, "text": "    "}]})
+        return {"textDocument": {"uri": uri}, "position": {"line": line, "character": 4}, "context": {"triggerKind": 2}}
+
+    for n in range(count):
+        calls = len(model.calls)
+        msg_id, cancelled = client.send("textDocument/inlineCompletion", typed(4 * n + 2))
+        await until(lambda: len(model.calls) > calls)
+        client.notify("$/cancelRequest", {"id": msg_id})
+        await asyncio.gather(cancelled, return_exceptions=True)  # cancelled, or answered before the cancel
+        calls = len(model.calls)
+        sent = time.perf_counter()
+        await client.request("textDocument/inlineCompletion", typed(4 * n + 3))
+        answered = time.perf_counter() - sent
+        took.append(answered - sum(c.finished - c.arrived for c in model.calls[calls:] if c.finished))
+    client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    model.fixed = None
+    return took
 
 
 def _ms(xs: list[float]) -> str:

@@ -168,8 +168,22 @@ def _chunks(n: int) -> str:
 
 
 def describe(error: Any) -> str:
-    """"ReadError: connection reset", or the bare class name when the error says nothing."""
+    """"ReadError: connection reset", or the bare class name when the error says nothing; an HTTP/2 GOAWAY in
+    words."""
+    if (goaway := _goaway(error)) is not None:
+        code = goaway.error_code
+        return (f"the endpoint ended its HTTP/2 connection (GOAWAY, {getattr(code, 'name', code)}); the next "
+                "request opens a new one")
     return f"{type(error).__name__}: {bounded(str(error))}" if str(error) else type(error).__name__
+
+
+def _goaway(error: Any) -> Any:
+    """The h2 ConnectionTerminated event behind `error` (the HTTP library raises it as its argument), or None."""
+    while error is not None:
+        if error.args and type(error.args[0]).__name__ == "ConnectionTerminated":
+            return error.args[0]
+        error = error.__cause__
+    return None
 
 
 def bounded(text: str, limit: int = 1000) -> str:

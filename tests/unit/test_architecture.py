@@ -126,7 +126,7 @@ def test_the_capabilities_import_no_tool():
 
 def test_starting_the_server_imports_no_sdk_and_no_models():
     code = ("import sys; from agent_lsp.lsp.server import create_server; create_server({}); "
-            "print(sorted({m.split('.')[0] for m in sys.modules} & {'anthropic', 'httpx2', 'pydantic', 'pathspec', 'acp'}))")
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'anthropic', 'httpx2', 'h2', 'pydantic', 'pathspec', 'acp'}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

@@ -1,5 +1,6 @@
 """Model calls keep their connection warm (agent_lsp/models/clients.py): the real `openai` SDK against the fake
-legacy completions API (HTTP/1.1 with keep-alive, as real endpoints speak it), counting the connections it accepts."""
+legacy completions API (HTTP/1.1 with keep-alive, as real endpoints speak it), counting the connections it accepts;
+and over HTTP/2 (tests/fakes/h2_front.py in front of it), counting the streams reset."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import pytest
 from agent_lsp.completions.prompt import CompletionPrompt
 from agent_lsp.models import clients
 from agent_lsp.completions.providers.openai import OpenAICompleter
+from tests.fakes.certificate import made
+from tests.fakes.h2_front import H2Front
 from tests.fakes.legacy_completions import FakeLegacyCompletions
 from tests.waiting import until
 
@@ -81,3 +84,28 @@ async def test_a_rest_that_does_not_end_is_cut_and_the_next_call_connects_anew(f
     fake.default = {"text": "fresh"}
     assert await _ask(completer) == "fresh"
     assert (fake.httpd.connections, fake.disconnects) == (2, [1])
+
+
+async def test_over_http2_a_call_left_or_cancelled_early_resets_its_stream_and_keeps_the_connection(
+        fake, tmp_path, monkeypatch):
+    cert = made(tmp_path / "cert")
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert.authority))  # read when the HTTP client is made
+    front = H2Front(fake.httpd.server_address[1], cert)
+    try:
+        completer = OpenAICompleter("fim-test", front.url("/v1"), "key", "fim", 5.0)
+        fake.default = {"text": "one two three", "pause_at": 2, "resume": threading.Event()}  # never set
+        assert await _ask(completer, stop_after=1) == "one "  # left while the answer is still coming
+        await until(lambda: front.resets == 1)
+        said: list[str] = []
+        task = asyncio.ensure_future(_ask(completer, said=said))
+        await until(lambda: said == ["one ", "two "])
+        task.cancel()  # inside the SDK's read, as a superseded suggestion's task is
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await until(lambda: front.resets == 2)
+        fake.default = {"text": "again"}
+        assert await _ask(completer) == "again"
+        await until(lambda: len(fake.disconnects) == 2)
+        assert (front.connections, front.streams, front.resets, fake.disconnects) == (1, 3, 2, [1, 2])
+    finally:
+        front.stop()
