@@ -102,8 +102,8 @@ def answered(ctx: ToolContext, text: str, path: Optional[Path] = None) -> ToolOu
 
 async def reference_limit_note(ctx: ToolContext, path: Path, word: str) -> Optional[str]:
     """When the server answering references for `path` reads at most N files holding a name in one search and more
-    hold `word` in its workspace folder besides `path`, the sentence saying its references may stop there and naming the `search`
-    that finds them all (None otherwise)."""
+    hold `word` in its workspace folder besides `path`, the sentence saying its references may stop there and
+    naming the `search` that finds them all (None otherwise)."""
     limit = ctx.language.index(path).reference_files if ctx.language is not None else None
     root = next((r for r in ctx.editor.roots if is_inside(path, r)), None)
     if limit is None or root is None or not re.fullmatch(r"\w+", word):
